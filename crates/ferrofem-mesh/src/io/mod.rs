@@ -1,0 +1,170 @@
+//! Readers and writers. The format follows the file extension:
+//! `.msh` (gmsh 2.2/4.1 ASCII), `.vtk` (legacy VTK), `.vtu` (VTK XML),
+//! `.obj`, `.stl`. Simulation output is a `.vtu` per frame gathered by a
+//! `.pvd` series ([`PvdSeries`]) that ParaView opens as one time series.
+
+mod msh;
+mod obj;
+mod pvd;
+mod stl;
+mod vtk;
+
+use std::path::Path;
+
+pub use pvd::PvdSeries;
+pub use vtk::{write_vtu_frame, PointField};
+
+use crate::{MeshError, TetMesh, TriMesh, ValidationOptions};
+
+/// Raw content of a mesh file: vertices plus whatever tets and triangles it holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Elements {
+    /// Vertex positions.
+    pub vertices: Vec<[f64; 3]>,
+    /// Tetrahedra.
+    pub tets: Vec<[usize; 4]>,
+    /// Triangles.
+    pub triangles: Vec<[usize; 3]>,
+}
+
+impl Elements {
+    /// (gmsh element type, element lists): 4 for tets, 2 for triangles.
+    fn element_lists(&self) -> Vec<(u8, Vec<Vec<usize>>)> {
+        vec![
+            (4, self.tets.iter().map(|t| t.to_vec()).collect()),
+            (2, self.triangles.iter().map(|t| t.to_vec()).collect()),
+        ]
+    }
+}
+
+/// Mesh file formats, chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// gmsh ASCII (reads 2.2 and 4.1, writes 4.1 unless asked otherwise).
+    Msh,
+    /// Legacy VTK unstructured grid.
+    Vtk,
+    /// VTK XML unstructured grid.
+    Vtu,
+    /// Wavefront OBJ surface.
+    Obj,
+    /// STL surface (ASCII or binary).
+    Stl,
+}
+
+impl Format {
+    /// The format named by `path`'s extension.
+    pub fn of(path: &Path) -> Result<Format, MeshError> {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("msh") => Ok(Format::Msh),
+            Some("vtk") => Ok(Format::Vtk),
+            Some("vtu") => Ok(Format::Vtu),
+            Some("obj") => Ok(Format::Obj),
+            Some("stl") => Ok(Format::Stl),
+            _ => Err(MeshError::UnsupportedFormat(path.to_path_buf())),
+        }
+    }
+}
+
+/// Reads every vertex, tet and triangle of a mesh file.
+pub fn read_elements(path: &Path) -> Result<Elements, MeshError> {
+    let format = Format::of(path)?;
+    let bytes = std::fs::read(path).map_err(|e| MeshError::io(path, e))?;
+    parse_elements(&bytes, format, path)
+}
+
+/// Parses in-memory file content (`path` only labels error messages).
+pub fn parse_elements(bytes: &[u8], format: Format, path: &Path) -> Result<Elements, MeshError> {
+    let text = || {
+        std::str::from_utf8(bytes).map_err(|_| MeshError::parse(path, 0, "file is not UTF-8 text"))
+    };
+    let elements = match format {
+        Format::Msh => msh::parse(text()?, path)?,
+        Format::Vtk | Format::Vtu => vtk::parse(bytes, format, path)?,
+        Format::Obj => obj::parse(text()?, path)?,
+        Format::Stl => stl::parse(bytes, path)?,
+    };
+    check_elements(&elements, path)?;
+    Ok(elements)
+}
+
+fn check_elements(e: &Elements, path: &Path) -> Result<(), MeshError> {
+    let n = e.vertices.len();
+    let bad = e.tets.iter().flatten().chain(e.triangles.iter().flatten()).find(|&&i| i >= n);
+    if let Some(&i) = bad {
+        return Err(MeshError::parse(path, 0, format!("vertex index {i} out of range ({n} vertices)")));
+    }
+    if let Some((i, p)) = e.vertices.iter().enumerate().find(|(_, p)| p.iter().any(|x| !x.is_finite())) {
+        return Err(MeshError::parse(path, 0, format!("vertex {i} has a non-finite coordinate {p:?}")));
+    }
+    Ok(())
+}
+
+/// Reads a tetrahedral volume mesh; unused vertices are kept (see
+/// [`TetMesh::remove_unused_vertices`]) and the mesh is validated with `opts`.
+pub fn read_tet_mesh(path: &Path, opts: ValidationOptions) -> Result<TetMesh, MeshError> {
+    let e = read_elements(path)?;
+    if e.tets.is_empty() {
+        return Err(MeshError::WrongKind {
+            path: path.to_path_buf(),
+            message: format!("no tetrahedra ({} triangles): not a volume mesh", e.triangles.len()),
+        });
+    }
+    let mut mesh = TetMesh { vertices: e.vertices, tets: e.tets };
+    mesh.validate(opts)?;
+    Ok(mesh)
+}
+
+/// Reads a triangle surface (the triangles of any supported file).
+pub fn read_tri_mesh(path: &Path) -> Result<TriMesh, MeshError> {
+    let e = read_elements(path)?;
+    if e.triangles.is_empty() {
+        return Err(MeshError::WrongKind {
+            path: path.to_path_buf(),
+            message: "no triangles: not a surface mesh".into(),
+        });
+    }
+    let mesh = TriMesh { vertices: e.vertices, triangles: e.triangles };
+    mesh.validate()?;
+    Ok(mesh)
+}
+
+/// Writes vertices, tets and triangles in the format named by `path`
+/// (OBJ and STL keep only triangles). `.msh` is written as gmsh 4.1.
+pub fn write_elements(path: &Path, e: &Elements) -> Result<(), MeshError> {
+    let bytes = encode_elements(e, Format::of(path)?, false)?;
+    std::fs::write(path, bytes).map_err(|err| MeshError::io(path, err))
+}
+
+/// Encodes elements in a format; `msh_v2` picks gmsh 2.2 over 4.1.
+pub fn encode_elements(e: &Elements, format: Format, msh_v2: bool) -> Result<Vec<u8>, MeshError> {
+    Ok(match format {
+        Format::Msh if msh_v2 => msh::write_v2(e).into_bytes(),
+        Format::Msh => msh::write_v4(e).into_bytes(),
+        Format::Vtk | Format::Vtu => vtk::encode(e, format)?,
+        Format::Obj => obj::write(&e.vertices, &e.triangles).into_bytes(),
+        Format::Stl => stl::write(&e.vertices, &e.triangles)?,
+    })
+}
+
+/// Writes a tet mesh (its boundary surface for OBJ/STL).
+pub fn write_tet_mesh(path: &Path, mesh: &TetMesh) -> Result<(), MeshError> {
+    let triangles = match Format::of(path)? {
+        Format::Obj | Format::Stl => {
+            let b = mesh.boundary();
+            b.mesh.triangles.iter().map(|t| t.map(|i| b.volume_vertex[i])).collect()
+        }
+        _ => Vec::new(),
+    };
+    let e = Elements { vertices: mesh.vertices.clone(), tets: mesh.tets.clone(), triangles };
+    write_elements(path, &e)
+}
+
+/// Writes a triangle surface as OBJ (the surface-only format most tools open).
+pub fn write_obj(path: &Path, mesh: &TriMesh) -> Result<(), MeshError> {
+    std::fs::write(path, obj::write(&mesh.vertices, &mesh.triangles)).map_err(|e| MeshError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests;

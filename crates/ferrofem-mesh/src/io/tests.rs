@@ -1,0 +1,124 @@
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::generate;
+
+fn sample() -> Elements {
+    let m = generate::box_mesh([1.0, 0.5, 0.25], [2, 1, 1]).unwrap();
+    let b = m.boundary();
+    let triangles = b.mesh.triangles.iter().map(|t| t.map(|i| b.volume_vertex[i])).collect();
+    Elements { vertices: m.vertices, tets: m.tets, triangles }
+}
+
+fn round_trip(format: Format, msh_v2: bool) -> Elements {
+    let bytes = encode_elements(&sample(), format, msh_v2).unwrap();
+    parse_elements(&bytes, format, Path::new("mem")).unwrap()
+}
+
+#[test]
+fn volume_formats_round_trip_exactly() {
+    for (format, v2) in [(Format::Msh, true), (Format::Msh, false), (Format::Vtu, false), (Format::Vtk, false)] {
+        assert_eq!(round_trip(format, v2), sample(), "{format:?} v2={v2}");
+    }
+}
+
+#[test]
+fn surface_formats_round_trip() {
+    let s = sample();
+    let area = |e: &Elements| {
+        TriMesh { vertices: e.vertices.clone(), triangles: e.triangles.clone() }.total_area()
+    };
+    // tobj renumbers vertices by first use and both go through f32: compare
+    // the surfaces, not the numbering.
+    for format in [Format::Obj, Format::Stl] {
+        let r = round_trip(format, false);
+        assert_eq!(r.triangles.len(), s.triangles.len(), "{format:?}");
+        assert!((area(&r) - area(&s)).abs() < 1e-5, "{format:?}");
+        assert!(r.tets.is_empty());
+    }
+}
+
+#[test]
+fn msh_with_sparse_tags_and_other_elements() {
+    let text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n3 1 \"v\"\n$EndPhysicalNames\n\
+$Nodes\n4\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0 0 1\n$EndNodes\n$Elements\n2\n1 15 2 0 1 10\n2 4 2 1 1 10 20 30 40\n$EndElements\n";
+    let e = parse_elements(text.as_bytes(), Format::Msh, Path::new("m.msh")).unwrap();
+    assert_eq!(e.tets, vec![[0, 1, 2, 3]]);
+}
+
+#[test]
+fn malformed_inputs_are_errors() {
+    let good = String::from_utf8(encode_elements(&sample(), Format::Msh, true).unwrap()).unwrap();
+    let n = sample().vertices.len();
+    let cases = [
+        ("truncated", good[..good.len() / 2].to_string()),
+        ("wrong count", good.replace(&format!("$Nodes\n{n}\n"), &format!("$Nodes\n{}\n", n + 1))),
+        ("NaN", good.replacen("\n1 ", "\n1 NaN ", 1)),
+        ("bad index", good.replace(" 2 1 1 1 ", " 2 1 1 999 ")),
+    ];
+    for (what, c) in &cases {
+        assert_ne!(c, &good, "{what}: corruption did not apply");
+        let r = parse_elements(c.as_bytes(), Format::Msh, Path::new("bad.msh"));
+        assert!(r.is_err(), "{what} accepted");
+    }
+    let nan = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 NaN 0 0\n$EndNodes\n";
+    let err = parse_elements(nan.as_bytes(), Format::Msh, Path::new("n.msh")).unwrap_err();
+    assert!(err.to_string().contains("non-finite"), "{err}");
+}
+
+#[test]
+fn shared_meshes_are_read_when_present() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes");
+    if !dir.exists() {
+        eprintln!("skipping: {} is absent", dir.display());
+        return;
+    }
+    for f in [
+        "generated/raptor_tet_5k.msh",
+        "generated/armadillo_tet_9k.msh",
+        "generated/liver_tet_3k.msh",
+        "sofa/raptorTetra_8418.vtu",
+        "sofa/Armadillo_Tetra_4406.vtu",
+        "sofa/liver_gmsh22.msh",
+        "sofa/cylinderPDMS12724Vol.vtk",
+        "softrobots/finger_ascii.vtk",
+        "sofa/torus_low_res_gmsh22.msh",
+    ] {
+        let mut m = read_tet_mesh(&dir.join(f), crate::ValidationOptions::default())
+            .unwrap_or_else(|e| panic!("{f}: {e}"));
+        m.remove_unused_vertices();
+        let q = m.quality();
+        assert!(q.tets > 0 && q.inverted == 0 && q.min_volume > 0.0, "{f}: {q:?}");
+    }
+    for f in ["sofa/liver.obj", "sofa/torus.obj", "softrobots/finger.stl", "npm-bunny/bunny.obj"] {
+        let s = read_tri_mesh(&dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(s.total_area() > 0.0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Random corruption of a valid file never panics in any reader.
+    #[test]
+    fn corrupted_files_never_panic(cut in 0usize..4000, pos in 0usize..4000, byte in any::<u8>(), fmt in 0usize..5) {
+        let format = [Format::Msh, Format::Vtk, Format::Vtu, Format::Obj, Format::Stl][fmt];
+        let mut bytes = encode_elements(&sample(), format, fmt == 0 && cut % 2 == 0).unwrap();
+        if !bytes.is_empty() {
+            let p = pos % bytes.len();
+            bytes[p] = byte;
+            bytes.truncate(cut % (bytes.len() + 1));
+        }
+        let _ = parse_elements(&bytes, format, Path::new("fuzz"));
+    }
+
+    /// Random tokens after a valid header never panic the gmsh reader.
+    #[test]
+    fn random_msh_bodies_never_panic(body in "[0-9 .\\-e\\n$A-Za-z]{0,300}") {
+        let text = format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n{body}");
+        let _ = parse_elements(text.as_bytes(), Format::Msh, Path::new("fuzz.msh"));
+        let text = format!("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n{body}");
+        let _ = parse_elements(text.as_bytes(), Format::Msh, Path::new("fuzz.msh"));
+    }
+}

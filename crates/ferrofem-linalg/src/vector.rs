@@ -1,0 +1,58 @@
+//! Vector kernels, parallel over fixed-size blocks and deterministic.
+
+use rayon::prelude::*;
+
+/// Block length of the deterministic reductions.
+pub const BLOCK: usize = 4096;
+
+/// `Σ xᵢ yᵢ`, summed per block of [`BLOCK`] entries, blocks added in order.
+pub fn dot(x: &[f64], y: &[f64]) -> f64 {
+    debug_assert_eq!(x.len(), y.len());
+    let partial: Vec<f64> = x
+        .par_chunks(BLOCK)
+        .zip(y.par_chunks(BLOCK))
+        .map(|(a, b)| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>())
+        .collect();
+    partial.iter().sum()
+}
+
+/// Euclidean norm.
+pub fn norm(x: &[f64]) -> f64 {
+    dot(x, x).sqrt()
+}
+
+/// `y ← y + a x`.
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    y.par_chunks_mut(BLOCK).zip(x.par_chunks(BLOCK)).for_each(|(yb, xb)| {
+        yb.iter_mut().zip(xb).for_each(|(yi, xi)| *yi += a * xi);
+    });
+}
+
+/// `y ← x + b y`.
+pub fn xpby(x: &[f64], b: f64, y: &mut [f64]) {
+    y.par_chunks_mut(BLOCK).zip(x.par_chunks(BLOCK)).for_each(|(yb, xb)| {
+        yb.iter_mut().zip(xb).for_each(|(yi, xi)| *yi = xi + b * *yi);
+    });
+}
+
+/// Whether every entry is finite.
+pub fn all_finite(x: &[f64]) -> bool {
+    x.par_chunks(BLOCK).all(|b| b.iter().all(|v| v.is_finite()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_is_independent_of_thread_count() {
+        let x: Vec<f64> = (0..100_003).map(|i| ((i * 7919) % 1000) as f64 * 1e-3 - 0.5).collect();
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let many = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let a = one.install(|| dot(&x, &x));
+        let b = many.install(|| dot(&x, &x));
+        assert_eq!(a.to_bits(), b.to_bits());
+        let naive: f64 = x.iter().map(|v| v * v).sum();
+        assert!((a - naive).abs() < 1e-9 * naive);
+    }
+}

@@ -1,0 +1,191 @@
+//! `ferrofem bench …`: headless runs that write JSON records
+//! (docs/benchmarks.md). Every record carries threads, CPU time and load.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use ferrofem::scene::Scene;
+use ferrofem::stats::{median_p90, Stage, StageTimes, Summary};
+use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
+
+use crate::sysinfo::{cpu_time_s, Context};
+use crate::{builtin, write_json, CliError};
+
+/// Benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time steps of a scene: per-stage medians, SpMV bandwidth against copy bandwidth.
+    Step(StepArgs),
+}
+
+/// Arguments of `bench step`.
+#[derive(Debug, Args)]
+pub struct StepArgs {
+    /// Scene file or built-in name (default: a generated beam of ≈20k
+    /// vertices, 10 Jacobi-PCG iterations per step).
+    pub scene: Option<String>,
+    /// Steps to time (after 2 warm-up steps).
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Small case (≈2.5k-vertex beam) that finishes in seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the records as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// One `bench step` record.
+#[derive(Debug, Serialize)]
+pub struct StepRecord {
+    /// Scene name.
+    pub scene: String,
+    /// Vertices over all bodies.
+    pub vertices: usize,
+    /// Degrees of freedom over all bodies.
+    pub dofs: usize,
+    /// Tetrahedra over all bodies.
+    pub tets: usize,
+    /// Timed steps.
+    pub steps: usize,
+    /// Median step time (ms).
+    pub step_ms_median: f64,
+    /// 90th-percentile step time (ms).
+    pub step_ms_p90: f64,
+    /// Median per stage (ms).
+    pub stage_ms_median: StageTimes,
+    /// Median PCG iterations per step.
+    pub cg_iterations_median: f64,
+    /// Stored entries of the first body's system matrix.
+    pub nnz: usize,
+    /// Median time of one SpMV with that matrix (ms).
+    pub spmv_ms_median: f64,
+    /// Bytes one SpMV streams at least (values, indices, vectors).
+    pub spmv_bytes: usize,
+    /// Achieved SpMV bandwidth (GB/s).
+    pub spmv_gbs: f64,
+    /// Copy bandwidth measured in the same run (GB/s, read + write).
+    pub copy_gbs: f64,
+    /// `spmv_gbs / copy_gbs`.
+    pub spmv_fraction_of_copy: f64,
+    /// Machine context.
+    pub context: Context,
+}
+
+/// Runs a benchmark.
+pub fn bench(cmd: BenchCommand) -> Result<(), CliError> {
+    match cmd {
+        BenchCommand::Step(a) => bench_step(a),
+    }
+}
+
+/// The default `bench step` case: a beam of cubic cells, Jacobi PCG stopped
+/// at exactly 10 iterations.
+fn beam_scene(cells: [usize; 3]) -> String {
+    let size = cells.map(|c| c as f64 * 0.05);
+    format!(
+        r#"[simulation]
+name = "bench-beam-{v}"
+time_step = 0.01
+steps = 30
+[implicit_euler]
+preconditioner = "jacobi"
+max_iterations = 10
+rel_tolerance = 0.0
+[[body]]
+name = "beam"
+mesh = {{ box = {{ size = {size:?}, cells = {cells:?} }} }}
+material = {{ young = 1e6, poisson = 0.3, density = 1000.0 }}
+damping = {{ mass = 0.1, stiffness = 0.01 }}
+[[body.fixed]]
+box = {{ min = [-100.0, -100.0, -100.0], max = [{xmin}, 100.0, 100.0] }}
+"#,
+        v = (cells[0] + 1) * (cells[1] + 1) * (cells[2] + 1),
+        xmin = -size[0] / 2.0 + 1e-6
+    )
+}
+
+fn bench_step(a: StepArgs) -> Result<(), CliError> {
+    let scene = match &a.scene {
+        Some(s) => builtin::load(s)?,
+        None => {
+            let cells = if a.quick { [39, 7, 7] } else { [79, 15, 15] };
+            Scene::from_toml(&beam_scene(cells), ".".into(), "bench-beam")?
+        }
+    };
+    let steps = a.steps.unwrap_or(if a.quick { 10 } else { 30 });
+    let mut world = scene.build()?;
+    for _ in 0..2 {
+        world.step()?;
+    }
+    let cpu0 = cpu_time_s();
+    let records: Vec<_> = (0..steps).map(|_| world.step()).collect::<Result<_, _>>()?;
+    let summary = Summary::of(&records);
+    let a0 = &world.workspace(0).system;
+    let x = vec![1.0; a0.nrows()];
+    let mut y = vec![0.0; a0.nrows()];
+    let mut spmv: Vec<f64> = (0..30)
+        .map(|_| {
+            let t = Instant::now();
+            a0.mul_vec(&x, &mut y);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let (spmv_ms, _) = median_p90(&mut spmv);
+    let copy_gbs = copy_bandwidth_gbs(256 << 20, 7);
+    let spmv_gbs = a0.spmv_bytes() as f64 / (spmv_ms * 1e-3) / 1e9;
+    let mut its: Vec<f64> = records.iter().map(|r| r.cg_iterations as f64).collect();
+    let mut ctx = Context::now();
+    if let (Some(c0), Some(c1)) = (cpu0, ctx.cpu_time_s) {
+        ctx.cpu_time_s = Some(c1 - c0);
+    }
+    let rec = StepRecord {
+        scene: scene.name(),
+        vertices: world.model.bodies.iter().map(|b| b.vertex_count()).sum(),
+        dofs: world.model.bodies.iter().map(|b| b.dofs()).sum(),
+        tets: world.model.bodies.iter().map(|b| b.mesh.tets.len()).sum(),
+        steps,
+        step_ms_median: summary.step_ms_median,
+        step_ms_p90: summary.step_ms_p90,
+        stage_ms_median: summary.stage_ms_median,
+        cg_iterations_median: median_p90(&mut its).0,
+        nnz: a0.pattern.nnz(),
+        spmv_ms_median: spmv_ms,
+        spmv_bytes: a0.spmv_bytes(),
+        spmv_gbs,
+        copy_gbs,
+        spmv_fraction_of_copy: spmv_gbs / copy_gbs,
+        context: ctx,
+    };
+    print_step(&rec);
+    if let Some(p) = &a.json {
+        write_json(p, &[&rec])?;
+    }
+    Ok(())
+}
+
+fn print_step(r: &StepRecord) {
+    println!("| scene | vertices | DOFs | step ms | assemble ms | free_motion ms | integrate ms | CG it. | SpMV ms | SpMV GB/s | copy GB/s | SpMV/copy | threads | load |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let load = r.context.load_average.map(|l| format!("{:.2}", l[0])).unwrap_or_else(|| "?".into());
+    println!(
+        "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.3} | {:.2} | {:.2} | {:.0}% | {} | {} |",
+        r.scene,
+        r.vertices,
+        r.dofs,
+        r.step_ms_median,
+        r.stage_ms_median.get(Stage::Assemble),
+        r.stage_ms_median.get(Stage::FreeMotion),
+        r.stage_ms_median.get(Stage::Integrate),
+        r.cg_iterations_median,
+        r.spmv_ms_median,
+        r.spmv_gbs,
+        r.copy_gbs,
+        100.0 * r.spmv_fraction_of_copy,
+        r.context.threads,
+        load
+    );
+}

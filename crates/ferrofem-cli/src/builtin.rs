@@ -1,0 +1,34 @@
+//! The built-in scenes, embedded so that the binary can list and run them
+//! from any folder.
+
+use std::path::PathBuf;
+
+use ferrofem::scene::Scene;
+use ferrofem::SimError;
+
+/// (name, file content).
+pub const SCENES: [(&str, &str); 3] = [
+    ("cantilever", include_str!("../../../scenes/cantilever.toml")),
+    ("twisting-bar", include_str!("../../../scenes/twisting-bar.toml")),
+    ("heterogeneous-beam", include_str!("../../../scenes/heterogeneous-beam.toml")),
+];
+
+/// Prints each scene's name and the first comment line of its file.
+pub fn list() {
+    for (name, text) in SCENES {
+        let about = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
+        println!("{name:<20} scenes/{name}.toml  {about}");
+    }
+}
+
+/// A scene from a path, or from a built-in name when no such file exists.
+pub fn load(arg: &str) -> Result<Scene, SimError> {
+    let path = PathBuf::from(arg);
+    if !path.exists() {
+        let name = arg.trim_start_matches("scenes/").trim_end_matches(".toml");
+        if let Some((n, text)) = SCENES.iter().find(|(n, _)| *n == name) {
+            return Scene::from_toml(text, PathBuf::from("."), &format!("scenes/{n}.toml"));
+        }
+    }
+    Scene::from_file(&path)
+}

@@ -1,0 +1,94 @@
+//! `ferrofem mesh info|convert`.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use ferrofem_mesh::io::{self, Format};
+
+use crate::CliError;
+
+/// Mesh subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MeshCommand {
+    /// Counts, bounding box, volume, quality and boundary of a mesh file.
+    Info {
+        /// Mesh file (.msh, .vtk, .vtu, .obj, .stl).
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert between formats (chosen by extension).
+    Convert {
+        /// Input file.
+        input: PathBuf,
+        /// Output file.
+        output: PathBuf,
+        /// Write gmsh 2.2 instead of 4.1 for .msh output.
+        #[arg(long)]
+        msh22: bool,
+    },
+}
+
+/// Runs a mesh subcommand.
+pub fn mesh(cmd: MeshCommand) -> Result<(), CliError> {
+    match cmd {
+        MeshCommand::Info { file, json } => info(&file, json),
+        MeshCommand::Convert { input, output, msh22 } => {
+            let e = io::read_elements(&input)?;
+            let bytes = io::encode_elements(&e, Format::of(&output)?, msh22)?;
+            std::fs::write(&output, bytes).map_err(|err| CliError::Io(output.clone(), err))?;
+            eprintln!(
+                "wrote {}: {} vertices, {} tets, {} triangles",
+                output.display(),
+                e.vertices.len(),
+                e.tets.len(),
+                e.triangles.len()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn info(file: &PathBuf, json: bool) -> Result<(), CliError> {
+    let e = io::read_elements(file)?;
+    let bbox = ferrofem_mesh::Aabb::of_points(&e.vertices);
+    let mut out = serde_json::json!({
+        "file": file.display().to_string(),
+        "vertices": e.vertices.len(),
+        "tets": e.tets.len(),
+        "triangles": e.triangles.len(),
+        "bounding_box": bbox.map(|b| [b.min, b.max]),
+    });
+    if !e.tets.is_empty() {
+        let mesh = ferrofem_mesh::TetMesh { vertices: e.vertices.clone(), tets: e.tets.clone() };
+        let q = mesh.quality();
+        out["quality"] = serde_json::to_value(q).map_err(|e| CliError::Other(e.to_string()))?;
+        let mut checked = mesh.clone();
+        out["valid"] = match checked.validate(Default::default()) {
+            Ok(()) => serde_json::Value::Bool(true),
+            Err(err) => serde_json::Value::String(err.to_string()),
+        };
+    } else if !e.triangles.is_empty() {
+        let s = ferrofem_mesh::TriMesh { vertices: e.vertices, triangles: e.triangles };
+        out["area"] = s.total_area().into();
+        out["enclosed_volume"] = s.enclosed_volume().into();
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        print_text(&out, "");
+    }
+    Ok(())
+}
+
+fn print_text(v: &serde_json::Value, prefix: &str) {
+    if let serde_json::Value::Object(m) = v {
+        for (k, x) in m {
+            match x {
+                serde_json::Value::Object(_) => print_text(x, &format!("{prefix}{k}.")),
+                _ => println!("{prefix}{k:<24} {x}"),
+            }
+        }
+    }
+}

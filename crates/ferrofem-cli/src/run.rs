@@ -1,0 +1,105 @@
+//! `ferrofem run`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use ferrofem::output::FrameWriter;
+use ferrofem::stats::Summary;
+
+use crate::report::{bodies, stage_table, StatsFile};
+use crate::sysinfo::Context;
+use crate::{builtin, write_json, CliError};
+
+/// Arguments of `ferrofem run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scene file, or the name of a built-in scene (see `ferrofem scenes`).
+    pub scene: String,
+    /// Number of steps (default: the scene's `simulation.steps`).
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Output folder for `.vtu` frames and `.pvd` series (default: out/<scene>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write no frames.
+    #[arg(long, conflicts_with = "out")]
+    pub no_output: bool,
+    /// Write per-step statistics as JSON (docs/stats.md).
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+}
+
+/// Runs a scene to the end or to the first error.
+pub fn run(args: RunArgs) -> Result<(), CliError> {
+    let scene = builtin::load(&args.scene)?;
+    let mut world = scene.build()?;
+    let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
+    let every = scene.spec.simulation.output_every;
+    let mut writer = match (&args.out, args.no_output) {
+        (_, true) => None,
+        (Some(dir), _) => Some(FrameWriter::new(dir, &world)?),
+        (None, _) => Some(FrameWriter::new(&PathBuf::from("out").join(scene.name()), &world)?),
+    };
+    let dofs: usize = world.model.bodies.iter().map(|b| b.dofs()).sum();
+    eprintln!(
+        "{}: {} bodies, {dofs} DOFs, h = {} s, {steps} steps, {} threads",
+        scene.name(),
+        world.model.bodies.len(),
+        world.model.time_step,
+        rayon::current_num_threads()
+    );
+    if let Some(w) = writer.as_mut() {
+        w.write(&world)?;
+    }
+    let bar = ProgressBar::new(steps as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut records = Vec::with_capacity(steps);
+    let mut error = None;
+    for _ in 0..steps {
+        match world.step() {
+            Ok(s) => {
+                bar.set_message(format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations));
+                records.push(s);
+            }
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+        if let Some(w) = writer.as_mut() {
+            if world.state.step % every == 0 {
+                w.write(&world)?;
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let summary = Summary::of(&records);
+    if let Some(path) = &args.stats {
+        let file = StatsFile {
+            format: 1,
+            scene: scene.name(),
+            time_step: world.model.time_step,
+            bodies: bodies(&world),
+            context: Context::now(),
+            steps: &records,
+            summary: summary.clone(),
+            error: error.as_ref().map(|e| e.to_string()),
+        };
+        write_json(path, &file)?;
+    }
+    eprintln!("{}", stage_table(&summary));
+    if let Some(w) = &writer {
+        for p in w.series_paths() {
+            eprintln!("wrote {} ({} frames)", p.display(), w.frames());
+        }
+    }
+    match error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,180 @@
+//! Linear tetrahedron with co-rotational linear elasticity (Müller & Gross
+//! 2004; zeng2022 §3.1): the linear law is evaluated in the element's
+//! rotated frame, `f = −R K (Rᵀx − X)`, and the tangent is `R K Rᵀ`.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::polar::{rotation, PolarMethod};
+use crate::material::Material;
+
+/// What a tet keeps of its rest shape: shape-function gradients `gₐ`
+/// (so that `F = Σₐ xₐ gₐᵀ`), rest volume and Lamé parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TetRest {
+    /// Gradients of the four linear shape functions (1/m).
+    pub grads: [Vector3<f64>; 4],
+    /// Rest volume (m³).
+    pub volume: f64,
+    /// First Lamé parameter λ (Pa).
+    pub lambda: f64,
+    /// Shear modulus μ (Pa).
+    pub mu: f64,
+}
+
+/// A tet evaluated at the current positions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TetEval {
+    /// Rotation of the deformation gradient.
+    pub rotation: Matrix3<f64>,
+    /// Rotated gradients `hₐ = R gₐ`, from which every stiffness block follows.
+    pub rotated_grads: [Vector3<f64>; 4],
+    /// Elastic forces on the four vertices (N).
+    pub forces: [Vector3<f64>; 4],
+    /// Co-rotated elastic energy (J).
+    pub energy: f64,
+}
+
+impl TetRest {
+    /// Rest data from rest positions; `None` for a degenerate tet.
+    pub fn new(x: [Vector3<f64>; 4], material: &Material) -> Option<TetRest> {
+        let dm = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
+        let volume = dm.determinant() / 6.0;
+        let inv = dm.try_inverse().filter(|_| volume > 0.0)?;
+        let g = [0, 1, 2].map(|k| inv.row(k).transpose());
+        let (lambda, mu) = material.lame();
+        Some(TetRest { grads: [-(g[0] + g[1] + g[2]), g[0], g[1], g[2]], volume, lambda, mu })
+    }
+
+    /// Deformation gradient `F = Σₐ xₐ gₐᵀ`.
+    pub fn deformation_gradient(&self, x: &[Vector3<f64>; 4]) -> Matrix3<f64> {
+        (0..4).fold(Matrix3::zeros(), |f, a| f + x[a] * self.grads[a].transpose())
+    }
+
+    /// Rotation, forces and energy at positions `x`: with `ε = sym(RᵀF − I)`
+    /// and `σ = λ tr(ε) I + 2μ ε`, `fₐ = −V R σ gₐ`, `E = V (λ/2 tr²ε + μ ε:ε)`.
+    pub fn evaluate(
+        &self,
+        x: &[Vector3<f64>; 4],
+        previous_rotation: &Matrix3<f64>,
+        method: PolarMethod,
+    ) -> TetEval {
+        let f = self.deformation_gradient(x);
+        let r = rotation(&f, previous_rotation, method);
+        let g = r.transpose() * f - Matrix3::identity();
+        let eps = 0.5 * (g + g.transpose());
+        let tr = eps.trace();
+        let sigma = Matrix3::from_diagonal_element(self.lambda * tr) + 2.0 * self.mu * eps;
+        let rs = r * sigma;
+        TetEval {
+            rotation: r,
+            rotated_grads: self.grads.map(|ga| r * ga),
+            forces: self.grads.map(|ga| -self.volume * (rs * ga)),
+            energy: self.volume * (0.5 * self.lambda * tr * tr + self.mu * eps.norm_squared()),
+        }
+    }
+
+    /// Block `(a, b)` of the co-rotated stiffness `R Kₑ Rᵀ`:
+    /// `V [λ hₐ h_bᵀ + μ h_b hₐᵀ + μ (hₐ·h_b) I]` with `h = R g`.
+    #[inline]
+    pub fn stiffness_block(&self, h: &[Vector3<f64>; 4], a: usize, b: usize) -> Matrix3<f64> {
+        let (ha, hb) = (h[a], h[b]);
+        let mut k = self.lambda * ha * hb.transpose() + self.mu * hb * ha.transpose();
+        let d = self.mu * ha.dot(&hb);
+        k[(0, 0)] += d;
+        k[(1, 1)] += d;
+        k[(2, 2)] += d;
+        self.volume * k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{Rotation3, Unit};
+
+    fn rest() -> ([Vector3<f64>; 4], TetRest) {
+        let x = [
+            Vector3::new(0.1, 0.0, 0.0),
+            Vector3::new(1.0, 0.2, 0.0),
+            Vector3::new(0.3, 0.9, 0.1),
+            Vector3::new(0.2, 0.3, 1.1),
+        ];
+        let m = Material { young: 1e5, poisson: 0.35, density: 1000.0 };
+        (x, TetRest::new(x, &m).unwrap())
+    }
+
+    fn methods() -> [PolarMethod; 2] {
+        [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 10, tolerance: 1e-14 }]
+    }
+
+    #[test]
+    fn rigid_motion_gives_zero_force() {
+        let (x, t) = rest();
+        for k in 0..20 {
+            let axis = Unit::new_normalize(Vector3::new(1.0, k as f64 * 0.3 - 2.0, 0.5));
+            let r = Rotation3::from_axis_angle(&axis, 0.3 * k as f64 + 0.1).into_inner();
+            let shift = Vector3::new(3.0, -1.0, 2.0);
+            let y = x.map(|p| r * p + shift);
+            for m in methods() {
+                let e = t.evaluate(&y, &Matrix3::identity(), m);
+                let fmax = e.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
+                // Relative to the force of a 1% stretch.
+                let scale = t.mu * t.volume * 0.01 * t.grads[1].norm();
+                assert!(fmax <= 1e-9 * scale, "{m:?} rotation {k}: {fmax:e}");
+                assert!(e.energy.abs() < 1e-12 * t.mu * t.volume);
+            }
+        }
+    }
+
+    #[test]
+    fn forces_are_minus_energy_gradient_and_sum_to_zero() {
+        let (x, t) = rest();
+        let y = [x[0], x[1] + Vector3::new(0.05, -0.02, 0.01), x[2], x[3] * 1.02];
+        let e = t.evaluate(&y, &Matrix3::identity(), PolarMethod::Svd);
+        let sum: Vector3<f64> = e.forces.iter().sum();
+        assert!(sum.norm() < 1e-9 * e.forces[1].norm());
+        let h = 1e-7;
+        for a in 0..4 {
+            for d in 0..3 {
+                let mut p = y;
+                p[a][d] += h;
+                let mut m = y;
+                m[a][d] -= h;
+                let ep = t.evaluate(&p, &Matrix3::identity(), PolarMethod::Svd).energy;
+                let em = t.evaluate(&m, &Matrix3::identity(), PolarMethod::Svd).energy;
+                let fd = -(ep - em) / (2.0 * h);
+                assert!((fd - e.forces[a][d]).abs() < 1e-5 * e.forces[a].norm().max(1.0), "{a} {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn stiffness_matches_finite_differences_near_rotated_rest() {
+        let (x, t) = rest();
+        let r = Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(1.0, 2.0, 3.0)), 0.8).into_inner();
+        // A small displacement (1e-6 of the element size) from the rotated rest shape.
+        let y = [0, 1, 2, 3].map(|a| r * x[a] + 1e-6 * Vector3::new(a as f64, 1.0 - a as f64, 0.5));
+        for m in methods() {
+            let e = t.evaluate(&y, &r, m);
+            let h = 1e-7;
+            let mut max_err: f64 = 0.0;
+            let mut max_k: f64 = 0.0;
+            for b in 0..4 {
+                for d in 0..3 {
+                    let (mut p, mut q) = (y, y);
+                    p[b][d] += h;
+                    q[b][d] -= h;
+                    let fp = t.evaluate(&p, &r, m).forces;
+                    let fq = t.evaluate(&q, &r, m).forces;
+                    for a in 0..4 {
+                        let col = -(fp[a] - fq[a]) / (2.0 * h);
+                        let k = t.stiffness_block(&e.rotated_grads, a, b).column(d).into_owned();
+                        max_err = max_err.max((col - k).norm());
+                        max_k = max_k.max(k.norm());
+                    }
+                }
+            }
+            assert!(max_err < 1e-4 * max_k, "{m:?}: {max_err:e} vs {max_k:e}");
+        }
+    }
+}

@@ -1,0 +1,71 @@
+use ferrofem_linalg::pcg::KrylovError;
+use ferrofem_mesh::MeshError;
+
+use crate::stats::Stage;
+
+/// Everything that can stop a simulation, each with the context a user
+/// needs to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The scene file is malformed or holds an invalid value.
+    #[error("scene {file}: {key}: {message}")]
+    Scene {
+        /// Scene file (or `<string>`).
+        file: String,
+        /// Key path of the offending value, e.g. `body[0].material.poisson`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A mesh could not be read or is invalid.
+    #[error("body {body}: {source}")]
+    Mesh {
+        /// Body whose mesh failed.
+        body: String,
+        /// The mesh error.
+        source: MeshError,
+    },
+    /// A body could not be built.
+    #[error("body {body}: {message}")]
+    Body {
+        /// Body concerned.
+        body: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// NaN or infinity appeared in a body's state or system.
+    #[error("step {step}, body {body}, stage {stage}: non-finite {what} (the simulation blew up; try a smaller time step or stiffer solver settings)")]
+    NonFinite {
+        /// Step number (1-based) during which it appeared.
+        step: usize,
+        /// Body concerned.
+        body: String,
+        /// Stage that produced it.
+        stage: Stage,
+        /// Which quantity.
+        what: &'static str,
+    },
+    /// A linear solve failed.
+    #[error("step {step}, body {body}, stage {stage}: {source}")]
+    Solver {
+        /// Step number (1-based).
+        step: usize,
+        /// Body concerned.
+        body: String,
+        /// Stage concerned.
+        stage: Stage,
+        /// The solver's error.
+        source: KrylovError,
+    },
+    /// Output could not be written.
+    #[error("output: {0}")]
+    Output(#[from] MeshError),
+    /// File system error outside meshes.
+    #[error("{path}: {source}")]
+    Io {
+        /// File concerned.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,151 @@
+//! Stage `assemble`: element rotations, then `A = (1 + hα) M + (hβ + h²) K`
+//! and `b = h (f + M g) − hα M v − (hβ + h²) K v` (zeng2022 eq. 4 with
+//! Rayleigh damping `B = αM + βK`), gathered row by row in parallel.
+//!
+//! Kinematic vertices get the row `mᵢ Δvᵢ = mᵢ Δv*ᵢ`; their columns move to
+//! the right-hand side of the free rows, so `A` stays symmetric positive
+//! definite.
+
+use nalgebra::Vector3;
+use rayon::prelude::*;
+
+use super::BodyWorkspace;
+use crate::body::BodyModel;
+use crate::element::PolarMethod;
+use crate::world::BodyState;
+
+/// Vertices per parallel task of the row gather.
+const ROWS_PER_TASK: usize = 64;
+
+/// Step inputs shared by every body.
+#[derive(Debug, Clone, Copy)]
+pub struct StepInputs {
+    /// Time step h (s).
+    pub h: f64,
+    /// Time at the end of the step (s), where kinematic targets are taken.
+    pub t_next: f64,
+    /// Gravity (m/s²).
+    pub gravity: [f64; 3],
+    /// Rotation extraction.
+    pub polar: PolarMethod,
+}
+
+/// Runs the stage for one body.
+pub fn assemble(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+    prescribe(body, state, ws, inp);
+    evaluate_elements(body, state, ws, inp.polar);
+    gather_rows(body, state, ws, inp);
+}
+
+/// `Δv*ᵢ = (x*ᵢ(t+h) − xᵢ)/h − vᵢ` for kinematic vertices.
+fn prescribe(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+    for (i, k) in body.kinematic.iter().enumerate() {
+        if let Some(k) = k {
+            let target = k.target(Vector3::from(body.mesh.vertices[i]), inp.t_next);
+            for d in 0..3 {
+                let j = 3 * i + d;
+                ws.prescribed_dv[j] = (target[d] - state.positions[j]) / inp.h - state.velocities[j];
+            }
+        }
+    }
+}
+
+/// Rotation, rotated gradients, forces and energy of every tet, in parallel.
+fn evaluate_elements(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
+    let x = &state.positions;
+    ws.evals.par_iter_mut().enumerate().for_each(|(e, ev)| {
+        let t = body.mesh.tets[e];
+        let p = t.map(|i| Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2]));
+        *ev = body.rest[e].evaluate(&p, &ev.rotation, polar);
+    });
+    ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
+}
+
+/// Builds each vertex's three rows of `A` and entries of `b` from its
+/// incident tets in a fixed order.
+fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+    let h = inp.h;
+    let (alpha, beta) = (body.damping.mass, body.damping.stiffness);
+    let c_k = h * beta + h * h;
+    let g = Vector3::from(inp.gravity);
+    let v = &state.velocities;
+    let vel = |j: usize| Vector3::new(v[3 * j], v[3 * j + 1], v[3 * j + 2]);
+    let pdv = &ws.prescribed_dv;
+    let pre = |j: usize| Vector3::new(pdv[3 * j], pdv[3 * j + 1], pdv[3 * j + 2]);
+    let evals = &ws.evals;
+    let pat = &body.pattern;
+    let tasks = split_by_vertex_groups(body, &mut ws.system.values, &mut ws.rhs, &mut ws.elastic_forces);
+    tasks.into_par_iter().for_each(|(first, values, rhs, forces)| {
+        let mut offset = 0;
+        for (local, i) in (first..(first + rhs.len() / 3)).enumerate() {
+            let d = pat.degree[i] as usize;
+            let row = &mut values[offset..offset + 9 * d];
+            offset += 9 * d;
+            row.iter_mut().for_each(|x| *x = 0.0);
+            let m = body.mass[i];
+            let mut f = Vector3::zeros();
+            let mut kv = Vector3::zeros();
+            let mut moved = Vector3::zeros();
+            let fixed_row = body.kinematic[i].is_some();
+            for inc in &pat.incidence[pat.incidence_ptr[i]..pat.incidence_ptr[i + 1]] {
+                let (e, a) = (inc.tet as usize, inc.corner as usize);
+                let ev = &evals[e];
+                f += ev.forces[a];
+                for (b, &j) in body.mesh.tets[e].iter().enumerate() {
+                    let k = body.rest[e].stiffness_block(&ev.rotated_grads, a, b);
+                    kv += k * vel(j);
+                    if fixed_row {
+                        continue;
+                    }
+                    if body.kinematic[j].is_some() {
+                        moved += c_k * (k * pre(j));
+                    } else {
+                        let col = 3 * inc.column[b] as usize;
+                        for r in 0..3 {
+                            for c in 0..3 {
+                                row[r * 3 * d + col + c] += c_k * k[(r, c)];
+                            }
+                        }
+                    }
+                }
+            }
+            let diag = 3 * pat.diagonal_rank[i] as usize;
+            let (bi, mass_coef) = if fixed_row {
+                (m * pre(i), m)
+            } else {
+                (h * (f + m * g) - h * alpha * m * vel(i) - c_k * kv - moved, (1.0 + h * alpha) * m)
+            };
+            for r in 0..3 {
+                row[r * 3 * d + diag + r] += mass_coef;
+                rhs[3 * local + r] = bi[r];
+                forces[3 * local + r] = f[r];
+            }
+        }
+    });
+}
+
+type Task<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
+
+/// Splits the value, rhs and force arrays into disjoint per-task slices of
+/// [`ROWS_PER_TASK`] vertices (a vertex's rows are contiguous in CSR).
+fn split_by_vertex_groups<'a>(
+    body: &BodyModel,
+    mut values: &'a mut [f64],
+    mut rhs: &'a mut [f64],
+    mut forces: &'a mut [f64],
+) -> Vec<Task<'a>> {
+    let n = body.vertex_count();
+    let mut tasks = Vec::with_capacity(n.div_ceil(ROWS_PER_TASK));
+    let mut first = 0;
+    while first < n {
+        let last = (first + ROWS_PER_TASK).min(n);
+        let len = body.pattern.row_block_start(last) - body.pattern.row_block_start(first);
+        let (v, v_rest) = std::mem::take(&mut values).split_at_mut(len);
+        let (r, r_rest) = std::mem::take(&mut rhs).split_at_mut(3 * (last - first));
+        let (f, f_rest) = std::mem::take(&mut forces).split_at_mut(3 * (last - first));
+        tasks.push((first, v, r, f));
+        (values, rhs, forces) = (v_rest, r_rest, f_rest);
+        first = last;
+    }
+    tasks
+}

@@ -1,0 +1,68 @@
+//! Stage `free_motion`: solve `A Δv = b` by PCG from the chosen initial
+//! guess, stopped early by iteration count and/or relative residual
+//! (zeng2022 eq. 13; dahl2019 §3.2).
+
+use ferrofem_linalg::pcg::KrylovError;
+use ferrofem_linalg::{IdentityPreconditioner, Preconditioner};
+
+use super::BodyWorkspace;
+use crate::body::BodyModel;
+use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind};
+use crate::world::BodyState;
+
+/// Runs the stage for one body; the solution is left in `ws.dv`.
+pub fn free_motion(
+    body: &BodyModel,
+    state: &BodyState,
+    ws: &mut BodyWorkspace,
+    h: f64,
+    gravity: [f64; 3],
+    settings: &ImplicitEulerSettings,
+) -> Result<(), KrylovError> {
+    initial_guess(body, state, ws, h, gravity, settings.initial_guess);
+    let damping = 1.0 + h * body.damping.mass;
+    let mass_diag = |j: usize| if body.kinematic[j / 3].is_some() { 1.0 } else { damping } * body.mass[j / 3];
+    let precond: &dyn Preconditioner = match settings.preconditioner {
+        PreconditionerKind::Identity => &IdentityPreconditioner,
+        PreconditionerKind::Mass => {
+            ws.preconditioner.set((0..body.dofs()).map(mass_diag));
+            &ws.preconditioner
+        }
+        PreconditionerKind::Jacobi => {
+            let a = &ws.system;
+            let p = &body.pattern;
+            ws.preconditioner.set((0..body.dofs()).map(|j| {
+                let (i, r) = (j / 3, j % 3);
+                let d = p.degree[i] as usize;
+                a.values[p.row_block_start(i) + r * 3 * d + 3 * p.diagonal_rank[i] as usize + r]
+            }));
+            &ws.preconditioner
+        }
+    };
+    ws.solve = ws.pcg.solve(&ws.system, &ws.rhs, &mut ws.dv, precond, settings.pcg())?;
+    Ok(())
+}
+
+/// dahl2019 §3.2 initial guesses, written for the unknown `Δv`; kinematic
+/// vertices start at their prescribed `Δv*`.
+fn initial_guess(
+    body: &BodyModel,
+    state: &BodyState,
+    ws: &mut BodyWorkspace,
+    h: f64,
+    gravity: [f64; 3],
+    guess: InitialGuess,
+) {
+    for (j, dv) in ws.dv.iter_mut().enumerate() {
+        let i = j / 3;
+        *dv = if body.kinematic[i].is_some() {
+            ws.prescribed_dv[j]
+        } else {
+            match guess {
+                InitialGuess::Zero => -state.velocities[j],
+                InitialGuess::PreviousVelocity => 0.0,
+                InitialGuess::Explicit => h * (ws.elastic_forces[j] / body.mass[i] + gravity[j % 3]),
+            }
+        };
+    }
+}

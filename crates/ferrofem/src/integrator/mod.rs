@@ -1,0 +1,72 @@
+//! Time integrators. One for now: linearized implicit Euler solved by
+//! early-terminated PCG (zeng2022 §3.1, dahl2019).
+
+pub mod implicit_euler;
+
+use serde::{Deserialize, Serialize};
+
+use crate::element::PolarMethod;
+
+/// Starting point of the free-motion PCG, named after the velocity
+/// `v(t+h)` it assumes (dahl2019 §3.2); the solver's unknown is
+/// `Δv = v(t+h) − v(t)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialGuess {
+    /// `v(t+h) = 0`, i.e. `Δv = −v(t)`: stable but over-damped when stopped early.
+    Zero,
+    /// `v(t+h) = v(t)`, i.e. `Δv = 0`.
+    #[default]
+    #[serde(alias = "previous-velocity")]
+    PreviousVelocity,
+    /// `v(t+h) = v(t) + h M⁻¹ f`: a forward-Euler step.
+    Explicit,
+}
+
+/// Preconditioner of the free-motion PCG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreconditionerKind {
+    /// No preconditioning.
+    Identity,
+    /// The lumped mass matrix.
+    Mass,
+    /// `diag(A)`.
+    #[default]
+    Jacobi,
+}
+
+/// Settings of the linearized implicit Euler integrator.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImplicitEulerSettings {
+    /// PCG starting point.
+    pub initial_guess: InitialGuess,
+    /// PCG preconditioner.
+    pub preconditioner: PreconditionerKind,
+    /// Stop PCG after this many iterations (early termination).
+    pub max_iterations: Option<usize>,
+    /// Stop PCG when `‖b − AΔv‖ ≤ rel_tolerance ‖b‖`.
+    pub rel_tolerance: Option<f64>,
+    /// How element rotations are extracted.
+    pub polar: PolarMethod,
+}
+
+impl Default for ImplicitEulerSettings {
+    fn default() -> Self {
+        ImplicitEulerSettings {
+            initial_guess: InitialGuess::PreviousVelocity,
+            preconditioner: PreconditionerKind::Jacobi,
+            max_iterations: Some(100),
+            rel_tolerance: Some(1e-6),
+            polar: PolarMethod::default(),
+        }
+    }
+}
+
+impl ImplicitEulerSettings {
+    /// PCG stopping rule.
+    pub fn pcg(&self) -> ferrofem_linalg::PcgSettings {
+        ferrofem_linalg::PcgSettings { max_iterations: self.max_iterations, rel_tolerance: self.rel_tolerance }
+    }
+}

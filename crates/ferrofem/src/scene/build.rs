@@ -1,0 +1,123 @@
+//! From a validated scene to a [`World`].
+
+use nalgebra::{Rotation3, Vector3};
+
+use super::spec::{BodySpec, BoxSpec, MeshSpec};
+use super::Scene;
+use crate::body::{BodyModel, Kinematic};
+use crate::{Model, SimError, World};
+use ferrofem_mesh::{generate, io, Aabb, TetMesh, ValidationOptions};
+
+pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
+    let spec = &scene.spec;
+    let bodies = spec
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| body(scene, b, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let model = Model {
+        bodies,
+        gravity: spec.simulation.gravity,
+        time_step: spec.simulation.time_step,
+        integrator: spec.implicit_euler,
+    };
+    let mut world = World::new(model);
+    for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
+        s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));
+    }
+    Ok(world)
+}
+
+fn scene_err(scene: &Scene, key: String, message: String) -> SimError {
+    SimError::Scene { file: scene.label.clone(), key, message }
+}
+
+fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimError> {
+    let key = format!("body[{index}]");
+    let mesh_err = |source| SimError::Mesh { body: spec.name.clone(), source };
+    let mut mesh = match &spec.mesh {
+        MeshSpec::Box { size, cells } => generate::box_mesh(*size, *cells),
+        MeshSpec::Ball { radius, resolution } => generate::ball(*radius, *resolution),
+        MeshSpec::Cylinder { radius, length, resolution, length_cells } => {
+            generate::cylinder(*radius, *length, *resolution, *length_cells)
+        }
+        MeshSpec::Torus { major_radius, minor_radius, resolution, ring_cells } => {
+            generate::torus(*major_radius, *minor_radius, *resolution, *ring_cells)
+        }
+        MeshSpec::File { path } => {
+            let opts = ValidationOptions { reorient_inverted: spec.reorient_inverted, ..Default::default() };
+            io::read_tet_mesh(&scene.base_dir.join(path), opts).map(|mut m| {
+                m.remove_unused_vertices();
+                m
+            })
+        }
+    }
+    .map_err(mesh_err)?;
+    transform(&mut mesh, spec);
+    let mut materials = vec![spec.material; mesh.tets.len()];
+    for (r, reg) in spec.regions.iter().enumerate() {
+        let k = format!("{key}.region[{r}]");
+        let tets = select(&mesh, reg.bbox.as_ref(), reg.elements.as_deref(), true)
+            .map_err(|m| scene_err(scene, k, m))?;
+        tets.into_iter().for_each(|e| materials[e] = reg.material);
+    }
+    let mut kinematic = vec![None; mesh.vertices.len()];
+    for (r, f) in spec.fixed.iter().enumerate() {
+        let verts = select(&mesh, f.bbox.as_ref(), f.vertices.as_deref(), false)
+            .map_err(|m| scene_err(scene, format!("{key}.fixed[{r}]"), m))?;
+        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Fixed));
+    }
+    for (r, p) in spec.prescribed.iter().enumerate() {
+        let verts = select(&mesh, p.bbox.as_ref(), p.vertices.as_deref(), false)
+            .map_err(|m| scene_err(scene, format!("{key}.prescribed[{r}]"), m))?;
+        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
+    }
+    BodyModel::new(spec.name.clone(), mesh, materials, spec.damping, kinematic)
+}
+
+fn transform(mesh: &mut TetMesh, spec: &BodySpec) {
+    let t = spec.transform;
+    let [rx, ry, rz] = t.rotation_deg.map(f64::to_radians);
+    let r = Rotation3::from_axis_angle(&Vector3::z_axis(), rz)
+        * Rotation3::from_axis_angle(&Vector3::y_axis(), ry)
+        * Rotation3::from_axis_angle(&Vector3::x_axis(), rx);
+    let m = r.matrix();
+    let rows = [0, 1, 2].map(|i| [m[(i, 0)], m[(i, 1)], m[(i, 2)]]);
+    mesh.transform(t.scale, rows, t.translation);
+}
+
+/// Indices selected by a box (tet centroids when `tets`, else vertices) or
+/// an explicit list; an empty or out-of-range selection is an error.
+fn select(mesh: &TetMesh, bbox: Option<&BoxSpec>, list: Option<&[usize]>, tets: bool) -> Result<Vec<usize>, String> {
+    let what = if tets { "tet" } else { "vertex" };
+    let count = if tets { mesh.tets.len() } else { mesh.vertices.len() };
+    let chosen: Vec<usize> = match (bbox, list) {
+        (Some(b), _) => {
+            let aabb = Aabb { min: b.min, max: b.max };
+            (0..count)
+                .filter(|&i| {
+                    let p = if tets {
+                        let t = mesh.tets[i];
+                        [0, 1, 2].map(|d| t.iter().map(|&v| mesh.vertices[v][d]).sum::<f64>() / 4.0)
+                    } else {
+                        mesh.vertices[i]
+                    };
+                    aabb.contains(&p)
+                })
+                .collect()
+        }
+        (None, Some(l)) => {
+            if let Some(bad) = l.iter().find(|&&i| i >= count) {
+                return Err(format!("{what} index {bad} out of range (the mesh has {count})"));
+            }
+            l.to_vec()
+        }
+        (None, None) => Vec::new(),
+    };
+    if chosen.is_empty() {
+        let bb = mesh.bounding_box();
+        return Err(format!("selects no {what} (the body spans {:?} to {:?})", bb.min, bb.max));
+    }
+    Ok(chosen)
+}

@@ -1,0 +1,310 @@
+//! The serde structures of a scene file, and their value checks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::body::{Motion, Rayleigh};
+use crate::element::PolarMethod;
+use crate::integrator::ImplicitEulerSettings;
+use crate::material::Material;
+
+/// A whole scene file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// `[simulation]`: time step, steps, gravity, output.
+    pub simulation: SimulationSpec,
+    /// `[implicit_euler]`: integrator settings.
+    #[serde(default)]
+    pub implicit_euler: ImplicitEulerSettings,
+    /// `[[body]]`: deformable bodies.
+    #[serde(rename = "body")]
+    pub bodies: Vec<BodySpec>,
+}
+
+/// Which integrator advances the bodies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegratorKind {
+    /// Linearized implicit Euler with early-terminated PCG (zeng2022 §3.1).
+    #[default]
+    #[serde(alias = "implicit-euler")]
+    ImplicitEuler,
+}
+
+/// `[simulation]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSpec {
+    /// Scene name (defaults to the file name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Time step h (s).
+    pub time_step: f64,
+    /// Number of steps of a run.
+    pub steps: usize,
+    /// Gravity (m/s²).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Write a frame every this many steps.
+    #[serde(default = "one")]
+    pub output_every: usize,
+    /// Integrator.
+    #[serde(default)]
+    pub integrator: IntegratorKind,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -9.81]
+}
+
+fn one() -> usize {
+    1
+}
+
+/// `[[body]]`: one deformable body.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Name (output files are named after it).
+    pub name: String,
+    /// Where the mesh comes from.
+    pub mesh: MeshSpec,
+    /// Placement of the mesh in the world.
+    #[serde(default)]
+    pub transform: Transform,
+    /// Default material of every tet.
+    pub material: Material,
+    /// Rayleigh damping.
+    #[serde(default)]
+    pub damping: Rayleigh,
+    /// Initial velocity of every vertex (m/s).
+    #[serde(default)]
+    pub initial_velocity: [f64; 3],
+    /// Flip inverted tets of a file mesh instead of rejecting it.
+    #[serde(default)]
+    pub reorient_inverted: bool,
+    /// `[[body.region]]`: other materials on parts of the body.
+    #[serde(default, rename = "region")]
+    pub regions: Vec<RegionSpec>,
+    /// `[[body.fixed]]`: vertices held at their rest position.
+    #[serde(default)]
+    pub fixed: Vec<FixedSpec>,
+    /// `[[body.prescribed]]`: vertices moved kinematically.
+    #[serde(default)]
+    pub prescribed: Vec<PrescribedSpec>,
+}
+
+/// A mesh: generated (with a resolution) or read from a file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum MeshSpec {
+    /// Box/beam centred at the origin, `cells` hexahedra per axis, 6 tets each.
+    Box {
+        /// Extents (m).
+        size: [f64; 3],
+        /// Hexahedra per axis.
+        cells: [usize; 3],
+    },
+    /// Ball centred at the origin.
+    Ball {
+        /// Radius (m).
+        radius: f64,
+        /// Cells across the diameter.
+        resolution: usize,
+    },
+    /// Cylinder along z, centred at the origin.
+    Cylinder {
+        /// Radius (m).
+        radius: f64,
+        /// Length (m).
+        length: f64,
+        /// Cells across the diameter.
+        resolution: usize,
+        /// Cells along the axis.
+        length_cells: usize,
+    },
+    /// Torus around z, centred at the origin.
+    Torus {
+        /// Ring radius (m).
+        major_radius: f64,
+        /// Tube radius (m).
+        minor_radius: f64,
+        /// Cells across the tube.
+        resolution: usize,
+        /// Cells around the ring.
+        ring_cells: usize,
+    },
+    /// A volume mesh file (`.msh`, `.vtk`, `.vtu`), relative to the scene file.
+    File {
+        /// Path.
+        path: String,
+    },
+}
+
+/// `x ↦ scale · Rz Ry Rx x + translation` (rotations in degrees about the
+/// world axes, applied x first).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Transform {
+    /// Uniform scale.
+    pub scale: f64,
+    /// Rotation angles about x, y, z (degrees).
+    pub rotation_deg: [f64; 3],
+    /// Translation (m).
+    pub translation: [f64; 3],
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Transform { scale: 1.0, rotation_deg: [0.0; 3], translation: [0.0; 3] }
+    }
+}
+
+/// An axis-aligned box in world coordinates (after the transform).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxSpec {
+    /// Smallest corner (m).
+    pub min: [f64; 3],
+    /// Largest corner (m).
+    pub max: [f64; 3],
+}
+
+/// `[[body.region]]`: a material on the tets whose centroid is in `box`, or
+/// on the listed `elements`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionSpec {
+    /// Material of the region.
+    pub material: Material,
+    /// Select tets by centroid.
+    #[serde(default, rename = "box")]
+    pub bbox: Option<BoxSpec>,
+    /// Select tets by index.
+    #[serde(default)]
+    pub elements: Option<Vec<usize>>,
+}
+
+/// `[[body.fixed]]`: vertices in `box` or listed in `vertices`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedSpec {
+    /// Select vertices by position.
+    #[serde(default, rename = "box")]
+    pub bbox: Option<BoxSpec>,
+    /// Select vertices by index.
+    #[serde(default)]
+    pub vertices: Option<Vec<usize>>,
+}
+
+/// `[[body.prescribed]]`: vertices moved by `motion`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrescribedSpec {
+    /// Select vertices by position.
+    #[serde(default, rename = "box")]
+    pub bbox: Option<BoxSpec>,
+    /// Select vertices by index.
+    #[serde(default)]
+    pub vertices: Option<Vec<usize>>,
+    /// The motion.
+    pub motion: Motion,
+}
+
+type Invalid = (String, String);
+
+fn finite(key: String, v: &[f64]) -> Result<(), Invalid> {
+    match v.iter().find(|x| !x.is_finite()) {
+        Some(x) => Err((key, format!("{x} is not a finite number"))),
+        None => Ok(()),
+    }
+}
+
+fn one_selection(key: &str, a: bool, b: bool, names: &str) -> Result<(), Invalid> {
+    if a == b {
+        return Err((key.to_string(), format!("give exactly one of {names}")));
+    }
+    Ok(())
+}
+
+impl SceneFile {
+    /// Value checks serde cannot express; errors carry the key path.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let s = &self.simulation;
+        if !(s.time_step.is_finite() && s.time_step > 0.0) {
+            return Err(("simulation.time_step".into(), format!("{} must be finite and positive (s)", s.time_step)));
+        }
+        finite("simulation.gravity".into(), &s.gravity)?;
+        if s.output_every == 0 {
+            return Err(("simulation.output_every".into(), "must be at least 1".into()));
+        }
+        let ie = &self.implicit_euler;
+        if ie.max_iterations.is_none() && ie.rel_tolerance.is_none() {
+            return Err(("implicit_euler".into(), "give max_iterations and/or rel_tolerance".into()));
+        }
+        if let Some(t) = ie.rel_tolerance {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(("implicit_euler.rel_tolerance".into(), format!("{t} must be finite and non-negative")));
+            }
+        }
+        if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {
+            if max_sweeps == 0 || !(tolerance.is_finite() && tolerance >= 0.0) {
+                return Err(("implicit_euler.polar.jacobi".into(), "max_sweeps ≥ 1 and a finite tolerance ≥ 0".into()));
+            }
+        }
+        if self.bodies.is_empty() {
+            return Err(("body".into(), "the scene has no body".into()));
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, b) in self.bodies.iter().enumerate() {
+            if !names.insert(&b.name) {
+                return Err((format!("body[{i}].name"), format!("duplicate body name {:?}", b.name)));
+            }
+            b.validate(&format!("body[{i}]"))?;
+        }
+        Ok(())
+    }
+}
+
+impl BodySpec {
+    fn validate(&self, key: &str) -> Result<(), Invalid> {
+        if self.name.is_empty() || !self.name.chars().all(|c| c.is_alphanumeric() || "-_".contains(c)) {
+            return Err((format!("{key}.name"), "use letters, digits, '-' and '_' only".into()));
+        }
+        self.material.check().map_err(|m| (format!("{key}.material"), m))?;
+        let d = self.damping;
+        if !(d.mass.is_finite() && d.mass >= 0.0 && d.stiffness.is_finite() && d.stiffness >= 0.0) {
+            return Err((format!("{key}.damping"), "coefficients must be finite and non-negative".into()));
+        }
+        let t = self.transform;
+        if !(t.scale.is_finite() && t.scale > 0.0) {
+            return Err((format!("{key}.transform.scale"), format!("{} must be finite and positive", t.scale)));
+        }
+        finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
+        finite(format!("{key}.initial_velocity"), &self.initial_velocity)?;
+        for (r, reg) in self.regions.iter().enumerate() {
+            let k = format!("{key}.region[{r}]");
+            reg.material.check().map_err(|m| (format!("{k}.material"), m))?;
+            one_selection(&k, reg.bbox.is_some(), reg.elements.is_some(), "`box` or `elements`")?;
+        }
+        for (r, f) in self.fixed.iter().enumerate() {
+            one_selection(&format!("{key}.fixed[{r}]"), f.bbox.is_some(), f.vertices.is_some(), "`box` or `vertices`")?;
+        }
+        for (r, p) in self.prescribed.iter().enumerate() {
+            let k = format!("{key}.prescribed[{r}]");
+            one_selection(&k, p.bbox.is_some(), p.vertices.is_some(), "`box` or `vertices`")?;
+            let ok = match p.motion {
+                Motion::Velocity(v) => v.iter().all(|x| x.is_finite()),
+                Motion::Rotation { axis, center, angular_velocity } => {
+                    axis.iter().chain(&center).all(|x| x.is_finite())
+                        && angular_velocity.is_finite()
+                        && axis.iter().any(|x| *x != 0.0)
+                }
+            };
+            if !ok {
+                return Err((format!("{k}.motion"), "values must be finite and the axis non-zero".into()));
+            }
+        }
+        Ok(())
+    }
+}

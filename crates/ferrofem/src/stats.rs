@@ -1,0 +1,179 @@
+//! Per-step statistics and their JSON form (documented in `docs/stats.md`).
+
+use std::time::Instant;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// The named stages of a time step, in execution order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Co-rotations, `A = M + hB + h²K` and `b` (zeng2022 eq. 4).
+    Assemble,
+    /// `A Δv = b` by PCG (zeng2022 eq. 13, dahl2019 §3.2).
+    FreeMotion,
+    /// `v ← v + Δv`, `x ← x + h v`.
+    Integrate,
+}
+
+impl Stage {
+    /// All stages in execution order.
+    pub const ALL: [Stage; 3] = [Stage::Assemble, Stage::FreeMotion, Stage::Integrate];
+
+    /// The stage's name in stats and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Assemble => "assemble",
+            Stage::FreeMotion => "free_motion",
+            Stage::Integrate => "integrate",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Milliseconds per stage; serialized as a map from stage name.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimes(pub [f64; Stage::ALL.len()]);
+
+impl StageTimes {
+    /// Runs `f`, adding its wall time to `stage`.
+    pub fn time<T>(&mut self, stage: Stage, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let r = f();
+        self.0[stage as usize] += t.elapsed().as_secs_f64() * 1e3;
+        r
+    }
+
+    /// Time of one stage (ms).
+    pub fn get(&self, stage: Stage) -> f64 {
+        self.0[stage as usize]
+    }
+
+    /// Sum over stages (ms).
+    pub fn total(&self) -> f64 {
+        self.0.iter().sum()
+    }
+}
+
+impl Serialize for StageTimes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(Stage::ALL.len()))?;
+        for st in Stage::ALL {
+            m.serialize_entry(st.name(), &self.get(st))?;
+        }
+        m.end()
+    }
+}
+
+/// One body's figures for one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct BodyStepStats {
+    /// PCG iterations of the free-motion solve.
+    pub cg_iterations: usize,
+    /// Final relative residual `‖b − AΔv‖/‖b‖`.
+    pub cg_rel_residual: f64,
+    /// `½ vᵀ M v` after the step (J).
+    pub kinetic_energy: f64,
+    /// Co-rotated elastic energy at the start of the step (J).
+    pub elastic_energy: f64,
+}
+
+/// One step's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StepStats {
+    /// Step number, 1-based.
+    pub step: usize,
+    /// Simulated time at the end of the step (s).
+    pub time: f64,
+    /// Wall time of the whole step (ms).
+    pub step_ms: f64,
+    /// Wall time per stage (ms).
+    pub stage_ms: StageTimes,
+    /// PCG iterations summed over bodies.
+    pub cg_iterations: usize,
+    /// Largest final relative residual over bodies.
+    pub cg_rel_residual: f64,
+    /// Kinetic energy summed over bodies (J).
+    pub kinetic_energy: f64,
+    /// Elastic energy summed over bodies (J).
+    pub elastic_energy: f64,
+    /// Per-body figures, in scene order.
+    pub bodies: Vec<BodyStepStats>,
+}
+
+/// Median and 90th percentile of a sample (nearest-rank).
+pub fn median_p90(values: &mut [f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+    (at(0.5), at(0.9))
+}
+
+/// Summary over a run's steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Steps taken.
+    pub steps: usize,
+    /// Median step time (ms).
+    pub step_ms_median: f64,
+    /// 90th-percentile step time (ms).
+    pub step_ms_p90: f64,
+    /// Median per stage (ms).
+    pub stage_ms_median: StageTimes,
+    /// 90th percentile per stage (ms).
+    pub stage_ms_p90: StageTimes,
+    /// Mean PCG iterations per step.
+    pub cg_iterations_mean: f64,
+    /// Most PCG iterations in a step.
+    pub cg_iterations_max: usize,
+    /// Largest final relative residual seen.
+    pub cg_rel_residual_max: f64,
+    /// Kinetic energy after the last step (J).
+    pub final_kinetic_energy: f64,
+    /// Elastic energy at the last step (J).
+    pub final_elastic_energy: f64,
+}
+
+impl Summary {
+    /// Summarizes a run.
+    pub fn of(steps: &[StepStats]) -> Summary {
+        let mut s = Summary { steps: steps.len(), ..Default::default() };
+        let col = |f: &dyn Fn(&StepStats) -> f64| median_p90(&mut steps.iter().map(f).collect::<Vec<_>>());
+        (s.step_ms_median, s.step_ms_p90) = col(&|x| x.step_ms);
+        for st in Stage::ALL {
+            let (m, p) = col(&|x| x.stage_ms.get(st));
+            s.stage_ms_median.0[st as usize] = m;
+            s.stage_ms_p90.0[st as usize] = p;
+        }
+        if let Some(last) = steps.last() {
+            s.final_kinetic_energy = last.kinetic_energy;
+            s.final_elastic_energy = last.elastic_energy;
+            s.cg_iterations_mean =
+                steps.iter().map(|x| x.cg_iterations as f64).sum::<f64>() / steps.len() as f64;
+            s.cg_iterations_max = steps.iter().map(|x| x.cg_iterations).max().unwrap_or(0);
+            s.cg_rel_residual_max = steps.iter().map(|x| x.cg_rel_residual).fold(0.0, f64::max);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles() {
+        let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        assert_eq!(median_p90(&mut v), (5.0, 9.0));
+        let json = serde_json::to_string(&StageTimes([1.0, 2.0, 3.0])).unwrap();
+        assert_eq!(json, r#"{"assemble":1.0,"free_motion":2.0,"integrate":3.0}"#);
+    }
+}

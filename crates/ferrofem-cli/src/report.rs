@@ -66,7 +66,12 @@ pub fn bodies(world: &World) -> Vec<BodyInfo> {
 pub fn stage_table(s: &Summary) -> String {
     let mut out = format!("{:<14} {:>12} {:>12}\n", "stage", "median ms", "p90 ms");
     for st in Stage::ALL {
-        out += &format!("{:<14} {:>12.3} {:>12.3}\n", st.name(), s.stage_ms_median.get(st), s.stage_ms_p90.get(st));
+        out += &format!(
+            "{:<14} {:>12.3} {:>12.3}\n",
+            st.name(),
+            s.stage_ms_median.get(st),
+            s.stage_ms_p90.get(st)
+        );
     }
     out += &format!("{:<14} {:>12.3} {:>12.3}\n", "step", s.step_ms_median, s.step_ms_p90);
     out += &format!(

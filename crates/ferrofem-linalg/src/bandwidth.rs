@@ -13,9 +13,7 @@ pub fn copy_bandwidth_gbs(bytes: usize, repeats: usize) -> f64 {
     let mut rates: Vec<f64> = (0..repeats.max(1))
         .map(|_| {
             let t = Instant::now();
-            dst.par_chunks_mut(1 << 16)
-                .zip(src.par_chunks(1 << 16))
-                .for_each(|(d, s)| d.copy_from_slice(s));
+            dst.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
             let s = t.elapsed().as_secs_f64();
             std::hint::black_box(&dst);
             (16 * n) as f64 / s / 1e9

@@ -77,11 +77,8 @@ impl CsrMatrix {
             let r0 = blk * 256;
             for (k, yi) in yb.iter_mut().enumerate() {
                 let r = p.row_ptr[r0 + k]..p.row_ptr[r0 + k + 1];
-                *yi = p.col_idx[r.clone()]
-                    .iter()
-                    .zip(&self.values[r])
-                    .map(|(&j, &a)| a * x[j as usize])
-                    .sum();
+                *yi =
+                    p.col_idx[r.clone()].iter().zip(&self.values[r]).map(|(&j, &a)| a * x[j as usize]).sum();
             }
         });
     }

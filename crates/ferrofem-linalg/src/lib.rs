@@ -13,6 +13,5 @@ pub mod vector;
 
 pub use csr::{CsrMatrix, CsrPattern};
 pub use pcg::{
-    DiagonalPreconditioner, IdentityPreconditioner, KrylovError, Pcg, PcgSettings, PcgSolve,
-    Preconditioner,
+    DiagonalPreconditioner, IdentityPreconditioner, KrylovError, Pcg, PcgSettings, PcgSolve, Preconditioner,
 };

@@ -111,7 +111,9 @@ impl Pcg {
         let max_it = settings.max_iterations.unwrap_or(10 * n.max(1));
         let tol = settings.rel_tolerance.unwrap_or(0.0);
         let mut res = PcgSolve { iterations: 0, rel_residual: rel(&self.r), converged: false };
-        if res.rel_residual <= tol && settings.rel_tolerance.is_some() || b_norm == 0.0 && res.rel_residual == 0.0 {
+        if res.rel_residual <= tol && settings.rel_tolerance.is_some()
+            || b_norm == 0.0 && res.rel_residual == 0.0
+        {
             res.converged = settings.rel_tolerance.is_some();
             return Ok(res);
         }

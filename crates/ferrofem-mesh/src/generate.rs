@@ -45,12 +45,7 @@ pub fn cylinder(
 
 /// Torus around the z axis with ring radius `major` and tube radius `minor`;
 /// `resolution` cells across the tube and `ring_cells` around the ring.
-pub fn torus(
-    major: f64,
-    minor: f64,
-    resolution: usize,
-    ring_cells: usize,
-) -> Result<TetMesh, MeshError> {
+pub fn torus(major: f64, minor: f64, resolution: usize, ring_cells: usize) -> Result<TetMesh, MeshError> {
     positive("radii", &[major, minor])?;
     if minor >= major {
         return Err(MeshError::Generator(format!(
@@ -155,16 +150,11 @@ impl KuhnGrid {
         for k in 0..self.layers() {
             for j in 0..=ny {
                 for i in 0..=nx {
-                    vertices.push(map([
-                        i as f64 / nx as f64,
-                        j as f64 / ny as f64,
-                        k as f64 / nz as f64,
-                    ]));
+                    vertices.push(map([i as f64 / nx as f64, j as f64 / ny as f64, k as f64 / nz as f64]));
                 }
             }
         }
-        const PATHS: [[usize; 3]; 6] =
-            [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+        const PATHS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
         let mut tets = Vec::with_capacity(6 * nx * ny * nz);
         for k in 0..nz {
             for j in 0..ny {

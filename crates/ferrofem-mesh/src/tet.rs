@@ -96,9 +96,7 @@ impl TetMesh {
         }
         check_finite(&self.vertices)?;
         check_indices(&self.tets, self.vertices.len())?;
-        let max_vol = (0..self.tets.len())
-            .map(|e| self.signed_volume(e).abs())
-            .fold(0.0, f64::max);
+        let max_vol = (0..self.tets.len()).map(|e| self.signed_volume(e).abs()).fold(0.0, f64::max);
         let min_vol = opts.min_relative_volume * max_vol;
         for e in 0..self.tets.len() {
             let v = self.signed_volume(e);

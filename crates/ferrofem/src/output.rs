@@ -21,7 +21,8 @@ impl FrameWriter {
     pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
-        let series = world.model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
+        let series =
+            world.model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
         Ok(FrameWriter { dir: dir.to_path_buf(), series, frame: 0, displacement: Vec::new() })
     }
 

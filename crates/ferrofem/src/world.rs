@@ -39,7 +39,11 @@ pub struct BodyState {
 impl BodyState {
     /// Kinetic energy `½ vᵀ M v` (J).
     pub fn kinetic_energy(&self, body: &BodyModel) -> f64 {
-        self.velocities.chunks_exact(3).zip(&body.mass).map(|(v, m)| 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])).sum()
+        self.velocities
+            .chunks_exact(3)
+            .zip(&body.mass)
+            .map(|(v, m)| 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
+            .sum()
     }
 
     /// Linear momentum `Σ mᵢ vᵢ` (kg·m/s).
@@ -120,9 +124,9 @@ impl World {
             if !all_finite(&w.rhs) || !all_finite(&w.system.values) {
                 return Err(nonfinite(Stage::Assemble, "system matrix or right-hand side"));
             }
-            times
-                .time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings))
-                .map_err(|source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source })?;
+            times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
+                |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },
+            )?;
             if !all_finite(&w.dv) {
                 return Err(nonfinite(Stage::FreeMotion, "velocity change"));
             }

@@ -34,7 +34,8 @@ box = {{ min = [-1e-9, -1.0, -1.0], max = [1e-9, 1.0, 1.0] }}
     let state = &world.state.bodies[0];
     // Mean vertical displacement of the free end face.
     let tip: Vec<usize> = (0..body.vertex_count()).filter(|&i| body.mesh.vertices[i][0] > l - 1e-9).collect();
-    let sim = -tip.iter().map(|&i| state.positions[3 * i + 2] - body.mesh.vertices[i][2]).sum::<f64>() / tip.len() as f64;
+    let sim = -tip.iter().map(|&i| state.positions[3 * i + 2] - body.mesh.vertices[i][2]).sum::<f64>()
+        / tip.len() as f64;
     let q = rho * g * t * t;
     let inertia = t.powi(4) / 12.0;
     let beam = q * l.powi(4) / (8.0 * e * inertia);
@@ -48,7 +49,9 @@ fn cantilever_tip_deflection_matches_beam_theory_and_converges() {
     let (coarse, reference) = tip_deflection([60, 6, 6]);
     let (fine, _) = tip_deflection([120, 12, 12]);
     let (e_coarse, e_fine) = ((coarse / reference - 1.0).abs(), (fine / reference - 1.0).abs());
-    eprintln!("reference {reference:.6e} m; coarse {coarse:.6e} ({e_coarse:.3}), fine {fine:.6e} ({e_fine:.3})");
+    eprintln!(
+        "reference {reference:.6e} m; coarse {coarse:.6e} ({e_coarse:.3}), fine {fine:.6e} ({e_fine:.3})"
+    );
     assert!(e_fine < 0.05, "fine mesh error {e_fine}");
     assert!(e_fine < e_coarse, "refinement did not reduce the error");
 }

@@ -76,9 +76,7 @@ pub fn read_elements(path: &Path) -> Result<Elements, MeshError> {
 
 /// Parses in-memory file content (`path` only labels error messages).
 pub fn parse_elements(bytes: &[u8], format: Format, path: &Path) -> Result<Elements, MeshError> {
-    let text = || {
-        std::str::from_utf8(bytes).map_err(|_| MeshError::parse(path, 0, "file is not UTF-8 text"))
-    };
+    let text = || std::str::from_utf8(bytes).map_err(|_| MeshError::parse(path, 0, "file is not UTF-8 text"));
     let elements = match format {
         Format::Msh => msh::parse(text()?, path)?,
         Format::Vtk | Format::Vtu => vtk::parse(bytes, format, path)?,

@@ -88,9 +88,7 @@ impl<'a> Lines<'a> {
         let v: Result<Vec<T>, _> = l.split_whitespace().map(str::parse).collect();
         let v = v.map_err(|_| self.err(format!("malformed numbers in {:?}", l.trim())))?;
         match count {
-            Some(n) if v.len() < n => {
-                Err(self.err(format!("expected {n} numbers, found {}", v.len())))
-            }
+            Some(n) if v.len() < n => Err(self.err(format!("expected {n} numbers, found {}", v.len()))),
             _ => Ok(v),
         }
     }
@@ -154,12 +152,22 @@ fn nodes_v4(lines: &mut L, out: &mut Elements, tags: &mut HashMap<u64, usize>) -
         }
     }
     if out.vertices.len() != h[1] {
-        return Err(lines.err(format!("header announces {} nodes, blocks hold {}", h[1], out.vertices.len())));
+        return Err(lines.err(format!(
+            "header announces {} nodes, blocks hold {}",
+            h[1],
+            out.vertices.len()
+        )));
     }
     lines.expect_end("$EndNodes")
 }
 
-fn push_element(lines: &L, out: &mut Elements, kind: u64, nodes: &[u64], tags: &HashMap<u64, usize>) -> Result<(), MeshError> {
+fn push_element(
+    lines: &L,
+    out: &mut Elements,
+    kind: u64,
+    nodes: &[u64],
+    tags: &HashMap<u64, usize>,
+) -> Result<(), MeshError> {
     let idx = |k: usize| -> Result<usize, MeshError> {
         let t = *nodes.get(k).ok_or_else(|| lines.err("element has too few nodes"))?;
         tags.get(&t).copied().ok_or_else(|| lines.err(format!("element refers to unknown node {t}")))

@@ -19,7 +19,9 @@ fn round_trip(format: Format, msh_v2: bool) -> Elements {
 
 #[test]
 fn volume_formats_round_trip_exactly() {
-    for (format, v2) in [(Format::Msh, true), (Format::Msh, false), (Format::Vtu, false), (Format::Vtk, false)] {
+    for (format, v2) in
+        [(Format::Msh, true), (Format::Msh, false), (Format::Vtu, false), (Format::Vtk, false)]
+    {
         assert_eq!(round_trip(format, v2), sample(), "{format:?} v2={v2}");
     }
 }
@@ -27,9 +29,8 @@ fn volume_formats_round_trip_exactly() {
 #[test]
 fn surface_formats_round_trip() {
     let s = sample();
-    let area = |e: &Elements| {
-        TriMesh { vertices: e.vertices.clone(), triangles: e.triangles.clone() }.total_area()
-    };
+    let area =
+        |e: &Elements| TriMesh { vertices: e.vertices.clone(), triangles: e.triangles.clone() }.total_area();
     // tobj renumbers vertices by first use and both go through f32: compare
     // the surfaces, not the numbering.
     for format in [Format::Obj, Format::Stl] {

@@ -40,7 +40,10 @@ impl Kinematic {
             Kinematic::Moving(Motion::Velocity(v)) => rest + Vector3::from(*v) * t,
             Kinematic::Moving(Motion::Rotation { axis, center, angular_velocity }) => {
                 let c = Vector3::from(*center);
-                let r = Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::from(*axis)), angular_velocity * t);
+                let r = Rotation3::from_axis_angle(
+                    &Unit::new_normalize(Vector3::from(*axis)),
+                    angular_velocity * t,
+                );
                 c + r * (rest - c)
             }
         }

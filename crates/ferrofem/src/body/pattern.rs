@@ -70,7 +70,13 @@ impl AssemblyPattern {
                 [cols.clone(), cols.clone(), cols]
             })
             .collect();
-        AssemblyPattern { csr: CsrPattern::from_rows(3 * n, rows), incidence_ptr, incidence, degree, diagonal_rank }
+        AssemblyPattern {
+            csr: CsrPattern::from_rows(3 * n, rows),
+            incidence_ptr,
+            incidence,
+            degree,
+            diagonal_rank,
+        }
     }
 
     /// First value index of vertex `i`'s three rows (they are contiguous:

@@ -73,6 +73,15 @@ impl TetRest {
         }
     }
 
+    /// `R Kₑ Rᵀ u` for nodal vectors `u` without forming `Kₑ`: with
+    /// `G = Σ_b u_b h_bᵀ`, `ε = sym(G)`, `σ = λ tr(ε) I + 2μ ε`, row `a` is `V σ hₐ`.
+    pub fn stiffness_times(&self, h: &[Vector3<f64>; 4], u: &[Vector3<f64>; 4]) -> [Vector3<f64>; 4] {
+        let g = (0..4).fold(Matrix3::zeros(), |g, b| g + u[b] * h[b].transpose());
+        let eps = 0.5 * (g + g.transpose());
+        let sigma = Matrix3::from_diagonal_element(self.lambda * eps.trace()) + 2.0 * self.mu * eps;
+        h.map(|ha| self.volume * (sigma * ha))
+    }
+
     /// Block `(a, b)` of the co-rotated stiffness `R Kₑ Rᵀ`:
     /// `V [λ hₐ h_bᵀ + μ h_b hₐᵀ + μ (hₐ·h_b) I]` with `h = R g`.
     #[inline]
@@ -105,6 +114,20 @@ mod tests {
 
     fn methods() -> [PolarMethod; 2] {
         [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 10, tolerance: 1e-14 }]
+    }
+
+    #[test]
+    fn stiffness_times_matches_blocks() {
+        let (x, t) = rest();
+        let r =
+            Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(0.2, 1.0, -0.4)), 1.1).into_inner();
+        let e = t.evaluate(&x.map(|p| r * p * 1.01), &Matrix3::identity(), PolarMethod::Svd);
+        let u = [0, 1, 2, 3].map(|a| Vector3::new(a as f64, 0.5 - a as f64, (a * a) as f64));
+        let fast = t.stiffness_times(&e.rotated_grads, &u);
+        for a in 0..4 {
+            let slow: Vector3<f64> = (0..4).map(|b| t.stiffness_block(&e.rotated_grads, a, b) * u[b]).sum();
+            assert!((fast[a] - slow).norm() < 1e-12 * slow.norm().max(1.0));
+        }
     }
 
     #[test]
@@ -151,7 +174,8 @@ mod tests {
     #[test]
     fn stiffness_matches_finite_differences_near_rotated_rest() {
         let (x, t) = rest();
-        let r = Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(1.0, 2.0, 3.0)), 0.8).into_inner();
+        let r =
+            Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(1.0, 2.0, 3.0)), 0.8).into_inner();
         // A small displacement (1e-6 of the element size) from the rotated rest shape.
         let y = [0, 1, 2, 3].map(|a| r * x[a] + 1e-6 * Vector3::new(a as f64, 1.0 - a as f64, 0.5));
         for m in methods() {

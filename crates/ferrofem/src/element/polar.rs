@@ -30,9 +30,7 @@ impl Default for PolarMethod {
 pub fn rotation(f: &Matrix3<f64>, previous: &Matrix3<f64>, method: PolarMethod) -> Matrix3<f64> {
     match method {
         PolarMethod::Svd => rotation_svd(f),
-        PolarMethod::Jacobi { max_sweeps, tolerance } => {
-            rotation_jacobi(f, previous, max_sweeps, tolerance)
-        }
+        PolarMethod::Jacobi { max_sweeps, tolerance } => rotation_jacobi(f, previous, max_sweeps, tolerance),
     }
 }
 
@@ -67,7 +65,7 @@ pub fn rotation_jacobi(
         }
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
             let (num, den) = (s[(j, i)] - s[(i, j)], s[(i, i)] + s[(j, j)]);
-            let h = num.hypot(den);
+            let h = (num * num + den * den).sqrt();
             if h == 0.0 {
                 continue;
             }

@@ -67,6 +67,9 @@ impl Default for ImplicitEulerSettings {
 impl ImplicitEulerSettings {
     /// PCG stopping rule.
     pub fn pcg(&self) -> ferrofem_linalg::PcgSettings {
-        ferrofem_linalg::PcgSettings { max_iterations: self.max_iterations, rel_tolerance: self.rel_tolerance }
+        ferrofem_linalg::PcgSettings {
+            max_iterations: self.max_iterations,
+            rel_tolerance: self.rel_tolerance,
+        }
     }
 }

@@ -10,12 +10,8 @@ use ferrofem_mesh::{generate, io, Aabb, TetMesh, ValidationOptions};
 
 pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
     let spec = &scene.spec;
-    let bodies = spec
-        .bodies
-        .iter()
-        .enumerate()
-        .map(|(i, b)| body(scene, b, i))
-        .collect::<Result<Vec<_>, _>>()?;
+    let bodies =
+        spec.bodies.iter().enumerate().map(|(i, b)| body(scene, b, i)).collect::<Result<Vec<_>, _>>()?;
     let model = Model {
         bodies,
         gravity: spec.simulation.gravity,
@@ -89,7 +85,12 @@ fn transform(mesh: &mut TetMesh, spec: &BodySpec) {
 
 /// Indices selected by a box (tet centroids when `tets`, else vertices) or
 /// an explicit list; an empty or out-of-range selection is an error.
-fn select(mesh: &TetMesh, bbox: Option<&BoxSpec>, list: Option<&[usize]>, tets: bool) -> Result<Vec<usize>, String> {
+fn select(
+    mesh: &TetMesh,
+    bbox: Option<&BoxSpec>,
+    list: Option<&[usize]>,
+    tets: bool,
+) -> Result<Vec<usize>, String> {
     let what = if tets { "tet" } else { "vertex" };
     let count = if tets { mesh.tets.len() } else { mesh.vertices.len() };
     let chosen: Vec<usize> = match (bbox, list) {

@@ -57,7 +57,10 @@ impl Scene {
     /// Name of the scene (its `name` key, else the file stem).
     pub fn name(&self) -> String {
         self.spec.simulation.name.clone().unwrap_or_else(|| {
-            Path::new(&self.label).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into())
+            Path::new(&self.label)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scene".into())
         })
     }
 }

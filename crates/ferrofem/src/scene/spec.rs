@@ -232,7 +232,10 @@ impl SceneFile {
     pub fn validate(&self) -> Result<(), Invalid> {
         let s = &self.simulation;
         if !(s.time_step.is_finite() && s.time_step > 0.0) {
-            return Err(("simulation.time_step".into(), format!("{} must be finite and positive (s)", s.time_step)));
+            return Err((
+                "simulation.time_step".into(),
+                format!("{} must be finite and positive (s)", s.time_step),
+            ));
         }
         finite("simulation.gravity".into(), &s.gravity)?;
         if s.output_every == 0 {
@@ -244,12 +247,18 @@ impl SceneFile {
         }
         if let Some(t) = ie.rel_tolerance {
             if !(t.is_finite() && t >= 0.0) {
-                return Err(("implicit_euler.rel_tolerance".into(), format!("{t} must be finite and non-negative")));
+                return Err((
+                    "implicit_euler.rel_tolerance".into(),
+                    format!("{t} must be finite and non-negative"),
+                ));
             }
         }
         if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {
             if max_sweeps == 0 || !(tolerance.is_finite() && tolerance >= 0.0) {
-                return Err(("implicit_euler.polar.jacobi".into(), "max_sweeps ≥ 1 and a finite tolerance ≥ 0".into()));
+                return Err((
+                    "implicit_euler.polar.jacobi".into(),
+                    "max_sweeps ≥ 1 and a finite tolerance ≥ 0".into(),
+                ));
             }
         }
         if self.bodies.is_empty() {
@@ -278,7 +287,10 @@ impl BodySpec {
         }
         let t = self.transform;
         if !(t.scale.is_finite() && t.scale > 0.0) {
-            return Err((format!("{key}.transform.scale"), format!("{} must be finite and positive", t.scale)));
+            return Err((
+                format!("{key}.transform.scale"),
+                format!("{} must be finite and positive", t.scale),
+            ));
         }
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
         finite(format!("{key}.initial_velocity"), &self.initial_velocity)?;
@@ -288,7 +300,12 @@ impl BodySpec {
             one_selection(&k, reg.bbox.is_some(), reg.elements.is_some(), "`box` or `elements`")?;
         }
         for (r, f) in self.fixed.iter().enumerate() {
-            one_selection(&format!("{key}.fixed[{r}]"), f.bbox.is_some(), f.vertices.is_some(), "`box` or `vertices`")?;
+            one_selection(
+                &format!("{key}.fixed[{r}]"),
+                f.bbox.is_some(),
+                f.vertices.is_some(),
+                "`box` or `vertices`",
+            )?;
         }
         for (r, p) in self.prescribed.iter().enumerate() {
             let k = format!("{key}.prescribed[{r}]");

@@ -50,13 +50,14 @@ fn prescribe(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &
     }
 }
 
-/// Rotation, rotated gradients, forces and energy of every tet, in parallel.
+/// Rotation, rotated gradients, forces, energy and `Kₑ v` of every tet, in parallel.
 fn evaluate_elements(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
-    let x = &state.positions;
-    ws.evals.par_iter_mut().enumerate().for_each(|(e, ev)| {
+    let (x, v) = (&state.positions, &state.velocities);
+    let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
+    ws.evals.par_iter_mut().zip(&mut ws.stiffness_velocity).enumerate().for_each(|(e, (ev, kv))| {
         let t = body.mesh.tets[e];
-        let p = t.map(|i| Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2]));
-        *ev = body.rest[e].evaluate(&p, &ev.rotation, polar);
+        *ev = body.rest[e].evaluate(&t.map(|i| at(x, i)), &ev.rotation, polar);
+        *kv = body.rest[e].stiffness_times(&ev.rotated_grads, &t.map(|i| at(v, i)));
     });
     ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
 }
@@ -73,6 +74,7 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
     let pdv = &ws.prescribed_dv;
     let pre = |j: usize| Vector3::new(pdv[3 * j], pdv[3 * j + 1], pdv[3 * j + 2]);
     let evals = &ws.evals;
+    let kvs = &ws.stiffness_velocity;
     let pat = &body.pattern;
     let tasks = split_by_vertex_groups(body, &mut ws.system.values, &mut ws.rhs, &mut ws.elastic_forces);
     tasks.into_par_iter().for_each(|(first, values, rhs, forces)| {
@@ -89,23 +91,29 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
             let fixed_row = body.kinematic[i].is_some();
             for inc in &pat.incidence[pat.incidence_ptr[i]..pat.incidence_ptr[i + 1]] {
                 let (e, a) = (inc.tet as usize, inc.corner as usize);
-                let ev = &evals[e];
+                let (ev, rest) = (&evals[e], &body.rest[e]);
                 f += ev.forces[a];
+                kv += kvs[e][a];
+                if fixed_row {
+                    continue;
+                }
+                // c_k R Kₑ Rᵀ block (a, b) = λ' hₐ h_bᵀ + h_b μ'hₐᵀ + (μ'hₐ·h_b) I.
+                let h = &ev.rotated_grads;
+                let la = (c_k * rest.volume * rest.lambda) * h[a];
+                let ma = (c_k * rest.volume * rest.mu) * h[a];
                 for (b, &j) in body.mesh.tets[e].iter().enumerate() {
-                    let k = body.rest[e].stiffness_block(&ev.rotated_grads, a, b);
-                    kv += k * vel(j);
-                    if fixed_row {
+                    let hb = h[b];
+                    let mut k = la * hb.transpose() + hb * ma.transpose();
+                    let diag = ma.dot(&hb);
+                    (0..3).for_each(|r| k[(r, r)] += diag);
+                    if body.kinematic[j].is_some() {
+                        moved += k * pre(j);
                         continue;
                     }
-                    if body.kinematic[j].is_some() {
-                        moved += c_k * (k * pre(j));
-                    } else {
-                        let col = 3 * inc.column[b] as usize;
-                        for r in 0..3 {
-                            for c in 0..3 {
-                                row[r * 3 * d + col + c] += c_k * k[(r, c)];
-                            }
-                        }
+                    let col = 3 * inc.column[b] as usize;
+                    for r in 0..3 {
+                        let dst = &mut row[r * 3 * d + col..r * 3 * d + col + 3];
+                        (0..3).for_each(|c| dst[c] += k[(r, c)]);
                     }
                 }
             }

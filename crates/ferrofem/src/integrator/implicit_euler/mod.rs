@@ -17,6 +17,8 @@ use crate::element::TetEval;
 pub struct BodyWorkspace {
     /// Per-tet evaluation at the step's start positions (rotations, forces).
     pub evals: Vec<TetEval>,
+    /// Per-tet `R Kₑ Rᵀ v` at the step's start velocities.
+    pub stiffness_velocity: Vec<[nalgebra::Vector3<f64>; 4]>,
     /// `A = M + hB + h²K`, with identity-scaled rows for kinematic vertices.
     pub system: CsrMatrix,
     /// Right-hand side `b`.
@@ -49,6 +51,7 @@ impl BodyWorkspace {
         };
         BodyWorkspace {
             evals: vec![identity; body.rest.len()],
+            stiffness_velocity: vec![Default::default(); body.rest.len()],
             system: CsrMatrix::zeros(body.pattern.csr.clone()),
             rhs: vec![0.0; n],
             elastic_forces: vec![0.0; n],

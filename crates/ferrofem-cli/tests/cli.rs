@@ -1,0 +1,142 @@
+//! The `ferrofem` binary end to end: scene → frames + stats, errors, mesh
+//! tools, benchmark JSON.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn ferrofem() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ferrofem"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ferrofem-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn run_writes_paraview_series_and_stats() {
+    let dir = tmp("run");
+    let out = ferrofem()
+        .args(["--threads", "2", "run", "cantilever", "--steps", "4", "--out"])
+        .arg(&dir)
+        .arg("--stats")
+        .arg(dir.join("stats.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("free_motion") && stderr.contains("median ms"), "{stderr}");
+    let pvd = std::fs::read_to_string(dir.join("beam.pvd")).unwrap();
+    // Initial frame plus every second step.
+    assert_eq!(pvd.matches("<DataSet").count(), 3, "{pvd}");
+    let vtu = std::fs::read_to_string(dir.join("beam_00002.vtu")).unwrap();
+    assert!(vtu.contains("velocity") && vtu.contains("displacement") && vtu.contains("UnstructuredGrid"));
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["steps"].as_array().unwrap().len(), 4);
+    let step = &stats["steps"][3];
+    assert!(step["stage_ms"]["assemble"].as_f64().unwrap() > 0.0);
+    assert!(step["cg_iterations"].as_u64().unwrap() > 0);
+    assert!(step["kinetic_energy"].as_f64().unwrap() > 0.0);
+    assert_eq!(stats["summary"]["steps"], 4);
+    assert_eq!(stats["bodies"][0]["vertices"], 41 * 5 * 5);
+}
+
+#[test]
+fn bad_scene_fails_with_the_key() {
+    let dir = tmp("bad");
+    let scene = dir.join("bad.toml");
+    let body = "[[body]]\nname = \"b\"\nmesh = { ball = { radius = 1.0, resolution = 2 } }\nmaterial = { young = 1e5, poisson = 0.3, density = 1.0 }\n";
+    std::fs::write(&scene, format!("[simulation]\ntime_step = 0.01\nsteps = 1\nstepz = 2\n{body}")).unwrap();
+    let out = ferrofem().arg("run").arg(&scene).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("simulation.stepz") && stderr.starts_with("error:"), "{stderr}");
+}
+
+#[test]
+fn blow_up_reports_step_body_and_stage() {
+    let dir = tmp("blowup");
+    let scene = dir.join("blowup.toml");
+    // An overflowing initial velocity makes the state non-finite in step 1.
+    std::fs::write(
+        &scene,
+        "[simulation]\ntime_step = 0.01\nsteps = 3\n[[body]]\nname = \"cube\"\nmesh = { box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }\nmaterial = { young = 1e5, poisson = 0.3, density = 1000.0 }\ninitial_velocity = [1e308, 1e308, 0.0]\n",
+    )
+    .unwrap();
+    let out = ferrofem()
+        .arg("run")
+        .arg(&scene)
+        .arg("--no-output")
+        .arg("--stats")
+        .arg(dir.join("s.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("step 1") && stderr.contains("body cube") && stderr.contains("stage"),
+        "{stderr}"
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
+    assert!(stats["error"].as_str().unwrap().contains("step 1"));
+}
+
+#[test]
+fn mesh_convert_and_info() {
+    let dir = tmp("mesh");
+    let src = dir.join("in.msh");
+    std::fs::write(
+        &src,
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n$EndNodes\n$Elements\n1\n1 4 2 1 1 1 2 3 4\n$EndElements\n",
+    )
+    .unwrap();
+    let vtu = dir.join("out.vtu");
+    assert!(ferrofem().args(["mesh", "convert"]).arg(&src).arg(&vtu).status().unwrap().success());
+    let out = ferrofem().args(["mesh", "info", "--json"]).arg(&vtu).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["tets"], 1);
+    assert_eq!(info["valid"], true);
+    assert!((info["quality"]["total_volume"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-12);
+    let out = ferrofem().args(["mesh", "info"]).arg(dir.join("missing.msh")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn bench_step_quick_writes_records() {
+    let dir = tmp("bench");
+    let json = dir.join("b.json");
+    let out =
+        ferrofem().args(["bench", "step", "--quick", "--steps", "3", "--json"]).arg(&json).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rec = &r[0];
+    for key in [
+        "scene",
+        "vertices",
+        "dofs",
+        "steps",
+        "step_ms_median",
+        "stage_ms_median",
+        "spmv_gbs",
+        "copy_gbs",
+        "context",
+    ] {
+        assert!(!rec[key].is_null(), "missing {key}");
+    }
+    assert_eq!(rec["cg_iterations_median"], 10.0);
+    assert!(rec["stage_ms_median"]["free_motion"].as_f64().unwrap() > 0.0);
+    assert!(rec["context"]["threads"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn scenes_lists_builtins() {
+    let out = ferrofem().arg("scenes").output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    for n in ["cantilever", "twisting-bar", "heterogeneous-beam"] {
+        assert!(s.contains(n));
+    }
+}

@@ -1,0 +1,208 @@
+//! Whole-body dynamics: momentum in free flight, co-rotation invariance,
+//! assembled stiffness against finite differences, kinematic conditions,
+//! determinism across thread counts.
+
+use ferrofem::element::PolarMethod;
+use ferrofem::scene::Scene;
+use ferrofem::{SimError, World};
+use nalgebra::{Rotation3, Unit, Vector3};
+
+fn world(body: &str, sim: &str, integrator: &str) -> World {
+    let text =
+        format!("[simulation]\n{sim}\n[implicit_euler]\n{integrator}\n[[body]]\nname = \"b\"\n{body}\n");
+    Scene::from_toml(&text, ".".into(), "test").unwrap().build().unwrap()
+}
+
+const BALL: &str = r#"mesh = { ball = { radius = 0.2, resolution = 6 } }
+material = { young = 2e5, poisson = 0.35, density = 1100.0 }"#;
+
+#[test]
+fn free_flight_momentum_and_center_of_mass() {
+    let (h, g) = (0.01, [0.3, 0.0, -9.81]);
+    let mut w = world(
+        BALL,
+        &format!("time_step = {h}\nsteps = 1\ngravity = {g:?}"),
+        "max_iterations = 5000\nrel_tolerance = 1e-13",
+    );
+    let body = w.model.bodies[0].clone();
+    let m = body.total_mass();
+    // Spin plus drift: internal forces appear, and must cancel in the sum.
+    let v0 = Vector3::new(0.5, -0.2, 1.0);
+    let omega = Vector3::new(0.0, 3.0, 1.0);
+    let c0 = w.state.bodies[0].center_of_mass(&body);
+    for (i, p) in body.mesh.vertices.iter().enumerate() {
+        let v = v0 + omega.cross(&(Vector3::from(*p) - Vector3::from(c0)));
+        w.state.bodies[0].velocities[3 * i..3 * i + 3].copy_from_slice(v.as_slice());
+    }
+    let p0 = w.state.bodies[0].momentum(&body);
+    let n = 100;
+    for _ in 0..n {
+        w.step().unwrap();
+    }
+    let t = n as f64 * h;
+    let p = w.state.bodies[0].momentum(&body);
+    let c = w.state.bodies[0].center_of_mass(&body);
+    for d in 0..3 {
+        let expected = p0[d] + m * g[d] * t;
+        assert!(
+            (p[d] - expected).abs() <= 1e-9 * (m * 9.81 * t),
+            "momentum axis {d}: {} vs {expected}",
+            p[d]
+        );
+        // Implicit Euler: x_n = x0 + v0 t + g t (t + h) / 2 exactly for the centre of mass.
+        let discrete = c0[d] + p0[d] / m * t + 0.5 * g[d] * t * (t + h);
+        assert!((c[d] - discrete).abs() < 1e-9, "centre of mass axis {d}");
+        let ballistic = c0[d] + p0[d] / m * t + 0.5 * g[d] * t * t;
+        assert!((c[d] - ballistic).abs() <= 0.5 * g[d].abs() * t * h + 1e-9);
+    }
+    assert!(w.state.bodies[0].kinetic_energy(&body) > 0.0);
+}
+
+#[test]
+fn rotated_rest_shape_has_zero_elastic_force() {
+    for polar in ["\"svd\"", "{ jacobi = { max_sweeps = 10, tolerance = 1e-14 } }"] {
+        let mut w = world(
+            BALL,
+            "time_step = 0.01\nsteps = 1\ngravity = [0.0, 0.0, 0.0]",
+            &format!("polar = {polar}"),
+        );
+        let body = w.model.bodies[0].clone();
+        for k in 0..5 {
+            let axis = Unit::new_normalize(Vector3::new(1.0, -0.5 + k as f64, 0.3));
+            let r = Rotation3::from_axis_angle(&axis, 0.7 * k as f64 + 0.4);
+            let s = &mut w.state.bodies[0];
+            for (i, p) in body.mesh.vertices.iter().enumerate() {
+                let q = r * Vector3::from(*p) + Vector3::new(1.0, 2.0, 3.0);
+                s.positions[3 * i..3 * i + 3].copy_from_slice(q.as_slice());
+                s.velocities[3 * i..3 * i + 3].fill(0.0);
+            }
+            w.step().unwrap();
+            let f = &w.workspace(0).elastic_forces;
+            let fmax = f.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            // Scale: the force of a 1% stretch on one vertex, E·ε·(mesh spacing)².
+            let scale = 2e5 * 0.01 * (0.4f64 / 6.0).powi(2);
+            assert!(fmax <= 1e-9 * scale, "{polar} rotation {k}: {fmax:e}");
+        }
+    }
+}
+
+#[test]
+fn assembled_stiffness_matches_force_differences() {
+    let h = 1.0;
+    let mut w = world(
+        BALL,
+        &format!("time_step = {h}\nsteps = 1\ngravity = [0.0, 0.0, 0.0]"),
+        "polar = \"svd\"\nmax_iterations = 1",
+    );
+    let body = w.model.bodies[0].clone();
+    let n = body.dofs();
+    let rest = body.rest_positions();
+    let r = Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(0.3, 1.0, 0.2)), 0.9);
+    let base: Vec<f64> = rest
+        .chunks_exact(3)
+        .enumerate()
+        .flat_map(|(i, p)| {
+            let q = r * Vector3::new(p[0], p[1], p[2])
+                + 1e-8 * Vector3::new((i % 7) as f64, (i % 3) as f64, (i % 5) as f64);
+            [q.x, q.y, q.z]
+        })
+        .collect();
+    let mut eval = |x: &[f64]| {
+        w.state.bodies[0].positions.copy_from_slice(x);
+        w.state.bodies[0].velocities.fill(0.0);
+        w.step().unwrap();
+        let ws = w.workspace(0);
+        (ws.elastic_forces.clone(), ws.system.clone())
+    };
+    let (_, a) = eval(&base);
+    let dir: Vec<f64> = (0..n).map(|j| ((j * 37) % 11) as f64 / 11.0 - 0.5).collect();
+    let eps = 1e-7;
+    let plus: Vec<f64> = base.iter().zip(&dir).map(|(x, d)| x + eps * d).collect();
+    let minus: Vec<f64> = base.iter().zip(&dir).map(|(x, d)| x - eps * d).collect();
+    let (fp, _) = eval(&plus);
+    let (fm, _) = eval(&minus);
+    // With h = 1 and no damping, A = M + K.
+    let mut ad = vec![0.0; n];
+    a.mul_vec(&dir, &mut ad);
+    let mut err: f64 = 0.0;
+    let mut scale: f64 = 0.0;
+    for j in 0..n {
+        let k_dir = ad[j] - body.mass[j / 3] * dir[j];
+        let fd = -(fp[j] - fm[j]) / (2.0 * eps);
+        err = err.max((k_dir - fd).abs());
+        scale = scale.max(fd.abs());
+    }
+    assert!(err < 1e-4 * scale, "K·d differs from -Δf/ε: {err:e} vs {scale:e}");
+}
+
+#[test]
+fn prescribed_rotation_is_followed_exactly() {
+    let scene = Scene::from_file(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenes/twisting-bar.toml"
+    )))
+    .unwrap();
+    let mut w = scene.build().unwrap();
+    let h = w.model.time_step;
+    for _ in 0..10 {
+        w.step().unwrap();
+    }
+    let body = &w.model.bodies[0];
+    let angle = 10.0 * h;
+    for (i, p) in body.mesh.vertices.iter().enumerate() {
+        if p[0] < -0.999 {
+            let q = Rotation3::from_axis_angle(&Vector3::x_axis(), angle) * Vector3::from(*p);
+            let x = &w.state.bodies[0].positions[3 * i..3 * i + 3];
+            assert!((Vector3::new(x[0], x[1], x[2]) - q).norm() < 1e-12);
+        }
+    }
+    assert!(w.workspace(0).elastic_energy > 0.0);
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "max_iterations = 20");
+            w.state.bodies[0].velocities.iter_mut().enumerate().for_each(|(j, v)| *v = (j % 5) as f64 * 0.1);
+            for _ in 0..5 {
+                w.step().unwrap();
+            }
+            w.state.bodies[0].positions.clone()
+        })
+    };
+    let (a, b) = (run(1), run(3));
+    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+}
+
+#[test]
+fn nonfinite_state_names_step_body_and_stage() {
+    let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "");
+    w.step().unwrap();
+    w.state.bodies[0].velocities[7] = f64::NAN;
+    let err = w.step().unwrap_err();
+    assert!(matches!(err, SimError::NonFinite { step: 2, .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("step 2") && msg.contains("body b") && msg.contains("assemble"), "{msg}");
+}
+
+#[test]
+fn both_polar_methods_agree_on_a_bent_body() {
+    let mut results = Vec::new();
+    for polar in [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 20, tolerance: 1e-14 }] {
+        let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "max_iterations = 500\nrel_tolerance = 1e-12");
+        w.model.integrator.polar = polar;
+        w.state.bodies[0]
+            .velocities
+            .iter_mut()
+            .enumerate()
+            .for_each(|(j, v)| *v = ((j * 13) % 7) as f64 * 0.2);
+        for _ in 0..10 {
+            w.step().unwrap();
+        }
+        results.push(w.state.bodies[0].positions.clone());
+    }
+    let diff = results[0].iter().zip(&results[1]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(diff < 1e-9, "{diff:e}");
+}

@@ -1,0 +1,129 @@
+//! Every built-in scene loads and runs; malformed scenes fail with the key.
+
+use std::path::{Path, PathBuf};
+
+use ferrofem::scene::Scene;
+use ferrofem::SimError;
+
+fn scenes_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
+}
+
+#[test]
+fn every_builtin_scene_runs() {
+    let mut found = 0;
+    for entry in std::fs::read_dir(scenes_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            found += 1;
+            let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            for _ in 0..5 {
+                let s = w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(s.kinetic_energy.is_finite() && s.elastic_energy.is_finite());
+            }
+        }
+    }
+    assert!(found >= 3);
+}
+
+#[test]
+fn heterogeneous_beam_sags_between_its_two_materials() {
+    let text = std::fs::read_to_string(scenes_dir().join("heterogeneous-beam.toml")).unwrap();
+    let tip = |text: &str| {
+        // Weight scaled down 100× to stay in the small-deflection (linear) regime.
+        let text = text
+            .replace("-9.81", "-0.0981")
+            .replace("time_step = 0.01", "time_step = 1.0")
+            .replace("max_iterations = 150", "max_iterations = 20000")
+            .replace("rel_tolerance = 1e-6", "rel_tolerance = 1e-10");
+        let mut w = Scene::from_toml(&text, ".".into(), "h").unwrap().build().unwrap();
+        for _ in 0..6 {
+            w.step().unwrap();
+        }
+        let b = &w.model.bodies[0];
+        (0..b.vertex_count())
+            .filter(|&i| b.mesh.vertices[i][0] > 0.999)
+            .map(|i| b.mesh.vertices[i][2] - w.state.bodies[0].positions[3 * i + 2])
+            .sum::<f64>()
+    };
+    let mixed = tip(&text);
+    let stiff = tip(&text.replace("young = 1.0e6", "young = 1.0e7"));
+    let soft = tip(&text.replace("young = 1.0e7", "young = 1.0e6"));
+    assert!(stiff < mixed && mixed < soft, "{stiff} {mixed} {soft}");
+    // Soft everywhere is exactly 10× the stiff deflection (linear regime).
+    assert!((soft / stiff - 10.0).abs() < 0.2, "{}", soft / stiff);
+}
+
+fn scene_error(text: &str) -> String {
+    match Scene::from_toml(text, ".".into(), "bad.toml") {
+        Err(e @ SimError::Scene { .. }) => e.to_string(),
+        Err(e) => panic!("wrong error kind: {e}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+const GOOD: &str = r#"
+[simulation]
+time_step = 0.01
+steps = 10
+[[body]]
+name = "b"
+mesh = { box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }
+material = { young = 1e5, poisson = 0.3, density = 1000.0 }
+"#;
+
+#[test]
+fn misspelled_key_is_named() {
+    assert!(Scene::from_toml(GOOD, ".".into(), "good").is_ok());
+    let msg = scene_error(&GOOD.replace("young", "youngs"));
+    assert!(msg.contains("body[0].material") && msg.contains("youngs"), "{msg}");
+    let msg = scene_error(&GOOD.replace("time_step", "timestep"));
+    assert!(msg.contains("timestep"), "{msg}");
+    let msg = scene_error(&GOOD.replace("box = {", "boxx = {"));
+    assert!(msg.contains("boxx") && msg.contains("body[0].mesh"), "{msg}");
+}
+
+#[test]
+fn invalid_values_are_named() {
+    let msg = scene_error(&GOOD.replace("poisson = 0.3", "poisson = 0.5"));
+    assert!(msg.contains("body[0].material") && msg.contains("poisson"), "{msg}");
+    let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = -1.0"));
+    assert!(msg.contains("simulation.time_step"), "{msg}");
+    let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = nan"));
+    assert!(msg.contains("simulation.time_step"), "{msg}");
+    let msg = scene_error(&format!(
+        "{GOOD}[[body.fixed]]\nvertices = [1]\nbox = {{ min = [0.0,0.0,0.0], max = [1.0,1.0,1.0] }}\n"
+    ));
+    assert!(msg.contains("body[0].fixed[0]"), "{msg}");
+}
+
+#[test]
+fn empty_selection_and_missing_mesh_are_errors() {
+    let text = format!("{GOOD}[[body.fixed]]\nbox = {{ min = [5.0,5.0,5.0], max = [6.0,6.0,6.0] }}\n");
+    let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
+    assert!(err.contains("body[0].fixed[0]") && err.contains("selects no vertex"), "{err}");
+    let text = GOOD.replace(
+        "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+        "{ file = { path = \"nope.msh\" } }",
+    );
+    let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
+    assert!(err.contains("body b") && err.contains("nope.msh"), "{err}");
+}
+
+#[test]
+fn external_raptor_mesh_builds_when_present() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes/generated/raptor_tet_5k.msh");
+    if !path.exists() {
+        eprintln!("skipping: {} is absent", path.display());
+        return;
+    }
+    let text = GOOD.replace(
+        "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+        &format!("{{ file = {{ path = {:?} }} }}", path.display().to_string()),
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), "raptor").unwrap().build().unwrap();
+    assert!(w.model.bodies[0].vertex_count() > 4000);
+    w.step().unwrap();
+}

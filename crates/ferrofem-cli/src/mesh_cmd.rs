@@ -50,7 +50,7 @@ pub fn mesh(cmd: MeshCommand) -> Result<(), CliError> {
     }
 }
 
-fn info(file: &PathBuf, json: bool) -> Result<(), CliError> {
+fn info(file: &std::path::Path, json: bool) -> Result<(), CliError> {
     let e = io::read_elements(file)?;
     let bbox = ferrofem_mesh::Aabb::of_points(&e.vertices);
     let mut out = serde_json::json!({

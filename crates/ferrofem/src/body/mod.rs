@@ -45,6 +45,8 @@ pub struct BodyModel {
     pub damping: Rayleigh,
     /// Kinematic condition per vertex (`None`: free).
     pub kinematic: Vec<Option<Kinematic>>,
+    /// `kinematic[i].is_some()`, packed for the assembly's inner loop.
+    pub is_kinematic: Vec<bool>,
     /// Boundary surface with its map to volume vertices.
     pub surface: BoundarySurface,
     /// Sparsity pattern and scatter slots of the system matrix.
@@ -82,7 +84,19 @@ impl BodyModel {
         }
         let surface = mesh.boundary();
         let pattern = AssemblyPattern::new(&mesh);
-        Ok(BodyModel { name, mesh, rest, materials, mass, damping, kinematic, surface, pattern })
+        let is_kinematic = kinematic.iter().map(Option::is_some).collect();
+        Ok(BodyModel {
+            name,
+            mesh,
+            rest,
+            materials,
+            mass,
+            damping,
+            kinematic,
+            is_kinematic,
+            surface,
+            pattern,
+        })
     }
 
     /// Number of vertices.

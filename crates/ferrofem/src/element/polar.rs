@@ -70,13 +70,15 @@ pub fn rotation_jacobi(
                 continue;
             }
             let (c, sn) = (den / h, num / h);
-            let mut g = Matrix3::identity();
-            g[(i, i)] = c;
-            g[(j, j)] = c;
-            g[(i, j)] = -sn;
-            g[(j, i)] = sn;
-            r *= g;
-            s = g.transpose() * s;
+            // R ← R G and S ← Gᵀ S touch only columns i, j of R and rows i, j of S.
+            for k in 0..3 {
+                let (ri, rj) = (r[(k, i)], r[(k, j)]);
+                r[(k, i)] = c * ri + sn * rj;
+                r[(k, j)] = -sn * ri + c * rj;
+                let (si, sj) = (s[(i, k)], s[(j, k)]);
+                s[(i, k)] = c * si + sn * sj;
+                s[(j, k)] = -sn * si + c * sj;
+            }
         }
     }
     r

@@ -88,7 +88,7 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
             let mut f = Vector3::zeros();
             let mut kv = Vector3::zeros();
             let mut moved = Vector3::zeros();
-            let fixed_row = body.kinematic[i].is_some();
+            let fixed_row = body.is_kinematic[i];
             for inc in &pat.incidence[pat.incidence_ptr[i]..pat.incidence_ptr[i + 1]] {
                 let (e, a) = (inc.tet as usize, inc.corner as usize);
                 let (ev, rest) = (&evals[e], &body.rest[e]);
@@ -106,7 +106,7 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
                     let mut k = la * hb.transpose() + hb * ma.transpose();
                     let diag = ma.dot(&hb);
                     (0..3).for_each(|r| k[(r, r)] += diag);
-                    if body.kinematic[j].is_some() {
+                    if body.is_kinematic[j] {
                         moved += k * pre(j);
                         continue;
                     }

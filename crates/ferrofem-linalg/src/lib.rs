@@ -1,6 +1,8 @@
 //! Sparse linear algebra for ferrofem: a compressed-sparse-row matrix whose
 //! pattern is fixed once ([`CsrMatrix`]), deterministic parallel vector
-//! kernels ([`vector`]), and preconditioned conjugate gradients ([`pcg`]).
+//! kernels ([`vector`]), preconditioned conjugate gradients ([`pcg`]), and a
+//! sparse LDLᵀ with its elimination tree, single-nonzero solves and sparse
+//! inverse ([`ldlt`]).
 //!
 //! Results never depend on the number of threads: reductions are done over
 //! fixed-size blocks whose partial sums are added in a fixed order.
@@ -8,10 +10,14 @@
 
 pub mod bandwidth;
 mod csr;
+mod error;
+pub mod ldlt;
 pub mod pcg;
 pub mod vector;
 
 pub use csr::{CsrMatrix, CsrPattern};
+pub use error::LinalgError;
+pub use ldlt::{Ldlt, LdltSymbolic, Ordering, SparseInverse};
 pub use pcg::{
     DiagonalPreconditioner, IdentityPreconditioner, KrylovError, Pcg, PcgSettings, PcgSolve, Preconditioner,
 };

@@ -1,0 +1,280 @@
+//! Sparse LDLᵀ of a symmetric positive definite matrix: ordering, symbolic
+//! analysis once per pattern, numeric factorization per matrix (faer's
+//! supernodal LDLᵀ), with the factor exposed as a unit-lower CSC `L`, a
+//! diagonal `D`, the permutation and the elimination tree, so that
+//! triangular solves can visit only what they must (zeng2022 §3.4, §4.2).
+
+pub mod etree;
+pub mod ordering;
+mod solve;
+mod sparse_inverse;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::perm::PermRef;
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, CholeskySymbolicParams, LdltRef, SymbolicCholesky, SymbolicCholeskyRaw,
+    SymmetricOrdering,
+};
+use faer::sparse::linalg::{SupernodalThreshold, SymbolicSupernodalParams};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Par, Side};
+
+pub use ordering::Ordering;
+pub use solve::{PathScratch, SparseColumn};
+pub use sparse_inverse::SparseInverse;
+
+use crate::{CsrMatrix, CsrPattern, LinalgError};
+
+/// Everything that depends only on the sparsity pattern: permutation, faer's
+/// supernodal structure, the CSC pattern of `L` and the elimination tree.
+#[derive(Debug)]
+pub struct LdltSymbolic {
+    n: usize,
+    /// New index `k` ↦ old index `perm[k]` (`P A Pᵀ` has `(P A Pᵀ)ₖₗ = A_{perm[k], perm[l]}`).
+    pub perm: Vec<usize>,
+    /// Old index ↦ new index.
+    pub perm_inv: Vec<usize>,
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    faer: SymbolicCholesky<usize>,
+    /// Column starts of `L`'s strictly lower part (CSC, permuted numbering).
+    pub l_col_ptr: Vec<usize>,
+    /// Row indices of `L`'s strictly lower part, sorted per column.
+    pub l_row_idx: Vec<u32>,
+    l_src: Vec<usize>,
+    d_src: Vec<usize>,
+    /// Elimination tree of the stored factor: parent of each column, or [`etree::NONE`].
+    pub parent: Vec<usize>,
+    /// A postorder of the elimination tree.
+    pub postorder: Vec<usize>,
+    /// Milliseconds spent computing the ordering.
+    pub ordering_ms: f64,
+    /// Milliseconds spent in the symbolic analysis (after ordering).
+    pub symbolic_ms: f64,
+}
+
+/// How the symbolic analysis treats supernodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Supernodes {
+    /// faer's default relaxed amalgamation: faster, `L` stores a few explicit zeros.
+    #[default]
+    Relaxed,
+    /// Fundamental supernodes only: `L`'s stored pattern is exactly its structure.
+    Fundamental,
+}
+
+impl LdltSymbolic {
+    /// Orders and analyses a symmetric pattern; `block` is the number of
+    /// DOFs per graph vertex used by nested dissection (3 for FEM).
+    pub fn analyze(p: &CsrPattern, ordering: Ordering, block: usize) -> Result<Self, LinalgError> {
+        Self::analyze_with(p, ordering, block, Supernodes::Relaxed)
+    }
+
+    /// As [`Self::analyze`], choosing the supernode amalgamation.
+    pub fn analyze_with(
+        p: &CsrPattern,
+        ordering: Ordering,
+        block: usize,
+        supernodes: Supernodes,
+    ) -> Result<Self, LinalgError> {
+        let n = p.nrows;
+        if p.ncols != n || block == 0 || n % block != 0 {
+            return Err(LinalgError::Dimension(format!("{n}×{} pattern with block {block}", p.ncols)));
+        }
+        let col_ptr = p.row_ptr.clone();
+        let row_idx: Vec<usize> = p.col_idx.iter().map(|&c| c as usize).collect();
+        let t = Instant::now();
+        let custom = match ordering {
+            Ordering::NestedDissection => {
+                let (xadj, adj) = ordering::block_graph(p, block);
+                let fwd = ordering::expand_blocks(&ordering::nested_dissection(&xadj, &adj)?, block);
+                let mut inv = vec![0; n];
+                fwd.iter().enumerate().for_each(|(k, &o)| inv[o] = k);
+                Some((fwd, inv))
+            }
+            Ordering::Amd => None,
+        };
+        let ordering_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let a = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+        let ord = match &custom {
+            Some((f, i)) => SymmetricOrdering::Custom(PermRef::new_checked(f, i, n)),
+            None => SymmetricOrdering::Amd,
+        };
+        let params = CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+            supernodal_params: SymbolicSupernodalParams {
+                relax: match supernodes {
+                    Supernodes::Relaxed => SymbolicSupernodalParams::default().relax,
+                    Supernodes::Fundamental => None,
+                },
+            },
+            ..Default::default()
+        };
+        let faer = factorize_symbolic_cholesky(a, Side::Upper, ord, params)
+            .map_err(|e| LinalgError::Factorization(format!("symbolic analysis: {e:?}")))?;
+        let ordering_ms = ordering_ms + if custom.is_none() { t.elapsed().as_secs_f64() * 1e3 } else { 0.0 };
+        let (perm, perm_inv) = match faer.perm() {
+            Some(pr) => {
+                let (f, i) = pr.arrays();
+                (f.to_vec(), i.to_vec())
+            }
+            None => ((0..n).collect(), (0..n).collect()),
+        };
+        let mut s = LdltSymbolic {
+            n,
+            perm,
+            perm_inv,
+            col_ptr,
+            row_idx,
+            faer,
+            l_col_ptr: Vec::new(),
+            l_row_idx: Vec::new(),
+            l_src: Vec::new(),
+            d_src: Vec::new(),
+            parent: Vec::new(),
+            postorder: Vec::new(),
+            ordering_ms,
+            symbolic_ms: 0.0,
+        };
+        s.extract_l_pattern()?;
+        s.parent = etree::parent_from_l(n, &s.l_col_ptr, &s.l_row_idx);
+        s.postorder = etree::postorder(&s.parent);
+        s.symbolic_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok(s)
+    }
+
+    /// Dimension.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Stored entries of `L` below the diagonal.
+    pub fn nnz_l(&self) -> usize {
+        self.l_row_idx.len()
+    }
+
+    /// Reads the supernodes: column `c` of supernode `[c0, c1)` has rows
+    /// `c+1..c1` of the dense diagonal block, then the supernode's pattern.
+    fn extract_l_pattern(&mut self) -> Result<(), LinalgError> {
+        let SymbolicCholeskyRaw::Supernodal(sn) = self.faer.raw() else {
+            return Err(LinalgError::Factorization("expected a supernodal analysis".into()));
+        };
+        let (begin, end) = (sn.supernode_begin(), sn.supernode_end());
+        let (rptr, vptr, rows) = (sn.col_ptr_for_row_idx(), sn.col_ptr_for_val(), sn.row_idx());
+        self.l_col_ptr = vec![0; self.n + 1];
+        self.d_src = vec![0; self.n];
+        for s in 0..sn.n_supernodes() {
+            let (c0, c1) = (begin[s], end[s]);
+            let pattern = &rows[rptr[s]..rptr[s + 1]];
+            let nrows = (c1 - c0) + pattern.len();
+            for c in c0..c1 {
+                let k = c - c0;
+                let col = vptr[s] + k * nrows;
+                self.d_src[c] = col + k;
+                for (r, row) in (c + 1..c1)
+                    .map(|r| (r - c0, r))
+                    .chain(pattern.iter().enumerate().map(|(i, &r)| (c1 - c0 + i, r)))
+                {
+                    self.l_row_idx.push(row as u32);
+                    self.l_src.push(col + r);
+                }
+                self.l_col_ptr[c + 1] = self.l_row_idx.len();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A numeric LDLᵀ factorization `P A Pᵀ = L D Lᵀ`.
+#[derive(Debug, Clone)]
+pub struct Ldlt {
+    symbolic: Arc<LdltSymbolic>,
+    supernodal: Vec<f64>,
+    /// Values of `L` below the diagonal, aligned with `symbolic.l_row_idx`.
+    pub l_values: Vec<f64>,
+    /// The diagonal `D`.
+    pub d: Vec<f64>,
+    /// Milliseconds the numeric factorization took.
+    pub numeric_ms: f64,
+}
+
+impl Ldlt {
+    /// Factorizes `a` (whose pattern was analysed by `symbolic`).
+    pub fn factorize(symbolic: Arc<LdltSymbolic>, a: &CsrMatrix) -> Result<Ldlt, LinalgError> {
+        let mut f = Ldlt {
+            supernodal: vec![0.0; symbolic.faer.len_val()],
+            l_values: vec![0.0; symbolic.l_src.len()],
+            d: vec![0.0; symbolic.n],
+            numeric_ms: 0.0,
+            symbolic,
+        };
+        f.refactorize(a)?;
+        Ok(f)
+    }
+
+    /// Numeric factorization of new values with the same pattern, reusing storage.
+    pub fn refactorize(&mut self, a: &CsrMatrix) -> Result<(), LinalgError> {
+        let t = Instant::now();
+        let s = &*self.symbolic;
+        if a.values.len() != s.row_idx.len() || a.nrows() != s.n {
+            return Err(LinalgError::Dimension("matrix does not match the analysed pattern".into()));
+        }
+        let a_ref = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(s.n, s.n, &s.col_ptr, None, &s.row_idx),
+            &a.values,
+        );
+        let par = Par::rayon(0);
+        let mut mem = MemBuffer::new(s.faer.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()));
+        s.faer
+            .factorize_numeric_ldlt(
+                &mut self.supernodal,
+                a_ref,
+                Side::Upper,
+                Default::default(),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .map_err(|e| LinalgError::Factorization(format!("numeric LDLᵀ: {e:?}")))?;
+        for (dst, &src) in self.l_values.iter_mut().zip(&s.l_src) {
+            *dst = self.supernodal[src];
+        }
+        for (dst, &src) in self.d.iter_mut().zip(&s.d_src) {
+            *dst = self.supernodal[src];
+        }
+        if let Some(j) = self.d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
+            return Err(LinalgError::Factorization(format!(
+                "pivot {j} is {} (matrix not positive definite)",
+                self.d[j]
+            )));
+        }
+        self.numeric_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+
+    /// The symbolic part.
+    pub fn symbolic(&self) -> &Arc<LdltSymbolic> {
+        &self.symbolic
+    }
+
+    /// Solves `A X = B` in place for `ncols` right-hand sides stored column-major.
+    pub fn solve_in_place(&self, b: &mut [f64], ncols: usize) {
+        let s = &*self.symbolic;
+        let par = if ncols > 1 { Par::rayon(0) } else { Par::Seq };
+        let mut mem = MemBuffer::new(s.faer.solve_in_place_scratch::<f64>(ncols, par));
+        let rhs = faer::MatMut::from_column_major_slice_mut(b, s.n, ncols);
+        LdltRef::new(&s.faer, &self.supernodal).solve_in_place_with_conj(
+            faer::Conj::No,
+            rhs,
+            par,
+            MemStack::new(&mut mem),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,229 @@
+use std::sync::Arc;
+
+use super::etree::{self, NONE};
+use super::*;
+use crate::CsrPattern;
+
+/// A random SPD matrix with 3×3 blocks on a 3-D grid graph plus random
+/// long-range edges (diagonally dominant).
+fn random_spd(nx: usize, seed: u64) -> CsrMatrix {
+    let nv = nx * nx * nx;
+    let mut rng = seed;
+    let mut next = || {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (rng >> 33) as f64 / (1u64 << 31) as f64
+    };
+    let id = |i: usize, j: usize, k: usize| (k * nx + j) * nx + i;
+    let mut edges = std::collections::BTreeSet::new();
+    for k in 0..nx {
+        for j in 0..nx {
+            for i in 0..nx {
+                let v = id(i, j, k);
+                if i + 1 < nx {
+                    edges.insert((v, id(i + 1, j, k)));
+                }
+                if j + 1 < nx {
+                    edges.insert((v, id(i, j + 1, k)));
+                }
+                if k + 1 < nx {
+                    edges.insert((v, id(i, j, k + 1)));
+                }
+            }
+        }
+    }
+    for _ in 0..nv / 4 {
+        let (a, b) = ((next() * nv as f64) as usize % nv, (next() * nv as f64) as usize % nv);
+        if a != b {
+            edges.insert((a.min(b), a.max(b)));
+        }
+    }
+    let mut rows = vec![Vec::new(); 3 * nv];
+    let mut vals = std::collections::HashMap::new();
+    let mut diag = vec![0.0; 3 * nv];
+    for &(a, b) in &edges {
+        for r in 0..3 {
+            for c in 0..3 {
+                let v = next() - 0.5;
+                let (i, j) = (3 * a + r, 3 * b + c);
+                vals.insert((i, j), v);
+                vals.insert((j, i), v);
+                diag[i] += v.abs();
+                diag[j] += v.abs();
+                rows[i].push(j as u32);
+                rows[j].push(i as u32);
+            }
+        }
+    }
+    for v in 0..nv {
+        for r in 0..3 {
+            for c in 0..3 {
+                let (i, j) = (3 * v + r, 3 * v + c);
+                rows[i].push(j as u32);
+                if r != c {
+                    let x = 0.1 * (next() - 0.5);
+                    vals.insert((i, j), x);
+                    vals.insert((j, i), x);
+                    diag[i] += x.abs();
+                }
+            }
+        }
+    }
+    let mut m = CsrMatrix::zeros(CsrPattern::from_rows(3 * nv, rows));
+    for i in 0..3 * nv {
+        for p in m.pattern.row_ptr[i]..m.pattern.row_ptr[i + 1] {
+            let j = m.pattern.col_idx[p] as usize;
+            m.values[p] = if i == j { diag[i] + 1.0 + next() } else { vals[&(i, j)] };
+        }
+    }
+    m
+}
+
+fn dense_l(f: &Ldlt) -> Vec<Vec<f64>> {
+    let s = f.symbolic();
+    let n = s.n();
+    let mut l = vec![vec![0.0; n]; n];
+    for j in 0..n {
+        l[j][j] = 1.0;
+        for p in s.l_col_ptr[j]..s.l_col_ptr[j + 1] {
+            l[s.l_row_idx[p] as usize][j] = f.l_values[p];
+        }
+    }
+    l
+}
+
+fn check_reconstruction(a: &CsrMatrix, f: &Ldlt) {
+    let s = f.symbolic();
+    let n = s.n();
+    let l = dense_l(f);
+    let ad = a.to_dense();
+    let mut err: f64 = 0.0;
+    let mut scale: f64 = 0.0;
+    for i in 0..n {
+        for j in 0..=i {
+            let ldl: f64 = (0..=j).map(|k| l[i][k] * f.d[k] * l[j][k]).sum();
+            let pap = ad[s.perm[i]][s.perm[j]];
+            err = err.max((ldl - pap).abs());
+            scale = scale.max(pap.abs());
+        }
+    }
+    assert!(err <= 1e-12 * scale, "‖LDLᵀ − PAPᵀ‖ = {err:e} (scale {scale:e})");
+}
+
+#[test]
+fn factorization_reconstructs_and_solves() {
+    for (ordering, seed) in
+        [(Ordering::NestedDissection, 1), (Ordering::Amd, 2), (Ordering::NestedDissection, 3)]
+    {
+        let a = random_spd(4, seed);
+        let sym = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap());
+        assert!(ordering::is_permutation(&sym.perm));
+        let f = Ldlt::factorize(sym, &a).unwrap();
+        check_reconstruction(&a, &f);
+        let n = a.nrows();
+        let x_true: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut b = vec![0.0; 2 * n];
+        a.mul_vec(&x_true[..n], &mut b[..n]);
+        a.mul_vec(&x_true[n..], &mut b[n..]);
+        let mut x = b.clone();
+        f.solve_in_place(&mut x, 2);
+        let err = x.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10, "{ordering:?}: {err:e}");
+        let inv = SparseInverse::new(&f);
+        let mut y = vec![0.0; n];
+        inv.apply(&b[..n], &mut y);
+        let err = y.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10, "sparse inverse apply: {err:e}");
+    }
+}
+
+#[test]
+fn elimination_tree_matches_the_pattern_of_l() {
+    let a = random_spd(5, 7);
+    for supernodes in [Supernodes::Fundamental, Supernodes::Relaxed] {
+        let s = LdltSymbolic::analyze_with(&a.pattern, Ordering::NestedDissection, 3, supernodes).unwrap();
+        if supernodes == Supernodes::Fundamental {
+            let from_a = etree::from_matrix(&a.pattern.row_ptr, &a.pattern.col_idx, &s.perm, &s.perm_inv);
+            assert_eq!(from_a, s.parent, "etree of the analysis differs from the pattern of L");
+        }
+        // Every column's pattern lies on its path to the root.
+        for j in 0..s.n() {
+            let mut path = std::collections::HashSet::new();
+            let mut k = s.parent[j];
+            while k != NONE {
+                path.insert(k);
+                k = s.parent[k];
+            }
+            for &r in &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]] {
+                assert!(path.contains(&(r as usize)), "{supernodes:?}: L[{r},{j}] is off the path");
+            }
+        }
+        let post = etree::postorder(&s.parent);
+        let mut pos = vec![0; s.n()];
+        post.iter().enumerate().for_each(|(i, &v)| pos[v] = i);
+        assert!((0..s.n()).all(|j| s.parent[j] == NONE || pos[j] < pos[s.parent[j]]));
+    }
+}
+
+#[test]
+fn single_nonzero_solves_are_columns_of_the_inverse() {
+    let a = random_spd(4, 11);
+    let f = Ldlt::factorize(
+        Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 3).unwrap()),
+        &a,
+    )
+    .unwrap();
+    let n = a.nrows();
+    let l = dense_l(&f);
+    let mut scratch = PathScratch::default();
+    let js: Vec<usize> = (0..n).step_by(7).collect();
+    let many = f.solve_unit_lower_many(&js);
+    for (c, &j) in js.iter().enumerate() {
+        // Dense forward substitution of L s = e_j.
+        let mut dense = vec![0.0; n];
+        dense[j] = 1.0;
+        for i in j + 1..n {
+            dense[i] = -(j..i).map(|k| l[i][k] * dense[k]).sum::<f64>();
+        }
+        let col = f.solve_unit_lower_single(j, &mut scratch).clone();
+        assert_eq!(col, many[c]);
+        let mut k = j;
+        let mut path = Vec::new();
+        while k != NONE {
+            path.push(k as u32);
+            k = f.symbolic().parent[k];
+        }
+        assert_eq!(col.rows, path, "the result's pattern is the etree path");
+        let mut sparse = vec![0.0; n];
+        col.rows.iter().zip(&col.values).for_each(|(&r, &v)| sparse[r as usize] = v);
+        for i in 0..n {
+            assert!((sparse[i] - dense[i]).abs() < 1e-12 * (1.0 + dense[i].abs()), "column {j} row {i}");
+        }
+    }
+    // S·L = I.
+    let s_inv = SparseInverse::new(&f);
+    let mut worst: f64 = 0.0;
+    for j in 0..n {
+        for i in 0..n {
+            let mut v = 0.0;
+            // (S L)_ij = Σ_k S_ik L_kj over k ≥ j.
+            for k in j..n {
+                if l[k][j] != 0.0 {
+                    let col = s_inv.col_ptr[k]..s_inv.col_ptr[k + 1];
+                    if let Ok(q) = s_inv.row_idx[col.clone()].binary_search(&(i as u32)) {
+                        v += s_inv.values[col.start + q] * l[k][j];
+                    }
+                }
+            }
+            worst = worst.max((v - if i == j { 1.0 } else { 0.0 }).abs());
+        }
+    }
+    assert!(worst < 1e-10, "‖SL − I‖ = {worst:e}");
+}
+
+#[test]
+fn indefinite_matrix_is_an_error() {
+    let mut a = random_spd(2, 5);
+    a.values.iter_mut().for_each(|v| *v = -*v);
+    let sym = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Amd, 3).unwrap());
+    assert!(Ldlt::factorize(sym, &a).is_err());
+}

@@ -57,6 +57,16 @@ pub enum SimError {
         /// The solver's error.
         source: KrylovError,
     },
+    /// The preconditioner's factorization failed.
+    #[error("step {step}, body {body}, stage factorize: {source}")]
+    Factorization {
+        /// Step number (1-based).
+        step: usize,
+        /// Body concerned.
+        body: String,
+        /// The factorization's error.
+        source: ferrofem_linalg::LinalgError,
+    },
     /// Output could not be written.
     #[error("output: {0}")]
     Output(#[from] MeshError),

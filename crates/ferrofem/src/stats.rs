@@ -11,6 +11,8 @@ use serde::{Serialize, Serializer};
 pub enum Stage {
     /// Co-rotations, `A = M + hB + h²K` and `b` (zeng2022 eq. 4).
     Assemble,
+    /// Refresh of the LDLᵀ preconditioner (zeng2022 §3.4); ~0 for diagonal ones.
+    Factorize,
     /// `A Δv = b` by PCG (zeng2022 eq. 13, dahl2019 §3.2).
     FreeMotion,
     /// `v ← v + Δv`, `x ← x + h v`.
@@ -19,12 +21,13 @@ pub enum Stage {
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 3] = [Stage::Assemble, Stage::FreeMotion, Stage::Integrate];
+    pub const ALL: [Stage; 4] = [Stage::Assemble, Stage::Factorize, Stage::FreeMotion, Stage::Integrate];
 
     /// The stage's name in stats and tables.
     pub fn name(self) -> &'static str {
         match self {
             Stage::Assemble => "assemble",
+            Stage::Factorize => "factorize",
             Stage::FreeMotion => "free_motion",
             Stage::Integrate => "integrate",
         }
@@ -82,6 +85,10 @@ pub struct BodyStepStats {
     pub kinetic_energy: f64,
     /// Co-rotated elastic energy at the start of the step (J).
     pub elastic_energy: f64,
+    /// With the LDLᵀ preconditioner: steps since the `A` its factor was computed from.
+    pub factor_age: Option<usize>,
+    /// With the LDLᵀ preconditioner: factorizations completed so far.
+    pub factorizations: usize,
 }
 
 /// One step's figures.
@@ -173,7 +180,7 @@ mod tests {
     fn percentiles() {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
-        let json = serde_json::to_string(&StageTimes([1.0, 2.0, 3.0])).unwrap();
-        assert_eq!(json, r#"{"assemble":1.0,"free_motion":2.0,"integrate":3.0}"#);
+        let json = serde_json::to_string(&StageTimes([1.0, 2.0, 3.0, 4.0])).unwrap();
+        assert_eq!(json, r#"{"assemble":1.0,"factorize":2.0,"free_motion":3.0,"integrate":4.0}"#);
     }
 }

@@ -7,10 +7,11 @@ use ferrofem_linalg::vector::all_finite;
 
 use crate::body::BodyModel;
 use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
+use crate::integrator::implicit_euler::factorize::Refactorizer;
 use crate::integrator::implicit_euler::free_motion::free_motion;
 use crate::integrator::implicit_euler::integrate::integrate;
 use crate::integrator::implicit_euler::BodyWorkspace;
-use crate::integrator::ImplicitEulerSettings;
+use crate::integrator::{ImplicitEulerSettings, PreconditionerKind};
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
 use crate::SimError;
 
@@ -77,7 +78,7 @@ pub struct State {
 }
 
 /// Model, state and workspace of a simulation.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct World {
     /// What the scene defines.
     pub model: Model,
@@ -103,7 +104,8 @@ impl World {
         &self.workspace[body]
     }
 
-    /// Advances one time step: `assemble` → `free_motion` → `integrate`.
+    /// Advances one time step: `assemble` → `factorize` (LDLᵀ preconditioner
+    /// only) → `free_motion` → `integrate`.
     pub fn step(&mut self) -> Result<StepStats, SimError> {
         let start = Instant::now();
         let step = self.state.step + 1;
@@ -123,6 +125,11 @@ impl World {
             times.time(Stage::Assemble, || assemble(body, s, w, &inputs));
             if !all_finite(&w.rhs) || !all_finite(&w.system.values) {
                 return Err(nonfinite(Stage::Assemble, "system matrix or right-hand side"));
+            }
+            if settings.preconditioner == PreconditionerKind::Ldlt {
+                times
+                    .time(Stage::Factorize, || refresh_factor(w, step, &settings))
+                    .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
             }
             times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
                 |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },
@@ -152,6 +159,8 @@ impl World {
                 cg_rel_residual: w.solve.rel_residual,
                 kinetic_energy: s.kinetic_energy(b),
                 elastic_energy: w.elastic_energy,
+                factor_age: w.refactorizer.as_ref().map(|r| r.age(self.state.step)),
+                factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
             })
             .collect();
         StepStats {
@@ -166,4 +175,18 @@ impl World {
             bodies,
         }
     }
+}
+
+/// Stage `factorize` for one body: symbolic analysis on first use, then the
+/// refresh policy of [`Refactorizer::refresh`].
+fn refresh_factor(
+    w: &mut BodyWorkspace,
+    step: usize,
+    settings: &ImplicitEulerSettings,
+) -> Result<(), ferrofem_linalg::LinalgError> {
+    if w.refactorizer.is_none() {
+        w.refactorizer = Some(Refactorizer::new(&w.system, settings.ordering)?);
+    }
+    let r = w.refactorizer.as_mut().expect("created above");
+    r.refresh(step, &w.system, settings.refresh)
 }

@@ -5,6 +5,8 @@ pub mod implicit_euler;
 
 use serde::{Deserialize, Serialize};
 
+use ferrofem_linalg::Ordering;
+
 use crate::element::PolarMethod;
 
 /// Starting point of the free-motion PCG, named after the velocity
@@ -34,6 +36,28 @@ pub enum PreconditionerKind {
     /// `diag(A)`.
     #[default]
     Jacobi,
+    /// A sparse LDLᵀ factorization of a recent `A`, refreshed every
+    /// `refresh.every` steps, possibly in the background (zeng2022 §3.4).
+    Ldlt,
+}
+
+/// When the LDLᵀ preconditioner is refactorized (zeng2022 §3.4, after
+/// Courtecuisse et al. 2010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Refresh {
+    /// Start a new factorization every this many steps (≥ 1).
+    pub every: usize,
+    /// Factorize a snapshot of `A` on a background thread while stepping on
+    /// with the newest finished factor; `false`: factorize synchronously
+    /// (deterministic, reproducible).
+    pub asynchronous: bool,
+}
+
+impl Default for Refresh {
+    fn default() -> Self {
+        Refresh { every: 1, asynchronous: false }
+    }
 }
 
 /// Settings of the linearized implicit Euler integrator.
@@ -50,6 +74,10 @@ pub struct ImplicitEulerSettings {
     pub rel_tolerance: Option<f64>,
     /// How element rotations are extracted.
     pub polar: PolarMethod,
+    /// Fill-reducing ordering of the LDLᵀ preconditioner.
+    pub ordering: Ordering,
+    /// Refresh policy of the LDLᵀ preconditioner.
+    pub refresh: Refresh,
 }
 
 impl Default for ImplicitEulerSettings {
@@ -60,6 +88,8 @@ impl Default for ImplicitEulerSettings {
             max_iterations: Some(100),
             rel_tolerance: Some(1e-6),
             polar: PolarMethod::default(),
+            ordering: Ordering::NestedDissection,
+            refresh: Refresh::default(),
         }
     }
 }

@@ -22,7 +22,15 @@ pub fn free_motion(
     initial_guess(body, state, ws, h, gravity, settings.initial_guess);
     let damping = 1.0 + h * body.damping.mass;
     let mass_diag = |j: usize| if body.kinematic[j / 3].is_some() { 1.0 } else { damping } * body.mass[j / 3];
+    let ldlt;
     let precond: &dyn Preconditioner = match settings.preconditioner {
+        PreconditionerKind::Ldlt => {
+            ldlt = ws.refactorizer.as_ref().and_then(|r| r.preconditioner());
+            match &ldlt {
+                Some(p) => p,
+                None => &IdentityPreconditioner,
+            }
+        }
         PreconditionerKind::Identity => &IdentityPreconditioner,
         PreconditionerKind::Mass => {
             ws.preconditioner.set((0..body.dofs()).map(mass_diag));

@@ -3,6 +3,7 @@
 //! `v ← v + Δv`, `x ← x + h v`. One stage per module.
 
 pub mod assemble;
+pub mod factorize;
 pub mod free_motion;
 pub mod integrate;
 
@@ -13,7 +14,7 @@ use crate::body::BodyModel;
 use crate::element::TetEval;
 
 /// Per-body matrices and scratch, reused every step.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct BodyWorkspace {
     /// Per-tet evaluation at the step's start positions (rotations, forces).
     pub evals: Vec<TetEval>,
@@ -37,6 +38,8 @@ pub struct BodyWorkspace {
     pub solve: PcgSolve,
     /// Elastic energy at the step's start positions (J).
     pub elastic_energy: f64,
+    /// LDLᵀ preconditioner state (created on first use).
+    pub refactorizer: Option<factorize::Refactorizer>,
 }
 
 impl BodyWorkspace {
@@ -61,6 +64,7 @@ impl BodyWorkspace {
             pcg: Pcg::default(),
             solve: PcgSolve::default(),
             elastic_energy: 0.0,
+            refactorizer: None,
         }
     }
 }

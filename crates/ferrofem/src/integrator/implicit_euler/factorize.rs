@@ -1,0 +1,145 @@
+//! Stage `factorize`: keep an LDLᵀ factorization of a recent system matrix
+//! for the free-motion PCG (zeng2022 §3.4). Synchronously every `k` steps,
+//! or asynchronously: a background thread factorizes a snapshot of `A`
+//! while the main loop steps on with the newest finished factor.
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Preconditioner};
+
+use crate::integrator::Refresh;
+
+type Snapshot = (usize, CsrMatrix);
+type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
+
+/// The factorization a body's PCG uses, and how it is refreshed.
+#[derive(Debug)]
+pub struct Refactorizer {
+    symbolic: Arc<LdltSymbolic>,
+    current: Option<Arc<Ldlt>>,
+    /// Step whose `A` the current factor was computed from.
+    factor_step: usize,
+    /// Step of the last snapshot handed out (sync or async).
+    snapshot_step: usize,
+    worker: Option<Worker>,
+    /// Factorizations completed so far.
+    pub completed: usize,
+}
+
+#[derive(Debug)]
+struct Worker {
+    to_worker: Option<Sender<Snapshot>>,
+    from_worker: Receiver<Finished>,
+    busy: bool,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.to_worker.take();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Refactorizer {
+    /// Orders and analyses the pattern of `a` (once per topology).
+    pub fn new(a: &CsrMatrix, ordering: Ordering) -> Result<Refactorizer, LinalgError> {
+        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3)?);
+        Ok(Refactorizer {
+            symbolic,
+            current: None,
+            factor_step: 0,
+            snapshot_step: 0,
+            worker: None,
+            completed: 0,
+        })
+    }
+
+    /// Symbolic analysis shared by every factorization.
+    pub fn symbolic(&self) -> &Arc<LdltSymbolic> {
+        &self.symbolic
+    }
+
+    /// Age in steps of the factor in use at `step`.
+    pub fn age(&self, step: usize) -> usize {
+        step - self.factor_step
+    }
+
+    /// Brings the factor up to date for `step` (1-based) with matrix `a`:
+    /// the first step always factorizes synchronously; afterwards a new
+    /// factorization starts every `refresh.every` steps.
+    pub fn refresh(&mut self, step: usize, a: &CsrMatrix, refresh: Refresh) -> Result<(), LinalgError> {
+        let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
+        if !refresh.asynchronous || self.current.is_none() {
+            if due {
+                let f = Ldlt::factorize(self.symbolic.clone(), a)?;
+                self.install(step, Arc::new(f));
+                self.snapshot_step = step;
+            }
+            return Ok(());
+        }
+        let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone()));
+        while let Ok(done) = worker.from_worker.try_recv() {
+            worker.busy = false;
+            let (s, f) = done?;
+            self.factor_step = s;
+            self.current = Some(f);
+            self.completed += 1;
+        }
+        let worker = self.worker.as_mut().expect("worker exists");
+        if due && !worker.busy {
+            if let Some(tx) = &worker.to_worker {
+                if tx.send((step, a.clone())).is_ok() {
+                    worker.busy = true;
+                    self.snapshot_step = step;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn install(&mut self, step: usize, f: Arc<Ldlt>) {
+        self.current = Some(f);
+        self.factor_step = step;
+        self.completed += 1;
+    }
+
+    /// The factor to precondition with.
+    pub fn preconditioner(&self) -> Option<LdltPreconditioner> {
+        self.current.clone().map(LdltPreconditioner)
+    }
+}
+
+impl Worker {
+    fn spawn(symbolic: Arc<LdltSymbolic>) -> Worker {
+        let (to_worker, inbox) = channel::<Snapshot>();
+        let (outbox, from_worker) = channel::<Finished>();
+        let handle = std::thread::Builder::new()
+            .name("ferrofem-refactorize".into())
+            .spawn(move || {
+                for (step, a) in inbox {
+                    let r = Ldlt::factorize(symbolic.clone(), &a).map(|f| (step, Arc::new(f)));
+                    if outbox.send(r).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok();
+        Worker { to_worker: Some(to_worker), from_worker, busy: false, handle }
+    }
+}
+
+/// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor.
+#[derive(Debug, Clone)]
+pub struct LdltPreconditioner(pub Arc<Ldlt>);
+
+impl Preconditioner for LdltPreconditioner {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        z.copy_from_slice(r);
+        self.0.solve_in_place(z, 1);
+    }
+}

@@ -19,6 +19,8 @@ use crate::{builtin, write_json, CliError};
 pub enum BenchCommand {
     /// Time steps of a scene: per-stage medians, SpMV bandwidth against copy bandwidth.
     Step(StepArgs),
+    /// The sparse direct engine on FEM matrices (orderings, LDLᵀ, solves, sparse inverse).
+    Factor(crate::bench_factor::FactorArgs),
 }
 
 /// Arguments of `bench step`.
@@ -79,6 +81,7 @@ pub struct StepRecord {
 pub fn bench(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Step(a) => bench_step(a),
+        BenchCommand::Factor(a) => crate::bench_factor::bench_factor(a),
     }
 }
 

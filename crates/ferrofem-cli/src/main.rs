@@ -1,8 +1,10 @@
 //! `ferrofem`: run scenes, benchmark, inspect and convert meshes.
 
 mod bench;
+mod bench_factor;
 mod builtin;
 mod mesh_cmd;
+mod peers;
 mod report;
 mod run;
 mod sysinfo;

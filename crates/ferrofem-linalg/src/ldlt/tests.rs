@@ -208,9 +208,8 @@ fn single_nonzero_solves_are_columns_of_the_inverse() {
             // (S L)_ij = Σ_k S_ik L_kj over k ≥ j.
             for k in j..n {
                 if l[k][j] != 0.0 {
-                    let col = s_inv.col_ptr[k]..s_inv.col_ptr[k + 1];
-                    if let Ok(q) = s_inv.row_idx[col.clone()].binary_search(&(i as u32)) {
-                        v += s_inv.values[col.start + q] * l[k][j];
+                    if let Some((_, s_ik)) = s_inv.column(k).find(|&(r, _)| r == i) {
+                        v += s_ik * l[k][j];
                     }
                 }
             }

@@ -91,9 +91,7 @@ impl LdltSymbolic {
             Ordering::NestedDissection => {
                 let (xadj, adj) = ordering::block_graph(p, block);
                 let fwd = ordering::expand_blocks(&ordering::nested_dissection(&xadj, &adj)?, block);
-                let mut inv = vec![0; n];
-                fwd.iter().enumerate().for_each(|(k, &o)| inv[o] = k);
-                Some((fwd, inv))
+                Some(postordered(p, fwd))
             }
             Ordering::Amd => None,
         };
@@ -187,6 +185,23 @@ impl LdltSymbolic {
         }
         Ok(())
     }
+}
+
+/// Composes `fwd` with a postorder of the elimination tree of `P A Pᵀ`.
+/// METIS's ordering is not postordered; faer finds supernodes only among
+/// consecutive columns, so without this the nested-dissection factor
+/// fragments into many small supernodes.
+fn postordered(p: &CsrPattern, fwd: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
+    let inverse = |f: &[usize]| {
+        let mut inv = vec![0; f.len()];
+        f.iter().enumerate().for_each(|(k, &o)| inv[o] = k);
+        inv
+    };
+    let inv = inverse(&fwd);
+    let parent = etree::from_matrix(&p.row_ptr, &p.col_idx, &fwd, &inv);
+    let post: Vec<usize> = etree::postorder(&parent).into_iter().map(|k| fwd[k]).collect();
+    let post_inv = inverse(&post);
+    (post, post_inv)
 }
 
 /// A numeric LDLᵀ factorization `P A Pᵀ = L D Lᵀ`.

@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::etree::{path_len, NONE};
-use super::{Ldlt, PathScratch};
+use super::Ldlt;
 
 /// `S = L⁻¹` in CSC (permuted numbering), with `D` and `P` to apply `A⁻¹`.
 #[derive(Debug, Clone)]
@@ -26,32 +26,39 @@ pub struct SparseInverse {
 const CHUNK: usize = 512;
 
 impl SparseInverse {
-    /// Builds `S` column by column with single-nonzero solves, in parallel.
+    /// Builds `S` from `S L = I`: `S_{:,j} = e_j − Σ_{k ∈ L_{:,j}} L_kj S_{:,k}`.
+    /// Every such `k` is an ancestor of `j`, so column `k` is a suffix of
+    /// column `j` (both are etree paths) and each term is one contiguous
+    /// AXPY. Columns of equal depth are independent: levels run root-first,
+    /// each level in parallel.
     pub fn new(f: &Ldlt) -> SparseInverse {
         let s = &**f.symbolic();
         let n = s.n();
+        let depth: Vec<usize> = (0..n).map(|j| path_len(&s.parent, j)).collect();
         let mut col_ptr = vec![0usize; n + 1];
         for j in 0..n {
-            col_ptr[j + 1] = col_ptr[j] + path_len(&s.parent, j);
+            col_ptr[j + 1] = col_ptr[j] + depth[j];
         }
-        let nnz = col_ptr[n];
-        let mut values = vec![0.0; nnz];
-        let mut tasks = Vec::new();
-        let mut v_rest = &mut values[..];
-        for c0 in (0..n).step_by(CHUNK) {
-            let c1 = (c0 + CHUNK).min(n);
-            let (v, vr) = std::mem::take(&mut v_rest).split_at_mut(col_ptr[c1] - col_ptr[c0]);
-            tasks.push((c0, c1, v));
-            v_rest = vr;
+        let mut values = vec![0.0; col_ptr[n]];
+        let mut by_depth: Vec<Vec<usize>> = vec![Vec::new(); depth.iter().copied().max().unwrap_or(0) + 1];
+        (0..n).for_each(|j| by_depth[depth[j]].push(j));
+        let out = SharedColumns(values.as_mut_ptr());
+        for level in &by_depth {
+            level.par_iter().with_min_len(16).for_each(|&j| {
+                // SAFETY: column j's range is written by this task only; the
+                // columns read (ancestors of j) have smaller depth and were
+                // completed in earlier levels, and ranges never overlap.
+                let col = unsafe { out.column(col_ptr[j], depth[j]) };
+                col[0] = 1.0;
+                for p in s.l_col_ptr[j]..s.l_col_ptr[j + 1] {
+                    let k = s.l_row_idx[p] as usize;
+                    let l_kj = f.l_values[p];
+                    let src = unsafe { out.finished(col_ptr[k], depth[k]) };
+                    let tail = &mut col[depth[j] - depth[k]..];
+                    tail.iter_mut().zip(src.iter()).for_each(|(x, y)| *x -= l_kj * y);
+                }
+            });
         }
-        tasks.into_par_iter().for_each_init(PathScratch::default, |scratch, (c0, c1, v)| {
-            let mut at = 0;
-            for j in c0..c1 {
-                let col = f.solve_unit_lower_single(j, scratch);
-                v[at..at + col.values.len()].copy_from_slice(&col.values);
-                at += col.values.len();
-            }
-        });
         let inv_d = f.d.iter().map(|d| 1.0 / d).collect();
         SparseInverse { col_ptr, values, parent: s.parent.clone(), inv_d, perm: s.perm.clone() }
     }
@@ -101,5 +108,31 @@ impl SparseInverse {
         for (k, &o) in self.perm.iter().enumerate() {
             x[o] = w[k];
         }
+    }
+}
+
+/// Raw access to disjoint columns of `S` while it is being built.
+#[derive(Clone, Copy)]
+struct SharedColumns(*mut f64);
+
+// SAFETY: used only as described in `SparseInverse::new`: concurrent tasks
+// write disjoint ranges and read ranges no task writes concurrently.
+unsafe impl Sync for SharedColumns {}
+unsafe impl Send for SharedColumns {}
+
+impl SharedColumns {
+    /// # Safety
+    /// `start..start + len` must lie in the buffer, and no other live
+    /// reference may write that range.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn column(&self, start: usize, len: usize) -> &mut [f64] {
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
+    }
+
+    /// # Safety
+    /// `start..start + len` must lie in the buffer, and no task may write
+    /// that range while the returned slice lives.
+    unsafe fn finished(&self, start: usize, len: usize) -> &[f64] {
+        unsafe { std::slice::from_raw_parts(self.0.add(start), len) }
     }
 }

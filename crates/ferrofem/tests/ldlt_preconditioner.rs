@@ -135,3 +135,22 @@ fn asynchronous_refresh_matches_jacobi_solution() {
     assert!(a.workspace(0).refactorizer.as_ref().unwrap().completed >= 2);
     assert!(max_age >= 1);
 }
+
+#[test]
+fn auto_ordering_keeps_the_cheaper_factorization() {
+    let w = twisting_bar("ldlt", 1, false);
+    let mut w = w;
+    w.step().unwrap();
+    let a = &w.workspace(0).system;
+    let nd = LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 3).unwrap();
+    let amd = LdltSymbolic::analyze(&a.pattern, Ordering::Amd, 3).unwrap();
+    let auto = LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap();
+    // On the bulky bar nested dissection needs fewer flops (and less fill).
+    assert!(nd.factor_flops() < amd.factor_flops() && nd.nnz_l() < amd.nnz_l());
+    assert_eq!(auto.ordering(), Ordering::NestedDissection);
+    assert_eq!(auto.factor_flops(), nd.factor_flops());
+    assert_eq!(
+        w.workspace(0).refactorizer.as_ref().unwrap().symbolic().ordering(),
+        Ordering::NestedDissection
+    );
+}

@@ -52,6 +52,7 @@ pub struct LdltSymbolic {
     pub postorder: Vec<usize>,
     /// Milliseconds spent computing the ordering.
     pub ordering_ms: f64,
+    ordering: Ordering,
     /// Milliseconds spent in the symbolic analysis (after ordering).
     pub symbolic_ms: f64,
 }
@@ -80,6 +81,14 @@ impl LdltSymbolic {
         block: usize,
         supernodes: Supernodes,
     ) -> Result<Self, LinalgError> {
+        if ordering == Ordering::Auto {
+            let nd = Self::analyze_with(p, Ordering::NestedDissection, block, supernodes)?;
+            let amd = Self::analyze_with(p, Ordering::Amd, block, supernodes)?;
+            let spent = nd.ordering_ms + nd.symbolic_ms + amd.ordering_ms + amd.symbolic_ms;
+            let mut best = if nd.factor_flops() <= amd.factor_flops() { nd } else { amd };
+            best.symbolic_ms = spent - best.ordering_ms;
+            return Ok(best);
+        }
         let n = p.nrows;
         if p.ncols != n || block == 0 || n % block != 0 {
             return Err(LinalgError::Dimension(format!("{n}×{} pattern with block {block}", p.ncols)));
@@ -93,7 +102,7 @@ impl LdltSymbolic {
                 let fwd = ordering::expand_blocks(&ordering::nested_dissection(&xadj, &adj)?, block);
                 Some(postordered(p, fwd))
             }
-            Ordering::Amd => None,
+            Ordering::Amd | Ordering::Auto => None,
         };
         let ordering_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
@@ -136,6 +145,7 @@ impl LdltSymbolic {
             parent: Vec::new(),
             postorder: Vec::new(),
             ordering_ms,
+            ordering,
             symbolic_ms: 0.0,
         };
         s.extract_l_pattern()?;
@@ -153,6 +163,16 @@ impl LdltSymbolic {
     /// Stored entries of `L` below the diagonal.
     pub fn nnz_l(&self) -> usize {
         self.l_row_idx.len()
+    }
+
+    /// The ordering that was used (`Auto` resolves to one of the others).
+    pub fn ordering(&self) -> Ordering {
+        self.ordering
+    }
+
+    /// Flop estimate of a numeric factorization, `Σⱼ nnz(L:,j)²`.
+    pub fn factor_flops(&self) -> f64 {
+        self.l_col_ptr.windows(2).map(|w| ((w[1] - w[0]) as f64).powi(2)).sum()
     }
 
     /// Reads the supernodes: column `c` of supernode `[c0, c1)` has rows

@@ -88,7 +88,7 @@ impl Default for ImplicitEulerSettings {
             max_iterations: Some(100),
             rel_tolerance: Some(1e-6),
             polar: PolarMethod::default(),
-            ordering: Ordering::NestedDissection,
+            ordering: Ordering::Auto,
             refresh: Refresh::default(),
         }
     }

@@ -8,12 +8,15 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod constraint;
+pub mod delassus;
 pub mod element;
 mod error;
 pub mod integrator;
 pub mod material;
 pub mod output;
 pub mod scene;
+pub mod solver;
 pub mod stats;
 mod world;
 

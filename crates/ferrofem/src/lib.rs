@@ -8,12 +8,14 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod collision;
 pub mod constraint;
 pub mod delassus;
 pub mod element;
 mod error;
 pub mod integrator;
 pub mod material;
+pub mod obstacle;
 pub mod output;
 pub mod scene;
 pub mod solver;

@@ -9,26 +9,47 @@ use serde::{Serialize, Serializer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    /// Proximity queries at the start-of-step positions (zeng2022 §3.2).
+    DetectContacts,
     /// Co-rotations, `A = M + hB + h²K` and `b` (zeng2022 eq. 4).
     Assemble,
     /// Refresh of the LDLᵀ preconditioner (zeng2022 §3.4); ~0 for diagonal ones.
     Factorize,
     /// `A Δv = b` by PCG (zeng2022 eq. 13, dahl2019 §3.2).
     FreeMotion,
+    /// `W = h² H A⁻¹ Hᵀ` (zeng2022 eq. 12).
+    BuildDelassus,
+    /// `δ_free` and projected Gauss-Seidel (zeng2022 eq. 14–16).
+    SolveConstraints,
+    /// `Δv += h A⁻¹ Hᵀ λ` (zeng2022 eq. 17).
+    Correct,
     /// `v ← v + Δv`, `x ← x + h v`.
     Integrate,
 }
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 4] = [Stage::Assemble, Stage::Factorize, Stage::FreeMotion, Stage::Integrate];
+    pub const ALL: [Stage; 8] = [
+        Stage::DetectContacts,
+        Stage::Assemble,
+        Stage::Factorize,
+        Stage::FreeMotion,
+        Stage::BuildDelassus,
+        Stage::SolveConstraints,
+        Stage::Correct,
+        Stage::Integrate,
+    ];
 
     /// The stage's name in stats and tables.
     pub fn name(self) -> &'static str {
         match self {
+            Stage::DetectContacts => "detect_contacts",
             Stage::Assemble => "assemble",
             Stage::Factorize => "factorize",
             Stage::FreeMotion => "free_motion",
+            Stage::BuildDelassus => "build_delassus",
+            Stage::SolveConstraints => "solve_constraints",
+            Stage::Correct => "correct",
             Stage::Integrate => "integrate",
         }
     }
@@ -89,6 +110,16 @@ pub struct BodyStepStats {
     pub factor_age: Option<usize>,
     /// With the LDLᵀ preconditioner: factorizations completed so far.
     pub factorizations: usize,
+    /// Contacts (groups of 3 constraint rows).
+    pub contacts: usize,
+    /// PGS sweeps.
+    pub pgs_iterations: usize,
+    /// Final relative change of λ in PGS.
+    pub pgs_error: f64,
+    /// Sum of normal contact forces λₙ (N).
+    pub total_normal_force: f64,
+    /// Deepest penetration into an obstacle at the end of the step (m, ≥ 0).
+    pub max_penetration: f64,
 }
 
 /// One step's figures.
@@ -110,6 +141,14 @@ pub struct StepStats {
     pub kinetic_energy: f64,
     /// Elastic energy summed over bodies (J).
     pub elastic_energy: f64,
+    /// Contacts over bodies.
+    pub contacts: usize,
+    /// Most PGS sweeps over bodies.
+    pub pgs_iterations: usize,
+    /// Sum of normal contact forces over bodies (N).
+    pub total_normal_force: f64,
+    /// Deepest penetration over bodies (m).
+    pub max_penetration: f64,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
 }
@@ -143,6 +182,12 @@ pub struct Summary {
     pub cg_iterations_max: usize,
     /// Largest final relative residual seen.
     pub cg_rel_residual_max: f64,
+    /// Most contacts in a step.
+    pub contacts_max: usize,
+    /// Median PGS sweeps per step.
+    pub pgs_iterations_median: f64,
+    /// Deepest penetration seen (m).
+    pub max_penetration: f64,
     /// Kinetic energy after the last step (J).
     pub final_kinetic_energy: f64,
     /// Elastic energy at the last step (J).
@@ -167,6 +212,9 @@ impl Summary {
                 steps.iter().map(|x| x.cg_iterations as f64).sum::<f64>() / steps.len() as f64;
             s.cg_iterations_max = steps.iter().map(|x| x.cg_iterations).max().unwrap_or(0);
             s.cg_rel_residual_max = steps.iter().map(|x| x.cg_rel_residual).fold(0.0, f64::max);
+            s.contacts_max = steps.iter().map(|x| x.contacts).max().unwrap_or(0);
+            s.pgs_iterations_median = col(&|x| x.pgs_iterations as f64).0;
+            s.max_penetration = steps.iter().map(|x| x.max_penetration).fold(0.0, f64::max);
         }
         s
     }
@@ -180,7 +228,7 @@ mod tests {
     fn percentiles() {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
-        let json = serde_json::to_string(&StageTimes([1.0, 2.0, 3.0, 4.0])).unwrap();
-        assert_eq!(json, r#"{"assemble":1.0,"factorize":2.0,"free_motion":3.0,"integrate":4.0}"#);
+        let json = serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0])).unwrap();
+        assert!(json.starts_with(r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"build_delassus":0.0"#));
     }
 }

@@ -6,6 +6,11 @@ use std::time::Instant;
 use ferrofem_linalg::vector::all_finite;
 
 use crate::body::BodyModel;
+use crate::collision::{detect_contacts, ContactSettings};
+use crate::integrator::implicit_euler::constraints::{build_delassus, solve_constraints};
+use crate::integrator::implicit_euler::correct::correct;
+use crate::integrator::Refresh;
+use crate::obstacle::Obstacle;
 use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
 use crate::integrator::implicit_euler::factorize::Refactorizer;
 use crate::integrator::implicit_euler::free_motion::free_motion;
@@ -26,6 +31,10 @@ pub struct Model {
     pub time_step: f64,
     /// Integrator settings.
     pub integrator: ImplicitEulerSettings,
+    /// Rigid obstacles.
+    pub obstacles: Vec<Obstacle>,
+    /// Contact detection and solver settings.
+    pub contact: ContactSettings,
 }
 
 /// Positions and velocities of one body, flat (DOF `3·vertex + axis`).
@@ -122,13 +131,18 @@ impl World {
         for (b, body) in model.bodies.iter().enumerate() {
             let (s, w) = (&mut state.bodies[b], &mut ws[b]);
             let nonfinite = |stage, what| SimError::NonFinite { step, body: body.name.clone(), stage, what };
+            let t = inputs.t_next - h;
+            w.contacts = times.time(Stage::DetectContacts, || {
+                detect_contacts(body, &s.positions, &model.obstacles, t, &model.contact)
+            });
             times.time(Stage::Assemble, || assemble(body, s, w, &inputs));
             if !all_finite(&w.rhs) || !all_finite(&w.system.values) {
                 return Err(nonfinite(Stage::Assemble, "system matrix or right-hand side"));
             }
-            if settings.preconditioner == PreconditionerKind::Ldlt {
+            let contact = !w.contacts.is_empty();
+            if settings.preconditioner == PreconditionerKind::Ldlt || contact {
                 times
-                    .time(Stage::Factorize, || refresh_factor(w, step, &settings))
+                    .time(Stage::Factorize, || refresh_factor(w, step, &settings, contact))
                     .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
             }
             times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
@@ -136,6 +150,19 @@ impl World {
             )?;
             if !all_finite(&w.dv) {
                 return Err(nonfinite(Stage::FreeMotion, "velocity change"));
+            }
+            w.impulses.clear();
+            w.contact_forces.iter_mut().for_each(|f| *f = 0.0);
+            if contact {
+                let factor = w.refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized above");
+                times.time(Stage::BuildDelassus, || build_delassus(w, &factor, body.dofs(), h));
+                times.time(Stage::SolveConstraints, || {
+                    solve_constraints(w, s, &model.obstacles, h, t, &model.contact)
+                });
+                times.time(Stage::Correct, || correct(w, &factor, h));
+                if !all_finite(&w.dv) || !all_finite(&w.impulses) {
+                    return Err(nonfinite(Stage::SolveConstraints, "contact forces"));
+                }
             }
             times.time(Stage::Integrate, || integrate(body, s, w, h, inputs.t_next));
             if !all_finite(&s.positions) || !all_finite(&s.velocities) {
@@ -161,6 +188,11 @@ impl World {
                 elastic_energy: w.elastic_energy,
                 factor_age: w.refactorizer.as_ref().map(|r| r.age(self.state.step)),
                 factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
+                contacts: w.contacts.len(),
+                pgs_iterations: if w.contacts.is_empty() { 0 } else { w.pgs.iterations },
+                pgs_error: if w.contacts.is_empty() { 0.0 } else { w.pgs.error },
+                total_normal_force: w.impulses.iter().step_by(3).sum(),
+                max_penetration: max_penetration(s, w, &self.model.obstacles, self.state.time),
             })
             .collect();
         StepStats {
@@ -172,21 +204,44 @@ impl World {
             cg_rel_residual: bodies.iter().map(|b| b.cg_rel_residual).fold(0.0, f64::max),
             kinetic_energy: bodies.iter().map(|b| b.kinetic_energy).sum(),
             elastic_energy: bodies.iter().map(|b| b.elastic_energy).sum(),
+            contacts: bodies.iter().map(|b| b.contacts).sum(),
+            pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
+            total_normal_force: bodies.iter().map(|b| b.total_normal_force).sum(),
+            max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
             bodies,
         }
     }
 }
 
 /// Stage `factorize` for one body: symbolic analysis on first use, then the
-/// refresh policy of [`Refactorizer::refresh`].
+/// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
+/// `W`: without the LDLᵀ preconditioner the factor is refreshed every step.
 fn refresh_factor(
     w: &mut BodyWorkspace,
     step: usize,
     settings: &ImplicitEulerSettings,
+    contact: bool,
 ) -> Result<(), ferrofem_linalg::LinalgError> {
     if w.refactorizer.is_none() {
         w.refactorizer = Some(Refactorizer::new(&w.system, settings.ordering)?);
     }
+    let refresh = match settings.preconditioner {
+        PreconditionerKind::Ldlt => settings.refresh,
+        _ if contact => Refresh { every: 1, asynchronous: false },
+        _ => return Ok(()),
+    };
     let r = w.refactorizer.as_mut().expect("created above");
-    r.refresh(step, &w.system, settings.refresh)
+    r.refresh(step, &w.system, refresh)
+}
+
+/// Deepest penetration of a body's contact vertices into their obstacles
+/// at time `t` (m, ≥ 0).
+fn max_penetration(s: &BodyState, w: &BodyWorkspace, obstacles: &[Obstacle], t: f64) -> f64 {
+    w.contacts
+        .iter()
+        .map(|c| {
+            let p = nalgebra::Vector3::new(s.positions[3 * c.vertex], s.positions[3 * c.vertex + 1], s.positions[3 * c.vertex + 2]);
+            (-obstacles[c.obstacle].signed_distance(&p, t).0).max(0.0)
+        })
+        .fold(0.0, f64::max)
 }

@@ -1,10 +1,10 @@
 //! From a validated scene to a [`World`].
 
-use nalgebra::{Rotation3, Vector3};
 
 use super::spec::{BodySpec, BoxSpec, MeshSpec};
 use super::Scene;
 use crate::body::{BodyModel, Kinematic};
+use crate::obstacle::Obstacle;
 use crate::{Model, SimError, World};
 use ferrofem_mesh::{generate, io, Aabb, TetMesh, ValidationOptions};
 
@@ -12,11 +12,25 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
     let spec = &scene.spec;
     let bodies =
         spec.bodies.iter().enumerate().map(|(i, b)| body(scene, b, i)).collect::<Result<Vec<_>, _>>()?;
+    let obstacles = spec
+        .obstacles
+        .iter()
+        .map(|o| Obstacle {
+            name: o.name.clone(),
+            shape: o.shape,
+            rotation: o.transform.rotation(),
+            translation: o.transform.translation.into(),
+            friction: o.friction,
+            motion: o.motion,
+        })
+        .collect();
     let model = Model {
         bodies,
         gravity: spec.simulation.gravity,
         time_step: spec.simulation.time_step,
         integrator: spec.implicit_euler,
+        obstacles,
+        contact: spec.contact,
     };
     let mut world = World::new(model);
     for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
@@ -74,10 +88,7 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimEr
 
 fn transform(mesh: &mut TetMesh, spec: &BodySpec) {
     let t = spec.transform;
-    let [rx, ry, rz] = t.rotation_deg.map(f64::to_radians);
-    let r = Rotation3::from_axis_angle(&Vector3::z_axis(), rz)
-        * Rotation3::from_axis_angle(&Vector3::y_axis(), ry)
-        * Rotation3::from_axis_angle(&Vector3::x_axis(), rx);
+    let r = t.rotation();
     let m = r.matrix();
     let rows = [0, 1, 2].map(|i| [m[(i, 0)], m[(i, 1)], m[(i, 2)]]);
     mesh.transform(t.scale, rows, t.translation);

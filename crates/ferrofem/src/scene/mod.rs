@@ -8,7 +8,7 @@ mod spec;
 use std::path::{Path, PathBuf};
 
 pub use spec::{
-    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, PrescribedSpec, RegionSpec, SceneFile,
+    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, RegionSpec, SceneFile,
     SimulationSpec, Transform,
 };
 

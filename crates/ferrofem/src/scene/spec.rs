@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Motion, Rayleigh};
+use crate::collision::ContactSettings;
+use crate::obstacle::{ObstacleMotion, Shape};
 use crate::element::PolarMethod;
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
@@ -19,6 +21,31 @@ pub struct SceneFile {
     /// `[[body]]`: deformable bodies.
     #[serde(rename = "body")]
     pub bodies: Vec<BodySpec>,
+    /// `[[obstacle]]`: rigid obstacles.
+    #[serde(default, rename = "obstacle")]
+    pub obstacles: Vec<ObstacleSpec>,
+    /// `[contact]`: proximity distances and PGS settings.
+    #[serde(default)]
+    pub contact: ContactSettings,
+}
+
+/// `[[obstacle]]`: a rigid shape with a pose, friction and motion.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleSpec {
+    /// Name used in messages.
+    pub name: String,
+    /// Shape in its local frame.
+    pub shape: Shape,
+    /// Pose (its `scale` must stay 1).
+    #[serde(default)]
+    pub transform: Transform,
+    /// Coulomb friction coefficient μ ≥ 0.
+    #[serde(default)]
+    pub friction: f64,
+    /// Kinematic motion.
+    #[serde(default)]
+    pub motion: ObstacleMotion,
 }
 
 /// Which integrator advances the bodies.
@@ -154,6 +181,17 @@ pub struct Transform {
     pub translation: [f64; 3],
 }
 
+impl Transform {
+    /// `Rz Ry Rx` from `rotation_deg`.
+    pub fn rotation(&self) -> nalgebra::Rotation3<f64> {
+        use nalgebra::{Rotation3, Vector3};
+        let [rx, ry, rz] = self.rotation_deg.map(f64::to_radians);
+        Rotation3::from_axis_angle(&Vector3::z_axis(), rz)
+            * Rotation3::from_axis_angle(&Vector3::y_axis(), ry)
+            * Rotation3::from_axis_angle(&Vector3::x_axis(), rx)
+    }
+}
+
 impl Default for Transform {
     fn default() -> Self {
         Transform { scale: 1.0, rotation_deg: [0.0; 3], translation: [0.0; 3] }
@@ -264,6 +302,18 @@ impl SceneFile {
         if self.bodies.is_empty() {
             return Err(("body".into(), "the scene has no body".into()));
         }
+        for (i, o) in self.obstacles.iter().enumerate() {
+            o.validate(&format!("obstacle[{i}]"))?;
+        }
+        let c = &self.contact;
+        if !(c.contact_distance.is_finite() && c.contact_distance >= 0.0 && c.alarm_distance.is_finite())
+            || c.alarm_distance < c.contact_distance
+        {
+            return Err(("contact".into(), "need 0 ≤ contact_distance ≤ alarm_distance, finite".into()));
+        }
+        if c.pgs.max_iterations == 0 || !(c.pgs.tolerance.is_finite() && c.pgs.tolerance >= 0.0) {
+            return Err(("contact.pgs".into(), "max_iterations ≥ 1 and a finite tolerance ≥ 0".into()));
+        }
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
             if !names.insert(&b.name) {
@@ -272,6 +322,29 @@ impl SceneFile {
             b.validate(&format!("body[{i}]"))?;
         }
         Ok(())
+    }
+}
+
+impl ObstacleSpec {
+    fn validate(&self, key: &str) -> Result<(), Invalid> {
+        if !(self.friction.is_finite() && self.friction >= 0.0) {
+            return Err((format!("{key}.friction"), format!("{} must be finite and ≥ 0", self.friction)));
+        }
+        let dims: Vec<f64> = match self.shape {
+            Shape::HalfSpace => vec![],
+            Shape::Sphere { radius } => vec![radius],
+            Shape::Box { size } => size.to_vec(),
+            Shape::Capsule { radius, length } => vec![radius, length + radius],
+        };
+        if dims.iter().any(|d| !(d.is_finite() && *d > 0.0)) {
+            return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
+        }
+        let t = self.transform;
+        if t.scale != 1.0 {
+            return Err((format!("{key}.transform.scale"), "obstacles are not scaled: give the shape's size".into()));
+        }
+        finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
+        finite(format!("{key}.motion"), &[self.motion.velocity, self.motion.angular_velocity].concat())
     }
 }
 

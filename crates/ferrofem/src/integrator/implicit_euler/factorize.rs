@@ -108,6 +108,11 @@ impl Refactorizer {
         self.completed += 1;
     }
 
+    /// The newest finished factor.
+    pub fn factor(&self) -> Option<Arc<Ldlt>> {
+        self.current.clone()
+    }
+
     /// The factor to precondition with.
     pub fn preconditioner(&self) -> Option<LdltPreconditioner> {
         self.current.clone().map(LdltPreconditioner)

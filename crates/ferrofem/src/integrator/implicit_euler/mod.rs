@@ -3,6 +3,8 @@
 //! `v ← v + Δv`, `x ← x + h v`. One stage per module.
 
 pub mod assemble;
+pub mod constraints;
+pub mod correct;
 pub mod factorize;
 pub mod free_motion;
 pub mod integrate;
@@ -40,6 +42,22 @@ pub struct BodyWorkspace {
     pub elastic_energy: f64,
     /// LDLᵀ preconditioner state (created on first use).
     pub refactorizer: Option<factorize::Refactorizer>,
+    /// Contacts detected this step.
+    pub contacts: Vec<crate::collision::Contact>,
+    /// Constraint Jacobian `H` of the contacts.
+    pub jacobian: CsrMatrix,
+    /// `h² H A⁻¹ Hᵀ`, row-major.
+    pub delassus: Vec<f64>,
+    /// `δ_free` per constraint row (m).
+    pub free_gaps: Vec<f64>,
+    /// Contact forces λ per row (N), normal then tangents per contact.
+    pub impulses: Vec<f64>,
+    /// λ of last step's contacts, by (vertex, obstacle), for warm starts.
+    pub warm_start: std::collections::HashMap<(usize, usize), [f64; 3]>,
+    /// `Hᵀ λ` per DOF (N).
+    pub contact_forces: Vec<f64>,
+    /// Outcome of the last PGS solve.
+    pub pgs: crate::solver::PgsSolve,
 }
 
 impl BodyWorkspace {
@@ -65,6 +83,14 @@ impl BodyWorkspace {
             solve: PcgSolve::default(),
             elastic_energy: 0.0,
             refactorizer: None,
+            contacts: Vec::new(),
+            jacobian: CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(n, Vec::new())),
+            delassus: Vec::new(),
+            free_gaps: Vec::new(),
+            impulses: Vec::new(),
+            warm_start: Default::default(),
+            contact_forces: vec![0.0; n],
+            pgs: Default::default(),
         }
     }
 }

@@ -1,0 +1,159 @@
+//! Rigid obstacles: analytic shapes with a pose, a friction coefficient and
+//! a kinematic motion. Queries are signed distances with outward normals.
+
+use nalgebra::{Rotation3, Unit, Vector3};
+use serde::{Deserialize, Serialize};
+
+/// An analytic shape in its local frame (centred at the origin).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Shape {
+    /// The half-space `z ≤ 0` of the local frame (its boundary is the plane `z = 0`).
+    HalfSpace,
+    /// A ball.
+    Sphere {
+        /// Radius (m).
+        radius: f64,
+    },
+    /// A box.
+    Box {
+        /// Edge lengths along the local axes (m).
+        size: [f64; 3],
+    },
+    /// A capsule along the local z axis.
+    Capsule {
+        /// Radius (m).
+        radius: f64,
+        /// Length of the axis segment between the hemisphere centres (m).
+        length: f64,
+    },
+}
+
+/// Kinematic motion of an obstacle: translation at constant velocity and
+/// rotation about its own origin at constant angular velocity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ObstacleMotion {
+    /// Linear velocity (m/s).
+    pub velocity: [f64; 3],
+    /// Angular velocity (rad/s, world axes).
+    pub angular_velocity: [f64; 3],
+}
+
+/// A rigid obstacle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Obstacle {
+    /// Name used in messages.
+    pub name: String,
+    /// Shape in the local frame.
+    pub shape: Shape,
+    /// Rotation at t = 0.
+    pub rotation: Rotation3<f64>,
+    /// Position of the local origin at t = 0 (m).
+    pub translation: Vector3<f64>,
+    /// Coulomb friction coefficient against soft bodies.
+    pub friction: f64,
+    /// Kinematic motion.
+    pub motion: ObstacleMotion,
+}
+
+impl Obstacle {
+    /// Pose `(R(t), c(t))` at time `t`.
+    pub fn pose(&self, t: f64) -> (Rotation3<f64>, Vector3<f64>) {
+        let w = Vector3::from(self.motion.angular_velocity);
+        let spin = match Unit::try_new(w, 1e-300) {
+            Some(axis) => Rotation3::from_axis_angle(&axis, w.norm() * t),
+            None => Rotation3::identity(),
+        };
+        (spin * self.rotation, self.translation + Vector3::from(self.motion.velocity) * t)
+    }
+
+    /// Velocity of the obstacle's material point at world position `p` (m/s).
+    pub fn velocity_at(&self, p: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        let (_, c) = self.pose(t);
+        Vector3::from(self.motion.velocity) + Vector3::from(self.motion.angular_velocity).cross(&(p - c))
+    }
+
+    /// Signed distance from `p` to the surface at time `t` (negative inside)
+    /// and the outward unit normal there.
+    pub fn signed_distance(&self, p: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
+        let (r, c) = self.pose(t);
+        let q = r.inverse() * (p - c);
+        let (d, n) = local_distance(&self.shape, &q);
+        (d, r * n)
+    }
+}
+
+fn local_distance(shape: &Shape, q: &Vector3<f64>) -> (f64, Vector3<f64>) {
+    match *shape {
+        Shape::HalfSpace => (q.z, Vector3::z()),
+        Shape::Sphere { radius } => radial(q, radius),
+        Shape::Capsule { radius, length } => {
+            let axis = Vector3::new(0.0, 0.0, q.z.clamp(-length / 2.0, length / 2.0));
+            radial(&(q - axis), radius)
+        }
+        Shape::Box { size } => {
+            let e = Vector3::from(size) / 2.0;
+            let a = q.abs() - e;
+            let outside = a.map(|x| x.max(0.0));
+            if outside.norm() > 0.0 {
+                let n = outside.component_mul(&q.map(f64::signum)).normalize();
+                (outside.norm(), n)
+            } else {
+                let k = a.imax();
+                let mut n = Vector3::zeros();
+                n[k] = q[k].signum();
+                (a[k], n)
+            }
+        }
+    }
+}
+
+fn radial(v: &Vector3<f64>, radius: f64) -> (f64, Vector3<f64>) {
+    let len = v.norm();
+    let n = if len > 0.0 { v / len } else { Vector3::z() };
+    (len - radius, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obstacle(shape: Shape) -> Obstacle {
+        Obstacle {
+            name: "o".into(),
+            shape,
+            rotation: Rotation3::identity(),
+            translation: Vector3::zeros(),
+            friction: 0.0,
+            motion: ObstacleMotion::default(),
+        }
+    }
+
+    #[test]
+    fn distances_and_normals() {
+        let (d, n) = obstacle(Shape::Sphere { radius: 1.0 }).signed_distance(&Vector3::new(0.0, 3.0, 0.0), 0.0);
+        assert!((d - 2.0).abs() < 1e-15 && (n - Vector3::y()).norm() < 1e-15);
+        let b = obstacle(Shape::Box { size: [2.0, 4.0, 6.0] });
+        let (d, n) = b.signed_distance(&Vector3::new(0.5, 0.0, 2.9), 0.0);
+        assert!((d + 0.1).abs() < 1e-12 && n == Vector3::z());
+        let (d, _) = b.signed_distance(&Vector3::new(4.0, 6.0, 0.0), 0.0);
+        assert!((d - (9.0f64 + 16.0).sqrt()).abs() < 1e-12);
+        let c = obstacle(Shape::Capsule { radius: 0.5, length: 2.0 });
+        assert!((c.signed_distance(&Vector3::new(0.0, 0.0, 3.0), 0.0).0 - 1.5).abs() < 1e-15);
+        let mut tilted = obstacle(Shape::HalfSpace);
+        tilted.rotation = Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+        let (d, n) = tilted.signed_distance(&Vector3::new(0.0, -2.0, 5.0), 0.0);
+        assert!((d - 2.0).abs() < 1e-12 && (n + Vector3::y()).norm() < 1e-12);
+    }
+
+    #[test]
+    fn moving_obstacle_pose_and_point_velocity() {
+        let mut s = obstacle(Shape::Sphere { radius: 1.0 });
+        s.motion = ObstacleMotion { velocity: [1.0, 0.0, 0.0], angular_velocity: [0.0, 0.0, 2.0] };
+        let (d, _) = s.signed_distance(&Vector3::new(3.0, 0.0, 0.0), 1.0);
+        assert!((d - 1.0).abs() < 1e-12);
+        let v = s.velocity_at(&Vector3::new(2.0, 0.0, 0.0), 1.0);
+        assert!((v - Vector3::new(1.0, 2.0, 0.0)).norm() < 1e-12);
+    }
+}

@@ -7,16 +7,16 @@ use ferrofem_linalg::vector::all_finite;
 
 use crate::body::BodyModel;
 use crate::collision::{detect_contacts, ContactSettings};
+use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
 use crate::integrator::implicit_euler::constraints::{build_delassus, solve_constraints};
 use crate::integrator::implicit_euler::correct::correct;
-use crate::integrator::Refresh;
-use crate::obstacle::Obstacle;
-use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
 use crate::integrator::implicit_euler::factorize::Refactorizer;
 use crate::integrator::implicit_euler::free_motion::free_motion;
 use crate::integrator::implicit_euler::integrate::integrate;
 use crate::integrator::implicit_euler::BodyWorkspace;
+use crate::integrator::Refresh;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind};
+use crate::obstacle::Obstacle;
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
 use crate::SimError;
 
@@ -240,7 +240,11 @@ fn max_penetration(s: &BodyState, w: &BodyWorkspace, obstacles: &[Obstacle], t: 
     w.contacts
         .iter()
         .map(|c| {
-            let p = nalgebra::Vector3::new(s.positions[3 * c.vertex], s.positions[3 * c.vertex + 1], s.positions[3 * c.vertex + 2]);
+            let p = nalgebra::Vector3::new(
+                s.positions[3 * c.vertex],
+                s.positions[3 * c.vertex + 1],
+                s.positions[3 * c.vertex + 2],
+            );
             (-obstacles[c.obstacle].signed_distance(&p, t).0).max(0.0)
         })
         .fold(0.0, f64::max)

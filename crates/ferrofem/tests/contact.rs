@@ -53,3 +53,77 @@ fn block_resting_on_a_plane_carries_its_weight() {
     let s = last.unwrap();
     assert!(s.contacts >= 25, "contacts {}", s.contacts);
 }
+
+/// A stiff block on a 10° slope with friction μ; returns the downhill
+/// centre-of-mass velocity at 0.5 s and 1.5 s, and the centre's
+/// displacement between 0.5 s and 2.5 s.
+fn slope(mu: f64) -> (f64, f64, f64) {
+    let theta = 10f64.to_radians();
+    let (s, c) = theta.sin_cos();
+    let text = format!(
+        r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[implicit_euler]
+max_iterations = 2000
+rel_tolerance = 1e-12
+[contact]
+alarm_distance = 0.005
+pgs = {{ max_iterations = 1000, tolerance = 1e-12 }}
+[[body]]
+name = "block"
+mesh = {{ box = {{ size = [0.2, 0.2, 0.1], cells = [4, 4, 2] }} }}
+transform = {{ rotation_deg = [10.0, 0.0, 0.0], translation = [0.0, {ty}, {tz}] }}
+material = {{ young = 1e7, poisson = 0.3, density = 1000.0 }}
+damping = {{ stiffness = 0.001 }}
+[[obstacle]]
+name = "slope"
+shape = "half_space"
+transform = {{ rotation_deg = [10.0, 0.0, 0.0] }}
+friction = {mu}
+"#,
+        ty = -0.05 * s,
+        tz = 0.05 * c
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), "slope").unwrap().build().unwrap();
+    let body = w.model.bodies[0].clone();
+    let m = body.total_mass();
+    // Downhill along the plane: (0, −cos θ, −sin θ).
+    let down = [0.0, -c, -s];
+    let along = |w: &World| {
+        let p = w.state.bodies[0].momentum(&body);
+        (p[0] * down[0] + p[1] * down[1] + p[2] * down[2]) / m
+    };
+    let (mut v05, mut v15, mut x05) = (0.0, 0.0, [0.0; 3]);
+    for step in 1..=250 {
+        w.step().unwrap();
+        if step == 50 {
+            v05 = along(&w);
+            x05 = w.state.bodies[0].center_of_mass(&body);
+        }
+        if step == 150 {
+            v15 = along(&w);
+        }
+    }
+    let x25 = w.state.bodies[0].center_of_mass(&body);
+    let moved = (0..3).map(|d| (x25[d] - x05[d]).powi(2)).sum::<f64>().sqrt();
+    (v05, v15, moved)
+}
+
+#[test]
+fn block_on_slope_sticks_above_tan_theta() {
+    let mu = 10f64.to_radians().tan() + 0.02;
+    let (_, _, moved) = slope(mu);
+    assert!(moved < 1e-4, "moved {moved:e} m in 2 s");
+}
+
+#[test]
+fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
+    let theta = 10f64.to_radians();
+    let mu = theta.tan() - 0.02;
+    let (v05, v15, _) = slope(mu);
+    let a = v15 - v05;
+    let expected = 9.81 * (theta.sin() - mu * theta.cos());
+    assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
+}

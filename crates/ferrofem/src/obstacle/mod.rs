@@ -132,7 +132,8 @@ mod tests {
 
     #[test]
     fn distances_and_normals() {
-        let (d, n) = obstacle(Shape::Sphere { radius: 1.0 }).signed_distance(&Vector3::new(0.0, 3.0, 0.0), 0.0);
+        let (d, n) =
+            obstacle(Shape::Sphere { radius: 1.0 }).signed_distance(&Vector3::new(0.0, 3.0, 0.0), 0.0);
         assert!((d - 2.0).abs() < 1e-15 && (n - Vector3::y()).norm() < 1e-15);
         let b = obstacle(Shape::Box { size: [2.0, 4.0, 6.0] });
         let (d, n) = b.signed_distance(&Vector3::new(0.5, 0.0, 2.9), 0.0);

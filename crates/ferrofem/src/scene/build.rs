@@ -1,6 +1,5 @@
 //! From a validated scene to a [`World`].
 
-
 use super::spec::{BodySpec, BoxSpec, MeshSpec};
 use super::Scene;
 use crate::body::{BodyModel, Kinematic};

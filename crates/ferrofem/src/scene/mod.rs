@@ -8,8 +8,8 @@ mod spec;
 use std::path::{Path, PathBuf};
 
 pub use spec::{
-    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, RegionSpec, SceneFile,
-    SimulationSpec, Transform,
+    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, RegionSpec,
+    SceneFile, SimulationSpec, Transform,
 };
 
 use crate::{SimError, World};

@@ -4,10 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Motion, Rayleigh};
 use crate::collision::ContactSettings;
-use crate::obstacle::{ObstacleMotion, Shape};
 use crate::element::PolarMethod;
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
+use crate::obstacle::{ObstacleMotion, Shape};
 
 /// A whole scene file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -341,7 +341,10 @@ impl ObstacleSpec {
         }
         let t = self.transform;
         if t.scale != 1.0 {
-            return Err((format!("{key}.transform.scale"), "obstacles are not scaled: give the shape's size".into()));
+            return Err((
+                format!("{key}.transform.scale"),
+                "obstacles are not scaled: give the shape's size".into(),
+            ));
         }
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
         finite(format!("{key}.motion"), &[self.motion.velocity, self.motion.angular_velocity].concat())

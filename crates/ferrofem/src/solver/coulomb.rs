@@ -37,8 +37,8 @@ pub fn resolve_contact(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> (Vector3<
 }
 
 /// Slip branch by a local fixed point: `λₙ` from `δₙ = 0` given `λₜ`, then
-/// the tangential stick solution projected onto the disc `‖λₜ‖ ≤ μλₙ`
-/// (exact in one pass when `W` does not couple normal and tangents).
+/// the exact tangential slip for that `λₙ` ([`disc_slip`]); one pass when
+/// `W` does not couple normal and tangents.
 fn slip(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> Vector3<f64> {
     let wtt = Matrix2::new(w[(1, 1)], w[(1, 2)], w[(2, 1)], w[(2, 2)]);
     let wtn = Vector2::new(w[(1, 0)], w[(2, 0)]);
@@ -48,8 +48,7 @@ fn slip(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> Vector3<f64> {
     let mut ln = 0.0;
     for _ in 0..SLIP_ITERATIONS {
         ln = (-(d.x + wnt.dot(&lt)) / w[(0, 0)]).max(0.0);
-        let free = wtt.try_inverse().map_or(Vector2::zeros(), |inv| -(inv * (dt + wtn * ln)));
-        let next = project_disc(free, mu * ln);
+        let next = disc_slip(&wtt, &(dt + wtn * ln), mu * ln);
         let converged = (next - lt).norm() <= 1e-14 * (1.0 + next.norm());
         lt = next;
         if converged {
@@ -59,13 +58,33 @@ fn slip(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> Vector3<f64> {
     Vector3::new(ln, lt.x, lt.y)
 }
 
-fn project_disc(v: Vector2<f64>, radius: f64) -> Vector2<f64> {
-    let n = v.norm();
-    if n > radius && n > 0.0 {
-        v * (radius / n)
-    } else {
-        v
+/// `λₜ` minimizing `½λᵀWλ + bᵀλ` over the disc `‖λ‖ ≤ r` (maximal
+/// dissipation): inside, `λ = −W⁻¹b` (stick); on the rim,
+/// `λ = −(W + σI)⁻¹ b` with `σ ≥ 0` such that `‖λ‖ = r`, so the sliding
+/// `δₜ = b + Wλ = −σλ` is exactly opposite to the friction force, for any
+/// SPD `W` (not only isotropic ones). `σ` by bisection on `‖λ(σ)‖ = r`.
+pub fn disc_slip(w: &Matrix2<f64>, b: &Vector2<f64>, r: f64) -> Vector2<f64> {
+    let solve = |sigma: f64| (w + Matrix2::identity() * sigma).try_inverse().map(|inv| -(inv * b));
+    if let Some(l) = solve(0.0) {
+        if l.norm() <= r {
+            return l;
+        }
     }
+    if r <= 0.0 {
+        return Vector2::zeros();
+    }
+    let (mut lo, mut hi) = (0.0, b.norm() / r);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        match solve(mid) {
+            Some(l) if l.norm() > r => lo = mid,
+            _ => hi = mid,
+        }
+    }
+    solve(hi).map_or(Vector2::zeros(), |l| l * (r / l.norm().max(f64::MIN_POSITIVE)))
 }
 
 #[cfg(test)]
@@ -89,9 +108,8 @@ mod tests {
 
     #[test]
     fn coupled_slip_satisfies_the_contact_law() {
-        // Normal–tangent coupling, isotropic tangential block: the projected
-        // stick solution is then the exact slip solution.
-        let w = Matrix3::new(2.0, 0.3, -0.1, 0.3, 1.5, 0.0, -0.1, 0.0, 1.5);
+        // Normal–tangent coupling and an anisotropic tangential block.
+        let w = Matrix3::new(2.0, 0.3, -0.1, 0.3, 1.5, 0.4, -0.1, 0.4, 0.8);
         let d = Vector3::new(-1.0, 2.0, -1.0);
         let mu = 0.3;
         let (l, s) = resolve_contact(&w, &d, mu);

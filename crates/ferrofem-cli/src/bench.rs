@@ -61,6 +61,10 @@ pub struct StepRecord {
     pub stage_ms_median: StageTimes,
     /// Median PCG iterations per step.
     pub cg_iterations_median: f64,
+    /// Median contacts per step.
+    pub contacts: f64,
+    /// Median PGS sweeps per step.
+    pub pgs_iterations_median: f64,
     /// Stored entries of the first body's system matrix.
     pub nnz: usize,
     /// Median time of one SpMV with that matrix (ms).
@@ -155,6 +159,8 @@ fn bench_step(a: StepArgs) -> Result<(), CliError> {
         step_ms_p90: summary.step_ms_p90,
         stage_ms_median: summary.stage_ms_median,
         cg_iterations_median: median_p90(&mut its).0,
+        contacts: median_p90(&mut records.iter().map(|r| r.contacts as f64).collect::<Vec<_>>()).0,
+        pgs_iterations_median: summary.pgs_iterations_median,
         nnz: a0.pattern.nnz(),
         spmv_ms_median: spmv_ms,
         spmv_bytes: a0.spmv_bytes(),

@@ -7,7 +7,9 @@ use ferrofem::scene::Scene;
 use ferrofem::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 3] = [
+pub const SCENES: [(&str, &str); 5] = [
+    ("drop", include_str!("../../../scenes/drop.toml")),
+    ("slope", include_str!("../../../scenes/slope.toml")),
     ("cantilever", include_str!("../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../scenes/heterogeneous-beam.toml")),

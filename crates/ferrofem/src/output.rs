@@ -1,5 +1,5 @@
 //! Frames a user can open in ParaView: per body, one `.vtu` per frame with
-//! point data (velocity, displacement) and a `.pvd` series.
+//! point data (velocity, displacement, contact force in N) and a `.pvd` series.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +37,11 @@ impl FrameWriter {
             let fields = [
                 PointField { name: "velocity", components: 3, values: &state.velocities },
                 PointField { name: "displacement", components: 3, values: &self.displacement },
+                PointField {
+                    name: "contact_force",
+                    components: 3,
+                    values: &world.workspace(b).contact_forces,
+                },
             ];
             write_vtu_frame(&self.dir.join(&file), &points, &body.mesh.tets, &[], &fields)?;
             self.series[b].push(world.state.time, &file)?;

@@ -139,7 +139,7 @@ impl World {
             if !all_finite(&w.rhs) || !all_finite(&w.system.values) {
                 return Err(nonfinite(Stage::Assemble, "system matrix or right-hand side"));
             }
-            let contact = !w.contacts.is_empty();
+            let contact = !w.contacts.is_empty() || !body.attachments.is_empty();
             if settings.preconditioner == PreconditionerKind::Ldlt || contact {
                 times
                     .time(Stage::Factorize, || refresh_factor(w, step, &settings, contact))
@@ -155,9 +155,9 @@ impl World {
             w.contact_forces.iter_mut().for_each(|f| *f = 0.0);
             if contact {
                 let factor = w.refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized above");
-                times.time(Stage::BuildDelassus, || build_delassus(w, &factor, body.dofs(), h));
+                times.time(Stage::BuildDelassus, || build_delassus(w, body, &factor, h));
                 times.time(Stage::SolveConstraints, || {
-                    solve_constraints(w, s, &model.obstacles, h, t, &model.contact)
+                    solve_constraints(w, body, s, &model.obstacles, h, t, &model.contact)
                 });
                 times.time(Stage::Correct, || correct(w, &factor, h));
                 if !all_finite(&w.dv) || !all_finite(&w.impulses) {
@@ -189,9 +189,9 @@ impl World {
                 factor_age: w.refactorizer.as_ref().map(|r| r.age(self.state.step)),
                 factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
                 contacts: w.contacts.len(),
-                pgs_iterations: if w.contacts.is_empty() { 0 } else { w.pgs.iterations },
-                pgs_error: if w.contacts.is_empty() { 0.0 } else { w.pgs.error },
-                total_normal_force: w.impulses.iter().step_by(3).sum(),
+                pgs_iterations: if w.impulses.is_empty() { 0 } else { w.pgs.iterations },
+                pgs_error: if w.impulses.is_empty() { 0.0 } else { w.pgs.error },
+                total_normal_force: w.impulses.iter().take(3 * w.contacts.len()).step_by(3).sum(),
                 max_penetration: max_penetration(s, w, &self.model.obstacles, self.state.time),
             })
             .collect();

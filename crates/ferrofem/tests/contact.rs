@@ -127,3 +127,44 @@ fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
     let expected = 9.81 * (theta.sin() - mu * theta.cos());
     assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
 }
+
+#[test]
+fn bilateral_attachment_holds_a_hanging_body() {
+    let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[implicit_euler]
+max_iterations = 500
+rel_tolerance = 1e-10
+[contact]
+pgs = { max_iterations = 500, tolerance = 1e-12 }
+[[body]]
+name = "hanging"
+mesh = { box = { size = [0.1, 0.1, 0.3], cells = [2, 2, 6] } }
+material = { young = 1e5, poisson = 0.3, density = 1000.0 }
+damping = { mass = 2.0, stiffness = 0.01 }
+[[body.attach]]
+box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
+"#;
+    let mut w = Scene::from_toml(text, ".".into(), "hang").unwrap().build().unwrap();
+    let body = w.model.bodies[0].clone();
+    assert_eq!(body.attachments.len(), 9);
+    let weight = body.total_mass() * 9.81;
+    for step in 1..=300 {
+        w.step().unwrap();
+        let s = &w.state.bodies[0];
+        for &(v, _) in &body.attachments {
+            let off =
+                (0..3).map(|d| (s.positions[3 * v + d] - body.mesh.vertices[v][d]).abs()).fold(0.0, f64::max);
+            assert!(off < 1e-6, "step {step}: attached vertex {v} is {off:e} m off its target");
+        }
+    }
+    // The attachments carry the weight (z rows of the attachment groups).
+    let ws = w.workspace(0);
+    let lift: f64 = ws.impulses.chunks(3).map(|l| l[2]).sum();
+    assert!((lift - weight).abs() < 0.01 * weight, "attachment force {lift} vs weight {weight}");
+    // The body hangs: its bottom sagged below the rest position.
+    let bottom = (0..body.vertex_count()).find(|&i| body.mesh.vertices[i][2] < -0.149).unwrap();
+    assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.mesh.vertices[bottom][2] - 1e-4);
+}

@@ -47,6 +47,9 @@ pub struct BodyModel {
     pub kinematic: Vec<Option<Kinematic>>,
     /// `kinematic[i].is_some()`, packed for the assembly's inner loop.
     pub is_kinematic: Vec<bool>,
+    /// Bilateral attachments: vertex held on a (fixed or moving) target by
+    /// constraint forces rather than by elimination (needles, cable anchors).
+    pub attachments: Vec<(usize, Kinematic)>,
     /// Boundary surface with its map to volume vertices.
     pub surface: BoundarySurface,
     /// Sparsity pattern and scatter slots of the system matrix.
@@ -94,6 +97,7 @@ impl BodyModel {
             damping,
             kinematic,
             is_kinematic,
+            attachments: Vec::new(),
             surface,
             pattern,
         })

@@ -82,7 +82,16 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimEr
             .map_err(|m| scene_err(scene, format!("{key}.prescribed[{r}]"), m))?;
         verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
     }
-    BodyModel::new(spec.name.clone(), mesh, materials, spec.damping, kinematic)
+    let mut attachments = Vec::new();
+    for (r, a) in spec.attach.iter().enumerate() {
+        let verts = select(&mesh, a.bbox.as_ref(), a.vertices.as_deref(), false)
+            .map_err(|m| scene_err(scene, format!("{key}.attach[{r}]"), m))?;
+        let target = a.motion.map_or(Kinematic::Fixed, Kinematic::Moving);
+        attachments.extend(verts.into_iter().map(|v| (v, target)));
+    }
+    let mut body = BodyModel::new(spec.name.clone(), mesh, materials, spec.damping, kinematic)?;
+    body.attachments = attachments;
+    Ok(body)
 }
 
 fn transform(mesh: &mut TetMesh, spec: &BodySpec) {

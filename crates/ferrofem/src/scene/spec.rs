@@ -119,6 +119,25 @@ pub struct BodySpec {
     /// `[[body.prescribed]]`: vertices moved kinematically.
     #[serde(default)]
     pub prescribed: Vec<PrescribedSpec>,
+    /// `[[body.attach]]`: vertices held on targets by bilateral constraints.
+    #[serde(default)]
+    pub attach: Vec<AttachSpec>,
+}
+
+/// `[[body.attach]]`: vertices in `box` or `vertices`, each held by a
+/// bilateral constraint on its rest position, fixed or moved by `motion`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachSpec {
+    /// Select vertices by position.
+    #[serde(default, rename = "box")]
+    pub bbox: Option<BoxSpec>,
+    /// Select vertices by index.
+    #[serde(default)]
+    pub vertices: Option<Vec<usize>>,
+    /// Motion of the targets (absent: fixed).
+    #[serde(default)]
+    pub motion: Option<Motion>,
 }
 
 /// A mesh: generated (with a resolution) or read from a file.
@@ -383,21 +402,34 @@ impl BodySpec {
                 "`box` or `vertices`",
             )?;
         }
+        for (r, a) in self.attach.iter().enumerate() {
+            let k = format!("{key}.attach[{r}]");
+            one_selection(&k, a.bbox.is_some(), a.vertices.is_some(), "`box` or `vertices`")?;
+            if let Some(m) = a.motion {
+                motion_ok(&m).map_err(|msg| (format!("{k}.motion"), msg))?;
+            }
+        }
         for (r, p) in self.prescribed.iter().enumerate() {
             let k = format!("{key}.prescribed[{r}]");
             one_selection(&k, p.bbox.is_some(), p.vertices.is_some(), "`box` or `vertices`")?;
-            let ok = match p.motion {
-                Motion::Velocity(v) => v.iter().all(|x| x.is_finite()),
-                Motion::Rotation { axis, center, angular_velocity } => {
-                    axis.iter().chain(&center).all(|x| x.is_finite())
-                        && angular_velocity.is_finite()
-                        && axis.iter().any(|x| *x != 0.0)
-                }
-            };
-            if !ok {
-                return Err((format!("{k}.motion"), "values must be finite and the axis non-zero".into()));
-            }
+            motion_ok(&p.motion).map_err(|msg| (format!("{k}.motion"), msg))?;
         }
         Ok(())
+    }
+}
+
+fn motion_ok(m: &Motion) -> Result<(), String> {
+    let ok = match *m {
+        Motion::Velocity(v) => v.iter().all(|x| x.is_finite()),
+        Motion::Rotation { axis, center, angular_velocity } => {
+            axis.iter().chain(&center).all(|x| x.is_finite())
+                && angular_velocity.is_finite()
+                && axis.iter().any(|x| *x != 0.0)
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err("values must be finite and the axis non-zero".into())
     }
 }

@@ -6,9 +6,11 @@ use std::time::Instant;
 use ferrofem_linalg::vector::all_finite;
 
 use crate::body::BodyModel;
-use crate::collision::{detect_contacts, ContactSettings};
+use crate::collision::{detect_contacts, detect_pair_contacts, ContactSettings};
 use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
-use crate::integrator::implicit_euler::constraints::{build_delassus, solve_constraints};
+use crate::integrator::implicit_euler::constraints::{
+    body_impulses, build_delassus, gather_groups, solve_constraints, ConstraintSpace,
+};
 use crate::integrator::implicit_euler::correct::correct;
 use crate::integrator::implicit_euler::factorize::Refactorizer;
 use crate::integrator::implicit_euler::free_motion::free_motion;
@@ -94,6 +96,7 @@ pub struct World {
     /// Positions, velocities, time.
     pub state: State,
     workspace: Vec<BodyWorkspace>,
+    constraints: ConstraintSpace,
 }
 
 impl World {
@@ -105,7 +108,12 @@ impl World {
             .map(|b| BodyState { positions: b.rest_positions(), velocities: vec![0.0; b.dofs()] })
             .collect();
         let workspace = model.bodies.iter().map(BodyWorkspace::new).collect();
-        World { model, state: State { time: 0.0, step: 0, bodies }, workspace }
+        World {
+            model,
+            state: State { time: 0.0, step: 0, bodies },
+            workspace,
+            constraints: ConstraintSpace::default(),
+        }
     }
 
     /// Per-body workspace (matrices and scratch of the last step).
@@ -113,60 +121,98 @@ impl World {
         &self.workspace[body]
     }
 
-    /// Advances one time step: `assemble` → `factorize` (LDLᵀ preconditioner
-    /// only) → `free_motion` → `integrate`.
+    /// The constraint problem of the last step (groups, W, λ).
+    pub fn constraints(&self) -> &ConstraintSpace {
+        &self.constraints
+    }
+
+    /// Advances one time step: `detect_contacts` → per body `assemble` →
+    /// `factorize` → `free_motion`; then over the world `build_delassus` →
+    /// `solve_constraints` → per body `correct` → `integrate`.
     pub fn step(&mut self) -> Result<StepStats, SimError> {
         let start = Instant::now();
         let step = self.state.step + 1;
         let h = self.model.time_step;
-        let inputs = StepInputs {
-            h,
-            t_next: self.state.time + h,
-            gravity: self.model.gravity,
-            polar: self.model.integrator.polar,
-        };
+        let t = self.state.time;
+        let inputs =
+            StepInputs { h, t_next: t + h, gravity: self.model.gravity, polar: self.model.integrator.polar };
         let mut times = StageTimes::default();
         let settings = self.model.integrator;
         let (model, state, ws) = (&self.model, &mut self.state, &mut self.workspace);
+        let name = |b: usize| model.bodies[b].name.clone();
+        let pairs = times.time(Stage::DetectContacts, || {
+            for (b, body) in model.bodies.iter().enumerate() {
+                ws[b].contacts =
+                    detect_contacts(body, &state.bodies[b].positions, &model.obstacles, t, &model.contact);
+            }
+            let positions: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
+            if model.bodies.len() > 1 {
+                detect_pair_contacts(&model.bodies, &positions, &model.contact)
+            } else {
+                Vec::new()
+            }
+        });
         for (b, body) in model.bodies.iter().enumerate() {
             let (s, w) = (&mut state.bodies[b], &mut ws[b]);
-            let nonfinite = |stage, what| SimError::NonFinite { step, body: body.name.clone(), stage, what };
-            let t = inputs.t_next - h;
-            w.contacts = times.time(Stage::DetectContacts, || {
-                detect_contacts(body, &s.positions, &model.obstacles, t, &model.contact)
-            });
+            let nonfinite = |stage, what| SimError::NonFinite { step, body: name(b), stage, what };
             times.time(Stage::Assemble, || assemble(body, s, w, &inputs));
             if !all_finite(&w.rhs) || !all_finite(&w.system.values) {
                 return Err(nonfinite(Stage::Assemble, "system matrix or right-hand side"));
             }
-            let contact = !w.contacts.is_empty() || !body.attachments.is_empty();
-            if settings.preconditioner == PreconditionerKind::Ldlt || contact {
+            let constrained = !w.contacts.is_empty()
+                || !body.attachments.is_empty()
+                || pairs.iter().any(|p| p.a == b || p.b == b);
+            if settings.preconditioner == PreconditionerKind::Ldlt || constrained {
                 times
-                    .time(Stage::Factorize, || refresh_factor(w, step, &settings, contact))
-                    .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
+                    .time(Stage::Factorize, || refresh_factor(w, step, &settings, constrained))
+                    .map_err(|source| SimError::Factorization { step, body: name(b), source })?;
             }
             times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
-                |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },
+                |source| SimError::Solver { step, body: name(b), stage: Stage::FreeMotion, source },
             )?;
             if !all_finite(&w.dv) {
                 return Err(nonfinite(Stage::FreeMotion, "velocity change"));
             }
-            w.impulses.clear();
             w.contact_forces.iter_mut().for_each(|f| *f = 0.0);
-            if contact {
-                let factor = w.refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized above");
-                times.time(Stage::BuildDelassus, || build_delassus(w, body, &factor, h));
-                times.time(Stage::SolveConstraints, || {
-                    solve_constraints(w, body, s, &model.obstacles, h, t, &model.contact)
+            w.constraint_rows.clear();
+        }
+        let space = &mut self.constraints;
+        space.groups =
+            gather_groups(&model.bodies, ws, &pairs, &model.obstacles, &model.contact, h, t, &state.bodies);
+        space.impulses.clear();
+        if !space.groups.is_empty() {
+            let factors: Vec<_> =
+                ws.iter().map(|w| w.refactorizer.as_ref().and_then(|r| r.factor())).collect();
+            times.time(Stage::BuildDelassus, || build_delassus(space, ws, &factors, h));
+            times.time(Stage::SolveConstraints, || {
+                solve_constraints(space, &state.bodies, ws, h, &model.contact)
+            });
+            if !all_finite(&space.impulses) {
+                let b = space.groups.iter().position(|_| true).map_or(0, |k| space.groups[k].parts[0].0);
+                return Err(SimError::NonFinite {
+                    step,
+                    body: name(b),
+                    stage: Stage::SolveConstraints,
+                    what: "contact forces",
                 });
-                times.time(Stage::Correct, || correct(w, &factor, h));
-                if !all_finite(&w.dv) || !all_finite(&w.impulses) {
-                    return Err(nonfinite(Stage::SolveConstraints, "contact forces"));
+            }
+            for (b, w) in ws.iter_mut().enumerate() {
+                if let Some(f) = factors[b].as_ref().filter(|_| !w.constraint_rows.is_empty()) {
+                    let lambda = body_impulses(space, w);
+                    times.time(Stage::Correct, || correct(w, f, &lambda, h));
                 }
             }
+        }
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (s, w) = (&mut state.bodies[b], &ws[b]);
             times.time(Stage::Integrate, || integrate(body, s, w, h, inputs.t_next));
             if !all_finite(&s.positions) || !all_finite(&s.velocities) {
-                return Err(nonfinite(Stage::Integrate, "positions or velocities"));
+                return Err(SimError::NonFinite {
+                    step,
+                    body: name(b),
+                    stage: Stage::Integrate,
+                    what: "positions or velocities",
+                });
             }
         }
         state.time = inputs.t_next;
@@ -181,17 +227,22 @@ impl World {
             .iter()
             .zip(&self.state.bodies)
             .zip(&self.workspace)
-            .map(|((b, s), w)| BodyStepStats {
+            .enumerate()
+            .map(|(i, ((b, s), w))| BodyStepStats {
                 cg_iterations: w.solve.iterations,
                 cg_rel_residual: w.solve.rel_residual,
                 kinetic_energy: s.kinetic_energy(b),
                 elastic_energy: w.elastic_energy,
                 factor_age: w.refactorizer.as_ref().map(|r| r.age(self.state.step)),
                 factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
-                contacts: w.contacts.len(),
-                pgs_iterations: if w.impulses.is_empty() { 0 } else { w.pgs.iterations },
-                pgs_error: if w.impulses.is_empty() { 0.0 } else { w.pgs.error },
-                total_normal_force: w.impulses.iter().take(3 * w.contacts.len()).step_by(3).sum(),
+                contacts: self.constraints.contacts_of(i),
+                pgs_iterations: if w.constraint_rows.is_empty() {
+                    0
+                } else {
+                    self.constraints.pgs.iterations
+                },
+                pgs_error: if w.constraint_rows.is_empty() { 0.0 } else { self.constraints.pgs.error },
+                total_normal_force: self.constraints.normal_force_on(i),
                 max_penetration: max_penetration(s, w, &self.model.obstacles, self.state.time),
             })
             .collect();
@@ -204,9 +255,9 @@ impl World {
             cg_rel_residual: bodies.iter().map(|b| b.cg_rel_residual).fold(0.0, f64::max),
             kinetic_energy: bodies.iter().map(|b| b.kinetic_energy).sum(),
             elastic_energy: bodies.iter().map(|b| b.elastic_energy).sum(),
-            contacts: bodies.iter().map(|b| b.contacts).sum(),
+            contacts: self.constraints.contact_count(),
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
-            total_normal_force: bodies.iter().map(|b| b.total_normal_force).sum(),
+            total_normal_force: self.constraints.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
             bodies,
         }

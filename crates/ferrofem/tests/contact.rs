@@ -161,8 +161,7 @@ box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
         }
     }
     // The attachments carry the weight (z rows of the attachment groups).
-    let ws = w.workspace(0);
-    let lift: f64 = ws.impulses.chunks(3).map(|l| l[2]).sum();
+    let lift: f64 = w.constraints().impulses.chunks(3).map(|l| l[2]).sum();
     assert!((lift - weight).abs() < 0.01 * weight, "attachment force {lift} vs weight {weight}");
     // The body hangs: its bottom sagged below the rest position.
     let bottom = (0..body.vertex_count()).find(|&i| body.mesh.vertices[i][2] < -0.149).unwrap();

@@ -2,6 +2,10 @@
 //! positions, every surface vertex of every body closer to an obstacle than
 //! the alarm distance becomes a contact with a normal, two tangents and a gap.
 
+mod pairs;
+
+pub use pairs::{closest_on_triangle, detect_pair_contacts, PairContact};
+
 use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -17,13 +21,20 @@ pub struct ContactSettings {
     pub alarm_distance: f64,
     /// The gap counts from this distance (a skin thickness).
     pub contact_distance: f64,
+    /// Coulomb coefficient between two soft bodies.
+    pub body_friction: f64,
     /// Projected Gauss-Seidel settings.
     pub pgs: crate::solver::PgsSettings,
 }
 
 impl Default for ContactSettings {
     fn default() -> Self {
-        ContactSettings { alarm_distance: 0.01, contact_distance: 0.0, pgs: Default::default() }
+        ContactSettings {
+            alarm_distance: 0.01,
+            contact_distance: 0.0,
+            body_friction: 0.3,
+            pgs: Default::default(),
+        }
     }
 }
 

@@ -1,86 +1,238 @@
-//! Stages `build_delassus` and `solve_constraints` for one body against
-//! rigid obstacles (zeng2022 eq. 12–16): `H` from the contacts, `W = h² H
-//! A⁻¹ Hᵀ`, the free gaps `δ_free` (eq. 14) and projected Gauss-Seidel.
+//! Stages `build_delassus` and `solve_constraints` over the whole world
+//! (zeng2022 eq. 12–16): constraint groups from obstacle contacts,
+//! attachments and body–body contacts; `W = h² Σ_b H_b A_b⁻¹ H_bᵀ`; the
+//! free gaps `δ_free` (eq. 14); projected Gauss-Seidel.
 
 use std::collections::HashMap;
 
-use ferrofem_linalg::Ldlt;
+use ferrofem_linalg::{CsrMatrix, Ldlt};
 use nalgebra::Vector3;
 
 use super::BodyWorkspace;
 use crate::body::BodyModel;
-use crate::collision::ContactSettings;
+use crate::collision::{ContactSettings, PairContact};
 use crate::constraint::ConstraintJacobian;
 use crate::obstacle::Obstacle;
-use crate::solver::{ConstraintGroup, Pgs};
+use crate::solver::{ConstraintGroup, Pgs, PgsSolve};
 use crate::world::BodyState;
-
-/// Key of an attachment's λ in the warm-start map.
-const ATTACHMENT: usize = usize::MAX;
 
 /// Rows of an attachment: the world axes.
 const AXES: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
-/// Stage `build_delassus`: `H` (rows n, t1, t2 per contact, then x, y, z
-/// per attachment) and `W = h² H A⁻¹ Hᵀ` by the dense method.
-pub fn build_delassus(ws: &mut BodyWorkspace, body: &BodyModel, factor: &Ldlt, h: f64) {
-    let mut jac = ConstraintJacobian::new(body.dofs());
-    for c in &ws.contacts {
-        jac.push_point(&[(c.vertex, 1.0)], c.frame);
-    }
-    for &(v, _) in &body.attachments {
-        jac.push_point(&[(v, 1.0)], AXES);
-    }
-    ws.jacobian = jac.to_csr();
-    ws.delassus = crate::delassus::dense(factor, &ws.jacobian);
-    ws.delassus.iter_mut().for_each(|w| *w *= h * h);
+/// Warm-start key: (body, vertex, what it touches).
+type Key = (usize, usize, Partner);
+
+/// What the constrained vertex is held against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Partner {
+    /// An obstacle.
+    Obstacle(usize),
+    /// Its attachment target.
+    Target,
+    /// A triangle of another body.
+    Body(usize),
 }
 
-/// Stage `solve_constraints`: `δ_free` from the free motion, relative to
-/// the obstacles' motion (eq. 14) or to the attachment targets at `t + h`,
-/// then PGS warm-started from the last step's λ of persisting constraints.
-pub fn solve_constraints(
-    ws: &mut BodyWorkspace,
-    body: &BodyModel,
-    state: &BodyState,
+/// One group of three constraint rows in world numbering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Contact or attachment law.
+    pub law: ConstraintGroup,
+    /// Row directions (normal, t1, t2; or x, y, z).
+    pub frame: [[f64; 3]; 3],
+    /// `δ` per row at the start of the step, before the free motion (m).
+    pub offset: [f64; 3],
+    /// Points the group acts on: (body, [(vertex, weight)]), weights negative on the far side.
+    pub parts: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Displacement of an obstacle's material point over the step (m).
+    pub obstacle_shift: [f64; 3],
+    /// Warm-start key.
+    pub key: Key,
+}
+
+/// The world's constraint problem of the current step.
+#[derive(Debug, Default)]
+pub struct ConstraintSpace {
+    /// Groups: per body its obstacle contacts and attachments, then body–body contacts.
+    pub groups: Vec<Group>,
+    /// `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g`.
+    pub delassus: Vec<f64>,
+    /// `δ_free` per row (m).
+    pub free_gaps: Vec<f64>,
+    /// λ per row (N).
+    pub impulses: Vec<f64>,
+    /// Last step's λ by key.
+    pub warm_start: HashMap<Key, [f64; 3]>,
+    /// Outcome of the last PGS solve.
+    pub pgs: PgsSolve,
+}
+
+impl ConstraintSpace {
+    /// Contact groups (obstacle and body–body), each counted once.
+    pub fn contact_count(&self) -> usize {
+        self.groups.iter().filter(|g| matches!(g.law, ConstraintGroup::Contact { .. })).count()
+    }
+
+    /// Contact groups acting on body `b`.
+    pub fn contacts_of(&self, b: usize) -> usize {
+        self.groups.iter().filter(|g| is_contact_on(g, b)).count()
+    }
+
+    /// Sum of the normal forces of the contacts acting on body `b` (N).
+    pub fn normal_force_on(&self, b: usize) -> f64 {
+        let lam = |k: usize| self.impulses.get(3 * k).copied().unwrap_or(0.0);
+        self.groups.iter().enumerate().filter(|(_, g)| is_contact_on(g, b)).map(|(k, _)| lam(k)).sum()
+    }
+
+    /// Sum of normal forces over contact groups, each counted once (N).
+    pub fn total_normal_force(&self) -> f64 {
+        self.groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| matches!(g.law, ConstraintGroup::Contact { .. }))
+            .map(|(k, _)| self.impulses.get(3 * k).copied().unwrap_or(0.0))
+            .sum()
+    }
+}
+
+fn is_contact_on(g: &Group, b: usize) -> bool {
+    matches!(g.law, ConstraintGroup::Contact { .. }) && g.parts.iter().any(|(body, _)| *body == b)
+}
+
+/// Collects the step's groups; obstacle shifts use the obstacles' velocity at `t`.
+pub fn gather_groups(
+    bodies: &[BodyModel],
+    ws: &[BodyWorkspace],
+    pairs: &[PairContact],
     obstacles: &[Obstacle],
+    settings: &ContactSettings,
     h: f64,
     t: f64,
+    states: &[BodyState],
+) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for (b, body) in bodies.iter().enumerate() {
+        let x = &states[b].positions;
+        for c in &ws[b].contacts {
+            let p = Vector3::new(x[3 * c.vertex], x[3 * c.vertex + 1], x[3 * c.vertex + 2]);
+            let shift = h * obstacles[c.obstacle].velocity_at(&p, t);
+            groups.push(Group {
+                law: ConstraintGroup::Contact { mu: c.mu },
+                frame: c.frame,
+                offset: [c.gap, 0.0, 0.0],
+                parts: vec![(b, vec![(c.vertex, 1.0)])],
+                obstacle_shift: c.frame.map(|d| shift.dot(&Vector3::from(d))),
+                key: (b, c.vertex, Partner::Obstacle(c.obstacle)),
+            });
+        }
+        for &(v, target) in &body.attachments {
+            let goal = target.target(Vector3::from(body.mesh.vertices[v]), t + h);
+            groups.push(Group {
+                law: ConstraintGroup::Attachment,
+                frame: AXES,
+                offset: [0, 1, 2].map(|d| x[3 * v + d] - goal[d]),
+                parts: vec![(b, vec![(v, 1.0)])],
+                obstacle_shift: [0.0; 3],
+                key: (b, v, Partner::Target),
+            });
+        }
+    }
+    for c in pairs {
+        let far = (0..3).map(|k| (c.triangle[k], -c.weights[k])).collect();
+        groups.push(Group {
+            law: ConstraintGroup::Contact { mu: settings.body_friction },
+            frame: c.frame,
+            offset: [c.gap, 0.0, 0.0],
+            parts: vec![(c.a, vec![(c.vertex, 1.0)]), (c.b, far)],
+            obstacle_shift: [0.0; 3],
+            key: (c.a, c.vertex, Partner::Body(c.b)),
+        });
+    }
+    groups
+}
+
+/// Stage `build_delassus`: per body, the compact `H_b` of the rows that
+/// touch it (kept in `ws[b]`) and `W += h² H_b A_b⁻¹ H_bᵀ` by the dense method.
+pub fn build_delassus(
+    space: &mut ConstraintSpace,
+    ws: &mut [BodyWorkspace],
+    factors: &[Option<std::sync::Arc<Ldlt>>],
+    h: f64,
+) {
+    let c = 3 * space.groups.len();
+    space.delassus = vec![0.0; c * c];
+    for (b, w) in ws.iter_mut().enumerate() {
+        let mut jac = ConstraintJacobian::new(w.dv.len());
+        w.constraint_rows.clear();
+        for (k, g) in space.groups.iter().enumerate() {
+            for (body, pts) in &g.parts {
+                if *body == b {
+                    jac.push_point(pts, g.frame);
+                    w.constraint_rows.extend([3 * k, 3 * k + 1, 3 * k + 2]);
+                }
+            }
+        }
+        w.jacobian = jac.to_csr();
+        if w.constraint_rows.is_empty() {
+            continue;
+        }
+        let f = factors[b].as_ref().expect("bodies with constraints are factorized");
+        let wb = crate::delassus::dense(f, &w.jacobian);
+        let r = &w.constraint_rows;
+        for (i, &gi) in r.iter().enumerate() {
+            for (j, &gj) in r.iter().enumerate() {
+                space.delassus[gi * c + gj] += h * h * wb[i * r.len() + j];
+            }
+        }
+    }
+}
+
+/// Stage `solve_constraints`: `δ_free = offset + Σ frame·h(v + Δv_free)·w −
+/// obstacle shift` per row, then PGS warm-started by key.
+pub fn solve_constraints(
+    space: &mut ConstraintSpace,
+    states: &[BodyState],
+    ws: &[BodyWorkspace],
+    h: f64,
     settings: &ContactSettings,
 ) {
-    let n_rows = 3 * (ws.contacts.len() + body.attachments.len());
-    ws.free_gaps.clear();
-    ws.impulses.clear();
-    let mut groups = Vec::with_capacity(ws.contacts.len());
-    for c in &ws.contacts {
-        let i = c.vertex;
-        let p = Vector3::new(state.positions[3 * i], state.positions[3 * i + 1], state.positions[3 * i + 2]);
-        let v_free = Vector3::from_fn(|d, _| state.velocities[3 * i + d] + ws.dv[3 * i + d]);
-        let rel = h * (v_free - obstacles[c.obstacle].velocity_at(&p, t));
-        for (k, dir) in c.frame.iter().enumerate() {
-            let along = rel.dot(&Vector3::from(*dir));
-            ws.free_gaps.push(if k == 0 { c.gap + along } else { along });
+    space.free_gaps.clear();
+    space.impulses.clear();
+    for g in &space.groups {
+        for (row, dir) in g.frame.iter().enumerate() {
+            let mut delta = g.offset[row] - g.obstacle_shift[row];
+            for (b, pts) in &g.parts {
+                let (v, dv) = (&states[*b].velocities, &ws[*b].dv);
+                for &(i, wgt) in pts {
+                    delta += wgt * h * (0..3).map(|d| dir[d] * (v[3 * i + d] + dv[3 * i + d])).sum::<f64>();
+                }
+            }
+            space.free_gaps.push(delta);
         }
-        let warm = ws.warm_start.get(&(c.vertex, c.obstacle)).copied().unwrap_or([0.0; 3]);
-        ws.impulses.extend_from_slice(&warm);
-        groups.push(ConstraintGroup::Contact { mu: c.mu });
+        space.impulses.extend_from_slice(&space.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
-    for &(v, target) in &body.attachments {
-        let goal = target.target(Vector3::from(body.mesh.vertices[v]), t + h);
-        for d in 0..3 {
-            let x_free = state.positions[3 * v + d] + h * (state.velocities[3 * v + d] + ws.dv[3 * v + d]);
-            ws.free_gaps.push(x_free - goal[d]);
-        }
-        let warm = ws.warm_start.get(&(v, ATTACHMENT)).copied().unwrap_or([0.0; 3]);
-        ws.impulses.extend_from_slice(&warm);
-        groups.push(ConstraintGroup::Attachment);
-    }
-    debug_assert_eq!(ws.free_gaps.len(), n_rows);
-    ws.pgs = Pgs { settings: settings.pgs }.solve(&ws.delassus, &ws.free_gaps, &groups, &mut ws.impulses);
-    let keys = ws.contacts.iter().map(|c| (c.vertex, c.obstacle));
-    let keys = keys.chain(body.attachments.iter().map(|&(v, _)| (v, ATTACHMENT)));
-    ws.warm_start = keys
+    let laws: Vec<ConstraintGroup> = space.groups.iter().map(|g| g.law).collect();
+    space.pgs =
+        Pgs { settings: settings.pgs }.solve(&space.delassus, &space.free_gaps, &laws, &mut space.impulses);
+    space.warm_start = space
+        .groups
+        .iter()
         .enumerate()
-        .map(|(k, key)| (key, [0, 1, 2].map(|d| ws.impulses[3 * k + d])))
-        .collect::<HashMap<_, _>>();
+        .map(|(k, g)| (g.key, [0, 1, 2].map(|d| space.impulses[3 * k + d])))
+        .collect();
+}
+
+/// The λ rows of one body's compact `H_b`.
+pub fn body_impulses(space: &ConstraintSpace, w: &BodyWorkspace) -> Vec<f64> {
+    w.constraint_rows.iter().map(|&r| space.impulses[r]).collect()
+}
+
+/// `Hᵀ λ` for a compact Jacobian.
+pub fn transpose_times(h: &CsrMatrix, lambda: &[f64], out: &mut [f64]) {
+    out.iter_mut().for_each(|f| *f = 0.0);
+    for (r, l) in lambda.iter().enumerate() {
+        for p in h.pattern.row_ptr[r]..h.pattern.row_ptr[r + 1] {
+            out[h.pattern.col_idx[p] as usize] += h.values[p] * l;
+        }
+    }
 }

@@ -4,18 +4,13 @@
 
 use ferrofem_linalg::Ldlt;
 
+use super::constraints::transpose_times;
 use super::BodyWorkspace;
 
-/// Runs the stage for one body: stores `Hᵀλ` (N per DOF) in
-/// `ws.contact_forces` and adds `h A⁻¹ Hᵀ λ` to `ws.dv`.
-pub fn correct(ws: &mut BodyWorkspace, factor: &Ldlt, h: f64) {
-    let hm = &ws.jacobian;
-    ws.contact_forces.iter_mut().for_each(|f| *f = 0.0);
-    for r in 0..hm.nrows() {
-        for p in hm.pattern.row_ptr[r]..hm.pattern.row_ptr[r + 1] {
-            ws.contact_forces[hm.pattern.col_idx[p] as usize] += hm.values[p] * ws.impulses[r];
-        }
-    }
+/// Runs the stage for one body with its rows of λ: stores `Hᵀλ` (N per DOF)
+/// in `ws.contact_forces` and adds `h A⁻¹ Hᵀ λ` to `ws.dv`.
+pub fn correct(ws: &mut BodyWorkspace, factor: &Ldlt, lambda: &[f64], h: f64) {
+    transpose_times(&ws.jacobian, lambda, &mut ws.contact_forces);
     let mut x = ws.contact_forces.clone();
     factor.solve_in_place(&mut x, 1);
     ws.dv.iter_mut().zip(&x).for_each(|(dv, a)| *dv += h * a);

@@ -44,20 +44,12 @@ pub struct BodyWorkspace {
     pub refactorizer: Option<factorize::Refactorizer>,
     /// Contacts detected this step.
     pub contacts: Vec<crate::collision::Contact>,
-    /// Constraint Jacobian `H` of the contacts.
+    /// Compact constraint Jacobian `H_b`: the rows of the world's groups that touch this body.
     pub jacobian: CsrMatrix,
-    /// `h² H A⁻¹ Hᵀ`, row-major.
-    pub delassus: Vec<f64>,
-    /// `δ_free` per constraint row (m).
-    pub free_gaps: Vec<f64>,
-    /// Contact forces λ per row (N), normal then tangents per contact.
-    pub impulses: Vec<f64>,
-    /// λ of last step's contacts, by (vertex, obstacle), for warm starts.
-    pub warm_start: std::collections::HashMap<(usize, usize), [f64; 3]>,
+    /// World row index of each row of `jacobian`.
+    pub constraint_rows: Vec<usize>,
     /// `Hᵀ λ` per DOF (N).
     pub contact_forces: Vec<f64>,
-    /// Outcome of the last PGS solve.
-    pub pgs: crate::solver::PgsSolve,
 }
 
 impl BodyWorkspace {
@@ -85,12 +77,8 @@ impl BodyWorkspace {
             refactorizer: None,
             contacts: Vec::new(),
             jacobian: CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(n, Vec::new())),
-            delassus: Vec::new(),
-            free_gaps: Vec::new(),
-            impulses: Vec::new(),
-            warm_start: Default::default(),
+            constraint_rows: Vec::new(),
             contact_forces: vec![0.0; n],
-            pgs: Default::default(),
         }
     }
 }

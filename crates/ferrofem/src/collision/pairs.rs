@@ -1,0 +1,160 @@
+//! Deformable–deformable proximity: every surface vertex of one body
+//! against the surface triangles of another, both ways (zeng2022 §3.2).
+//! Candidates are pruned by triangle bounding boxes; a BVH (parry3d's) is
+//! the next step for large meshes.
+
+use nalgebra::Vector3;
+use rayon::prelude::*;
+
+use super::{tangents, ContactSettings};
+use crate::body::BodyModel;
+
+/// A vertex of body `a` near a triangle of body `b`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairContact {
+    /// Body owning the vertex.
+    pub a: usize,
+    /// The vertex (volume numbering of body `a`).
+    pub vertex: usize,
+    /// Body owning the triangle.
+    pub b: usize,
+    /// Triangle vertices (volume numbering of body `b`).
+    pub triangle: [usize; 3],
+    /// Barycentric weights of the closest point on the triangle.
+    pub weights: [f64; 3],
+    /// Rows: the triangle's outward normal, then two tangents.
+    pub frame: [[f64; 3]; 3],
+    /// Signed gap along the normal (m).
+    pub gap: f64,
+}
+
+fn point(x: &[f64], i: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
+}
+
+/// Closest point of triangle `abc` to `p` as barycentric weights (Ericson,
+/// Real-Time Collision Detection §5.1.5).
+pub fn closest_on_triangle(
+    p: &Vector3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+    c: &Vector3<f64>,
+) -> [f64; 3] {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return [1.0, 0.0, 0.0];
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return [0.0, 1.0, 0.0];
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return [1.0 - v, v, 0.0];
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return [0.0, 0.0, 1.0];
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return [1.0 - w, 0.0, w];
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return [0.0, 1.0 - w, w];
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    [1.0 - v - w, v, w]
+}
+
+/// Vertex–triangle contacts between every ordered pair of distinct bodies
+/// at the given positions, sorted by (a, vertex, b).
+pub fn detect_pair_contacts(
+    bodies: &[BodyModel],
+    positions: &[&[f64]],
+    settings: &ContactSettings,
+) -> Vec<PairContact> {
+    let alarm = settings.alarm_distance;
+    let mut out = Vec::new();
+    for b in 0..bodies.len() {
+        let (tb, xb) = (&bodies[b].surface, positions[b]);
+        let tris: Vec<[usize; 3]> =
+            tb.mesh.triangles.iter().map(|t| t.map(|i| tb.volume_vertex[i])).collect();
+        let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = tris
+            .iter()
+            .map(|t| {
+                let p = t.map(|i| point(xb, i));
+                let lo = p[0].inf(&p[1]).inf(&p[2]).add_scalar(-alarm);
+                let hi = p[0].sup(&p[1]).sup(&p[2]).add_scalar(alarm);
+                (lo, hi)
+            })
+            .collect();
+        for a in (0..bodies.len()).filter(|&a| a != b) {
+            let body_a = &bodies[a];
+            let found: Vec<PairContact> = body_a
+                .surface
+                .volume_vertex
+                .par_iter()
+                .filter(|&&v| !body_a.is_kinematic[v])
+                .filter_map(|&v| {
+                    let p = point(positions[a], v);
+                    let mut best: Option<(f64, usize, [f64; 3])> = None;
+                    for (k, (lo, hi)) in boxes.iter().enumerate() {
+                        if (0..3).any(|d| p[d] < lo[d] || p[d] > hi[d]) {
+                            continue;
+                        }
+                        let [i, j, l] = tris[k].map(|i| point(xb, i));
+                        let w = closest_on_triangle(&p, &i, &j, &l);
+                        let q = i * w[0] + j * w[1] + l * w[2];
+                        let dist = (p - q).norm();
+                        if dist < alarm && best.is_none_or(|(d, _, _)| dist < d) {
+                            best = Some((dist, k, w));
+                        }
+                    }
+                    best.map(|(_, k, w)| {
+                        let [i, j, l] = tris[k].map(|i| point(xb, i));
+                        let n = (j - i).cross(&(l - i)).normalize();
+                        let q = i * w[0] + j * w[1] + l * w[2];
+                        let (t1, t2) = tangents(&n);
+                        PairContact {
+                            a,
+                            vertex: v,
+                            b,
+                            triangle: tris[k],
+                            weights: w,
+                            frame: [n.into(), t1.into(), t2.into()],
+                            gap: (p - q).dot(&n) - settings.contact_distance,
+                        }
+                    })
+                })
+                .collect();
+            out.extend(found);
+        }
+    }
+    out.sort_by_key(|c| (c.a, c.vertex, c.b));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_point_regions() {
+        let (a, b, c) = (Vector3::zeros(), Vector3::x(), Vector3::y());
+        assert_eq!(closest_on_triangle(&Vector3::new(0.2, 0.2, 1.0), &a, &b, &c), [0.6, 0.2, 0.2]);
+        assert_eq!(closest_on_triangle(&Vector3::new(-1.0, -1.0, 0.0), &a, &b, &c), [1.0, 0.0, 0.0]);
+        let w = closest_on_triangle(&Vector3::new(0.5, -1.0, 0.0), &a, &b, &c);
+        assert!((w[0] - 0.5).abs() < 1e-15 && (w[1] - 0.5).abs() < 1e-15);
+        let w = closest_on_triangle(&Vector3::new(1.0, 1.0, 0.0), &a, &b, &c);
+        assert!((w[1] - 0.5).abs() < 1e-15 && (w[2] - 0.5).abs() < 1e-15);
+    }
+}

@@ -7,7 +7,8 @@ use ferrofem::scene::Scene;
 use ferrofem::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 6] = [
+pub const SCENES: [(&str, &str); 7] = [
+    ("stack", include_str!("../../../scenes/stack.toml")),
     ("needle", include_str!("../../../scenes/needle.toml")),
     ("drop", include_str!("../../../scenes/drop.toml")),
     ("slope", include_str!("../../../scenes/slope.toml")),

@@ -177,8 +177,7 @@ impl World {
             w.constraint_rows.clear();
         }
         let space = &mut self.constraints;
-        space.groups =
-            gather_groups(&model.bodies, ws, &pairs, &model.obstacles, &model.contact, h, t, &state.bodies);
+        space.groups = gather_groups(model, ws, &pairs, t, &state.bodies);
         space.impulses.clear();
         if !space.groups.is_empty() {
             let factors: Vec<_> =

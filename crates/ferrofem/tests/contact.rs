@@ -167,3 +167,79 @@ box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
     let bottom = (0..body.vertex_count()).find(|&i| body.mesh.vertices[i][2] < -0.149).unwrap();
     assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.mesh.vertices[bottom][2] - 1e-4);
 }
+
+fn cube(name: &str, size: f64, cells: usize, z: f64, young: f64, vz: f64) -> String {
+    format!(
+        r#"
+[[body]]
+name = "{name}"
+mesh = {{ box = {{ size = [{size}, {size}, {size}], cells = [{cells}, {cells}, {cells}] }} }}
+transform = {{ translation = [0.0, 0.0, {z}] }}
+material = {{ young = {young}, poisson = 0.3, density = 1000.0 }}
+initial_velocity = [0.0, 0.0, {vz}]
+"#
+    )
+}
+
+#[test]
+fn two_bodies_pressed_together_conserve_momentum() {
+    let text = format!(
+        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\npgs = {{ max_iterations = 2000, tolerance = 1e-12 }}\n{}{}",
+        cube("low", 0.2, 3, 0.0, 1e5, 0.5),
+        cube("high", 0.2, 4, 0.205, 3e5, -0.5)
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), "press").unwrap().build().unwrap();
+    let (a, b) = (w.model.bodies[0].clone(), w.model.bodies[1].clone());
+    let total = |w: &World| {
+        let (pa, pb) = (w.state.bodies[0].momentum(&a), w.state.bodies[1].momentum(&b));
+        [pa[0] + pb[0], pa[1] + pb[1], pa[2] + pb[2]]
+    };
+    let p0 = total(&w);
+    let scale = a.total_mass() * 0.5;
+    let mut touched = 0;
+    for _ in 0..60 {
+        let s = w.step().unwrap();
+        touched += usize::from(s.contacts > 0);
+        let p = total(&w);
+        for d in 0..3 {
+            assert!((p[d] - p0[d]).abs() <= 1e-9 * scale, "momentum axis {d}: {} vs {}", p[d], p0[d]);
+        }
+    }
+    assert!(touched > 10, "the bodies never touched");
+    // They bounced apart or stopped: the low body no longer moves up at 0.5 m/s.
+    let vz = w.state.bodies[0].momentum(&a)[2] / a.total_mass();
+    assert!(vz < 0.4, "{vz}");
+}
+
+#[test]
+fn stack_of_three_carries_the_weight_above_each_interface() {
+    let text = format!(
+        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-12\n[contact]\nalarm_distance = 0.01\nbody_friction = 0.5\npgs = {{ max_iterations = 3000, tolerance = 1e-10 }}\n{}{}{}[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
+        cube("bottom", 0.3, 3, 0.15, 2e5, 0.0),
+        cube("middle", 0.2, 3, 0.4, 1e5, 0.0),
+        cube("top", 0.1, 2, 0.55, 5e4, 0.0)
+    )
+    .replace("initial_velocity = [0.0, 0.0, 0.0]", "initial_velocity = [0.0, 0.0, 0.0]\ndamping = { mass = 3.0, stiffness = 0.01 }");
+    let mut w = Scene::from_toml(&text, ".".into(), "stack").unwrap().build().unwrap();
+    let m: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
+    for _ in 0..300 {
+        w.step().unwrap();
+    }
+    let space = w.constraints();
+    let mut floor = 0.0;
+    let mut interface = [0.0; 2];
+    for (k, g) in space.groups.iter().enumerate() {
+        let ln = space.impulses[3 * k];
+        let bodies: Vec<usize> = g.parts.iter().map(|p| p.0).collect();
+        match bodies.as_slice() {
+            [0] => floor += ln,
+            [x, y] if x.min(y) == &0 && x.max(y) == &1 => interface[0] += ln,
+            [x, y] if x.min(y) == &1 && x.max(y) == &2 => interface[1] += ln,
+            other => panic!("unexpected contact between {other:?}"),
+        }
+    }
+    let checks = [(floor, m[0] + m[1] + m[2]), (interface[0], m[1] + m[2]), (interface[1], m[2])];
+    for (i, (f, expected)) in checks.iter().enumerate() {
+        assert!((f / expected - 1.0).abs() < 0.02, "interface {i}: {f} N vs {expected} N");
+    }
+}

@@ -9,12 +9,11 @@ use ferrofem_linalg::{CsrMatrix, Ldlt};
 use nalgebra::Vector3;
 
 use super::BodyWorkspace;
-use crate::body::BodyModel;
 use crate::collision::{ContactSettings, PairContact};
 use crate::constraint::ConstraintJacobian;
-use crate::obstacle::Obstacle;
 use crate::solver::{ConstraintGroup, Pgs, PgsSolve};
 use crate::world::BodyState;
+use crate::Model;
 
 /// Rows of an attachment: the world axes.
 const AXES: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -99,17 +98,16 @@ fn is_contact_on(g: &Group, b: usize) -> bool {
     matches!(g.law, ConstraintGroup::Contact { .. }) && g.parts.iter().any(|(body, _)| *body == b)
 }
 
-/// Collects the step's groups; obstacle shifts use the obstacles' velocity at `t`.
+/// Collects the step's groups at time `t` (start of the step); obstacle
+/// shifts use the obstacles' velocity at `t`.
 pub fn gather_groups(
-    bodies: &[BodyModel],
+    model: &Model,
     ws: &[BodyWorkspace],
     pairs: &[PairContact],
-    obstacles: &[Obstacle],
-    settings: &ContactSettings,
-    h: f64,
     t: f64,
     states: &[BodyState],
 ) -> Vec<Group> {
+    let (bodies, obstacles, settings, h) = (&model.bodies, &model.obstacles, &model.contact, model.time_step);
     let mut groups = Vec::new();
     for (b, body) in bodies.iter().enumerate() {
         let x = &states[b].positions;

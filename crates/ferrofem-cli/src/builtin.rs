@@ -7,7 +7,9 @@ use ferrofem::scene::Scene;
 use ferrofem::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 7] = [
+pub const SCENES: [(&str, &str); 9] = [
+    ("torus-pass", include_str!("../../../scenes/torus-pass.toml")),
+    ("multi-body", include_str!("../../../scenes/multi-body.toml")),
     ("stack", include_str!("../../../scenes/stack.toml")),
     ("needle", include_str!("../../../scenes/needle.toml")),
     ("drop", include_str!("../../../scenes/drop.toml")),

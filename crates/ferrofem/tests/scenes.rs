@@ -127,3 +127,20 @@ fn external_raptor_mesh_builds_when_present() {
     assert!(w.model.bodies[0].vertex_count() > 4000);
     w.step().unwrap();
 }
+
+#[test]
+fn external_scenes_run_when_meshes_are_present() {
+    let dir = scenes_dir().join("external");
+    if !Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes").exists() {
+        eprintln!("skipping: ../shared/meshes is absent");
+        return;
+    }
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..3 {
+            w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}

@@ -20,6 +20,20 @@ pub enum Shape {
         /// Edge lengths along the local axes (m).
         size: [f64; 3],
     },
+    /// A closed cylinder along the local z axis.
+    Cylinder {
+        /// Radius (m).
+        radius: f64,
+        /// Length along z (m).
+        length: f64,
+    },
+    /// A torus around the local z axis.
+    Torus {
+        /// Ring radius (m).
+        major_radius: f64,
+        /// Tube radius (m).
+        minor_radius: f64,
+    },
     /// A capsule along the local z axis.
     Capsule {
         /// Radius (m).
@@ -29,15 +43,41 @@ pub enum Shape {
     },
 }
 
-/// Kinematic motion of an obstacle: translation at constant velocity and
+/// Kinematic motion of an obstacle: translation at constant velocity, or
+/// along a keyframed path (piecewise linear, clamped at its ends), plus
 /// rotation about its own origin at constant angular velocity.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ObstacleMotion {
-    /// Linear velocity (m/s).
+    /// Linear velocity (m/s); ignored when `path` is given.
     pub velocity: [f64; 3],
     /// Angular velocity (rad/s, world axes).
     pub angular_velocity: [f64; 3],
+    /// Keyframes `[t, dx, dy, dz]`: offsets (m) of the origin from its
+    /// initial position at increasing times (s).
+    pub path: Vec<[f64; 4]>,
+}
+
+impl ObstacleMotion {
+    /// Offset of the origin and its velocity at time `t`.
+    pub fn offset(&self, t: f64) -> (Vector3<f64>, Vector3<f64>) {
+        let v = Vector3::from(self.velocity);
+        let Some(first) = self.path.first() else {
+            return (v * t, v);
+        };
+        let at = |k: &[f64; 4]| Vector3::new(k[1], k[2], k[3]);
+        if t <= first[0] {
+            return (at(first), Vector3::zeros());
+        }
+        for w in self.path.windows(2) {
+            if t <= w[1][0] {
+                let s = (t - w[0][0]) / (w[1][0] - w[0][0]);
+                let vel = (at(&w[1]) - at(&w[0])) / (w[1][0] - w[0][0]);
+                return (at(&w[0]) * (1.0 - s) + at(&w[1]) * s, vel);
+            }
+        }
+        (at(self.path.last().unwrap_or(first)), Vector3::zeros())
+    }
 }
 
 /// A rigid obstacle.
@@ -65,13 +105,13 @@ impl Obstacle {
             Some(axis) => Rotation3::from_axis_angle(&axis, w.norm() * t),
             None => Rotation3::identity(),
         };
-        (spin * self.rotation, self.translation + Vector3::from(self.motion.velocity) * t)
+        (spin * self.rotation, self.translation + self.motion.offset(t).0)
     }
 
     /// Velocity of the obstacle's material point at world position `p` (m/s).
     pub fn velocity_at(&self, p: &Vector3<f64>, t: f64) -> Vector3<f64> {
         let (_, c) = self.pose(t);
-        Vector3::from(self.motion.velocity) + Vector3::from(self.motion.angular_velocity).cross(&(p - c))
+        self.motion.offset(t).1 + Vector3::from(self.motion.angular_velocity).cross(&(p - c))
     }
 
     /// Signed distance from `p` to the surface at time `t` (negative inside)
@@ -91,6 +131,29 @@ fn local_distance(shape: &Shape, q: &Vector3<f64>) -> (f64, Vector3<f64>) {
         Shape::Capsule { radius, length } => {
             let axis = Vector3::new(0.0, 0.0, q.z.clamp(-length / 2.0, length / 2.0));
             radial(&(q - axis), radius)
+        }
+        Shape::Torus { major_radius, minor_radius } => {
+            let rho = q.xy().norm();
+            let ring = if rho > 0.0 {
+                Vector3::new(q.x / rho, q.y / rho, 0.0) * major_radius
+            } else {
+                Vector3::new(major_radius, 0.0, 0.0)
+            };
+            radial(&(q - ring), minor_radius)
+        }
+        Shape::Cylinder { radius, length } => {
+            let rho = q.xy().norm();
+            let radial_dir = if rho > 0.0 { Vector3::new(q.x / rho, q.y / rho, 0.0) } else { Vector3::x() };
+            let axial_dir = Vector3::new(0.0, 0.0, q.z.signum());
+            let (dr, dz) = (rho - radius, q.z.abs() - length / 2.0);
+            if dr > 0.0 && dz > 0.0 {
+                let v = radial_dir * dr + axial_dir * dz;
+                (v.norm(), v.normalize())
+            } else if dr > dz {
+                (dr, radial_dir)
+            } else {
+                (dz, axial_dir)
+            }
         }
         Shape::Box { size } => {
             let e = Vector3::from(size) / 2.0;
@@ -128,6 +191,27 @@ mod tests {
             friction: 0.0,
             motion: ObstacleMotion::default(),
         }
+    }
+
+    #[test]
+    fn torus_cylinder_and_keyframed_path() {
+        let t = obstacle(Shape::Torus { major_radius: 2.0, minor_radius: 0.5 });
+        let (d, n) = t.signed_distance(&Vector3::new(0.0, 3.0, 0.0), 0.0);
+        assert!((d - 0.5).abs() < 1e-15 && (n - Vector3::y()).norm() < 1e-15);
+        assert!((t.signed_distance(&Vector3::zeros(), 0.0).0 - 1.5).abs() < 1e-15);
+        let c = obstacle(Shape::Cylinder { radius: 1.0, length: 2.0 });
+        assert!((c.signed_distance(&Vector3::new(0.0, 0.0, 0.5), 0.0).0 + 0.5).abs() < 1e-15);
+        let (d, n) = c.signed_distance(&Vector3::new(4.0, 0.0, 5.0), 0.0);
+        assert!((d - 5.0).abs() < 1e-12 && (n - Vector3::new(0.6, 0.0, 0.8)).norm() < 1e-12);
+        let mut m = obstacle(Shape::Sphere { radius: 1.0 });
+        m.motion.path = vec![[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0], [3.0, 2.0, 4.0, 0.0]];
+        let (x, v) = m.motion.offset(2.0);
+        assert!(
+            (x - Vector3::new(2.0, 2.0, 0.0)).norm() < 1e-15
+                && (v - Vector3::new(0.0, 2.0, 0.0)).norm() < 1e-15
+        );
+        assert_eq!(m.motion.offset(9.0).0, Vector3::new(2.0, 4.0, 0.0));
+        assert!((m.velocity_at(&Vector3::zeros(), 0.5) - Vector3::new(2.0, 0.0, 0.0)).norm() < 1e-15);
     }
 
     #[test]

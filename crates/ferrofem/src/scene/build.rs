@@ -20,7 +20,7 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
             rotation: o.transform.rotation(),
             translation: o.transform.translation.into(),
             friction: o.friction,
-            motion: o.motion,
+            motion: o.motion.clone(),
         })
         .collect();
     let model = Model {

@@ -354,6 +354,8 @@ impl ObstacleSpec {
             Shape::Sphere { radius } => vec![radius],
             Shape::Box { size } => size.to_vec(),
             Shape::Capsule { radius, length } => vec![radius, length + radius],
+            Shape::Cylinder { radius, length } => vec![radius, length],
+            Shape::Torus { major_radius, minor_radius } => vec![minor_radius, major_radius - minor_radius],
         };
         if dims.iter().any(|d| !(d.is_finite() && *d > 0.0)) {
             return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
@@ -366,7 +368,13 @@ impl ObstacleSpec {
             ));
         }
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
-        finite(format!("{key}.motion"), &[self.motion.velocity, self.motion.angular_velocity].concat())
+        let m = &self.motion;
+        finite(format!("{key}.motion"), &[m.velocity, m.angular_velocity].concat())?;
+        finite(format!("{key}.motion.path"), &m.path.concat())?;
+        if m.path.windows(2).any(|w| w[1][0] <= w[0][0]) {
+            return Err((format!("{key}.motion.path"), "keyframe times must increase".into()));
+        }
+        Ok(())
     }
 }
 

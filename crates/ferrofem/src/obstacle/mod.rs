@@ -235,7 +235,8 @@ mod tests {
     #[test]
     fn moving_obstacle_pose_and_point_velocity() {
         let mut s = obstacle(Shape::Sphere { radius: 1.0 });
-        s.motion = ObstacleMotion { velocity: [1.0, 0.0, 0.0], angular_velocity: [0.0, 0.0, 2.0] };
+        s.motion =
+            ObstacleMotion { velocity: [1.0, 0.0, 0.0], angular_velocity: [0.0, 0.0, 2.0], path: Vec::new() };
         let (d, _) = s.signed_distance(&Vector3::new(3.0, 0.0, 0.0), 1.0);
         assert!((d - 1.0).abs() < 1e-12);
         let v = s.velocity_at(&Vector3::new(2.0, 0.0, 0.0), 1.0);

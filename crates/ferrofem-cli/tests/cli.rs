@@ -31,8 +31,10 @@ fn run_writes_paraview_series_and_stats() {
     let pvd = std::fs::read_to_string(dir.join("beam.pvd")).unwrap();
     // Initial frame plus every second step.
     assert_eq!(pvd.matches("<DataSet").count(), 3, "{pvd}");
+    assert!(std::fs::read_to_string(dir.join("contacts.pvd")).unwrap().contains("contacts_00002.vtp"));
     let vtu = std::fs::read_to_string(dir.join("beam_00002.vtu")).unwrap();
-    assert!(vtu.contains("velocity") && vtu.contains("displacement") && vtu.contains("UnstructuredGrid"));
+    assert!(vtu.contains("velocity") && vtu.contains("displacement") && vtu.contains("contact_force"));
+    assert!(vtu.contains("UnstructuredGrid"));
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["steps"].as_array().unwrap().len(), 4);

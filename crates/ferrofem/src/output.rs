@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ferrofem_mesh::io::{write_vtu_frame, PointField, PvdSeries};
+use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
 
 use crate::{SimError, World};
 
@@ -12,6 +12,7 @@ use crate::{SimError, World};
 pub struct FrameWriter {
     dir: PathBuf,
     series: Vec<PvdSeries>,
+    contacts: PvdSeries,
     frame: usize,
     displacement: Vec<f64>,
 }
@@ -23,7 +24,8 @@ impl FrameWriter {
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
         let series =
             world.model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
-        Ok(FrameWriter { dir: dir.to_path_buf(), series, frame: 0, displacement: Vec::new() })
+        let contacts = PvdSeries::new(dir.join("contacts.pvd"));
+        Ok(FrameWriter { dir: dir.to_path_buf(), series, contacts, frame: 0, displacement: Vec::new() })
     }
 
     /// Writes the current state as the next frame.
@@ -46,7 +48,36 @@ impl FrameWriter {
             write_vtu_frame(&self.dir.join(&file), &points, &body.mesh.tets, &[], &fields)?;
             self.series[b].push(world.state.time, &file)?;
         }
+        self.write_contacts(world)?;
         self.frame += 1;
+        Ok(())
+    }
+
+    /// `contacts_<frame>.vtp`: one point per constraint group (at its first
+    /// vertex, end-of-step position) with `normal`, `force` (N, world axes)
+    /// and `kind` (0 contact, 1 attachment).
+    fn write_contacts(&mut self, world: &World) -> Result<(), SimError> {
+        let space = world.constraints();
+        let (mut points, mut normals, mut forces, mut kinds) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (k, g) in space.groups.iter().enumerate() {
+            let (b, pts) = &g.parts[0];
+            let x = &world.state.bodies[*b].positions;
+            let v = pts[0].0;
+            points.push([x[3 * v], x[3 * v + 1], x[3 * v + 2]]);
+            normals.extend_from_slice(&g.frame[0]);
+            let l = space.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
+            forces.extend((0..3).map(|d| (0..3).map(|r| l[r] * g.frame[r][d]).sum::<f64>()));
+            kinds.push(f64::from(u8::from(matches!(g.law, crate::solver::ConstraintGroup::Attachment))));
+        }
+        let file = format!("contacts_{:05}.vtp", self.frame);
+        let fields = [
+            PointField { name: "normal", components: 3, values: &normals },
+            PointField { name: "force", components: 3, values: &forces },
+            PointField { name: "kind", components: 1, values: &kinds },
+        ];
+        write_vtp_points(&self.dir.join(&file), &points, &fields)?;
+        self.contacts.push(world.state.time, &file)?;
         Ok(())
     }
 
@@ -55,8 +86,8 @@ impl FrameWriter {
         self.frame
     }
 
-    /// The `.pvd` files, one per body.
+    /// The `.pvd` files: one per body, then the contact points.
     pub fn series_paths(&self) -> Vec<PathBuf> {
-        self.series.iter().map(|s| s.path().to_path_buf()).collect()
+        self.series.iter().chain([&self.contacts]).map(|s| s.path().to_path_buf()).collect()
     }
 }

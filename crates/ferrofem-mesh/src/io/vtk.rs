@@ -125,6 +125,20 @@ fn add_poly(out: &mut Elements, p: PolyDataPiece, path: &Path) -> Result<(), Mes
     Ok(())
 }
 
+fn point_attributes(fields: &[PointField]) -> Vec<Attribute> {
+    fields
+        .iter()
+        .map(|f| {
+            let a = if f.components == 3 {
+                Attribute::vectors(f.name)
+            } else {
+                Attribute::generic(f.name, f.components)
+            };
+            a.with_data(f.values.to_vec())
+        })
+        .collect()
+}
+
 fn grid(vertices: &[[f64; 3]], tets: &[[usize; 4]], triangles: &[[usize; 3]], fields: &[PointField]) -> Vtk {
     let mut connectivity = Vec::with_capacity(4 * tets.len() + 3 * triangles.len());
     let mut offsets = Vec::with_capacity(tets.len() + triangles.len());
@@ -139,17 +153,7 @@ fn grid(vertices: &[[f64; 3]], tets: &[[usize; 4]], triangles: &[[usize; 3]], fi
         offsets.push(connectivity.len() as u64);
         types.push(CellType::Triangle);
     }
-    let point = fields
-        .iter()
-        .map(|f| {
-            let a = if f.components == 3 {
-                Attribute::vectors(f.name)
-            } else {
-                Attribute::generic(f.name, f.components)
-            };
-            a.with_data(f.values.to_vec())
-        })
-        .collect();
+    let point = point_attributes(fields);
     let piece = UnstructuredGridPiece {
         points: IOBuffer::F64(vertices.iter().flatten().copied().collect()),
         cells: Cells { cell_verts: VertexNumbers::XML { connectivity, offsets }, types },
@@ -198,5 +202,34 @@ pub fn write_vtu_frame(
     let file = std::fs::File::create(path).map_err(|e| MeshError::io(path, e))?;
     grid(vertices, tets, triangles, fields)
         .write_xml(std::io::BufWriter::new(file))
+        .map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))
+}
+
+/// Writes points as a `.vtp` polydata (one vertex cell per point) with
+/// per-point fields, e.g. contact points with their normals and forces.
+pub fn write_vtp_points(path: &Path, points: &[[f64; 3]], fields: &[PointField]) -> Result<(), MeshError> {
+    for f in fields {
+        if f.values.len() != f.components as usize * points.len() {
+            return Err(MeshError::parse(path, 0, format!("field {} has the wrong length", f.name)));
+        }
+    }
+    let n = points.len() as u64;
+    let piece = PolyDataPiece {
+        points: IOBuffer::F64(points.iter().flatten().copied().collect()),
+        verts: Some(VertexNumbers::XML { connectivity: (0..n).collect(), offsets: (1..=n).collect() }),
+        lines: None,
+        polys: None,
+        strips: None,
+        data: Attributes { point: point_attributes(fields), cell: Vec::new() },
+    };
+    let vtk = Vtk {
+        version: Version::new((1, 0)),
+        title: String::from("ferrofem contacts"),
+        byte_order: ByteOrder::LittleEndian,
+        data: DataSet::inline(piece),
+        file_path: None,
+    };
+    let file = std::fs::File::create(path).map_err(|e| MeshError::io(path, e))?;
+    vtk.write_xml(std::io::BufWriter::new(file))
         .map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))
 }

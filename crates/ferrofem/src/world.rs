@@ -187,7 +187,7 @@ impl World {
                 solve_constraints(space, &state.bodies, ws, h, &model.contact)
             });
             if !all_finite(&space.impulses) {
-                let b = space.groups.iter().position(|_| true).map_or(0, |k| space.groups[k].parts[0].0);
+                let b = space.groups.first().map_or(0, |g| g.parts[0].0);
                 return Err(SimError::NonFinite {
                     step,
                     body: name(b),

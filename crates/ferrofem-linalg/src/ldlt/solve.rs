@@ -58,19 +58,3 @@ impl Ldlt {
             .collect()
     }
 }
-
-impl Ldlt {
-    /// `x ← L⁻¹ x` for a dense `x` (permuted numbering), column-major over
-    /// the CSC factor: the dense-RHS triangular solve of [CAK14].
-    pub fn solve_unit_lower_dense(&self, x: &mut [f64]) {
-        let s = &**self.symbolic();
-        for k in 0..s.n() {
-            let xk = x[k];
-            if xk != 0.0 {
-                for p in s.l_col_ptr[k]..s.l_col_ptr[k + 1] {
-                    x[s.l_row_idx[p] as usize] -= self.l_values[p] * xk;
-                }
-            }
-        }
-    }
-}

@@ -146,7 +146,7 @@ impl World {
                     detect_contacts(body, &state.bodies[b].positions, &model.obstacles, t, &model.contact);
             }
             let positions: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
-            if model.bodies.len() > 1 {
+            if model.bodies.len() > 1 || model.bodies.iter().any(|b| b.self_collision) {
                 detect_pair_contacts(&model.bodies, &positions, &model.contact)
             } else {
                 Vec::new()

@@ -243,3 +243,54 @@ fn stack_of_three_carries_the_weight_above_each_interface() {
         assert!((f / expected - 1.0).abs() < 0.02, "interface {i}: {f} N vs {expected} N");
     }
 }
+
+/// One body made of two separate cubes 1 cm apart along x, thrown at each other.
+fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
+    let a = ferrofem_mesh::generate::box_mesh([0.1, 0.1, 0.1], [2, 2, 2]).unwrap();
+    let mut mesh = a.clone();
+    mesh.transform(1.0, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [-0.055, 0.0, 0.0]);
+    let mut b = a.clone();
+    b.transform(1.0, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [0.055, 0.0, 0.0]);
+    let offset = mesh.vertices.len();
+    mesh.vertices.extend(b.vertices);
+    mesh.tets.extend(b.tets.iter().map(|t| t.map(|i| i + offset)));
+    let path =
+        std::env::temp_dir().join(format!("ferrofem-two-part-{}-{self_collision}.msh", std::process::id()));
+    ferrofem_mesh::io::write_tet_mesh(&path, &mesh).unwrap();
+    let text = format!(
+        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.0\npgs = {{ max_iterations = 2000, tolerance = 1e-12 }}\n[[body]]\nname = \"pair\"\nmesh = {{ file = {{ path = {:?} }} }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\nself_collision = {self_collision}\n",
+        path.display().to_string()
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), "two-part").unwrap().build().unwrap();
+    let left: Vec<bool> = w.model.bodies[0].mesh.vertices.iter().map(|p| p[0] < 0.0).collect();
+    for (i, l) in left.iter().enumerate() {
+        w.state.bodies[0].velocities[3 * i] = if *l { 1.0 } else { -1.0 };
+    }
+    (w, left)
+}
+
+#[test]
+fn self_collision_keeps_parts_of_one_body_apart() {
+    for enabled in [true, false] {
+        let (mut w, left) = two_part_body(enabled);
+        let body = w.model.bodies[0].clone();
+        let mut touched = 0;
+        for _ in 0..30 {
+            touched += usize::from(w.step().unwrap().contacts > 0);
+            let p = w.state.bodies[0].momentum(&body);
+            assert!(p.iter().all(|x| x.abs() < 1e-9), "momentum {p:?}");
+        }
+        let x = &w.state.bodies[0].positions;
+        let right_min = (0..left.len()).filter(|&i| !left[i]).map(|i| x[3 * i]).fold(f64::INFINITY, f64::min);
+        let left_max =
+            (0..left.len()).filter(|&i| left[i]).map(|i| x[3 * i]).fold(f64::NEG_INFINITY, f64::max);
+        if enabled {
+            assert!(touched > 5 && right_min - left_max > -1e-3, "parts overlap by {}", left_max - right_min);
+        } else {
+            assert!(
+                touched == 0 && left_max - right_min > 0.05,
+                "without self-collision the parts pass through"
+            );
+        }
+    }
+}

@@ -50,6 +50,8 @@ pub struct BodyModel {
     /// Bilateral attachments: vertex held on a (fixed or moving) target by
     /// constraint forces rather than by elimination (needles, cable anchors).
     pub attachments: Vec<(usize, Kinematic)>,
+    /// Test this body's surface vertices against its own surface triangles.
+    pub self_collision: bool,
     /// Boundary surface with its map to volume vertices.
     pub surface: BoundarySurface,
     /// Sparsity pattern and scatter slots of the system matrix.
@@ -98,6 +100,7 @@ impl BodyModel {
             kinematic,
             is_kinematic,
             attachments: Vec::new(),
+            self_collision: false,
             surface,
             pattern,
         })

@@ -75,8 +75,9 @@ pub fn closest_on_triangle(
     [1.0 - v - w, v, w]
 }
 
-/// Vertex–triangle contacts between every ordered pair of distinct bodies
-/// at the given positions, sorted by (a, vertex, b).
+/// Vertex–triangle contacts between every ordered pair of distinct bodies,
+/// and within a body whose `self_collision` is on (triangles touching the
+/// vertex excluded), at the given positions, sorted by (a, vertex, b).
 pub fn detect_pair_contacts(
     bodies: &[BodyModel],
     positions: &[&[f64]],
@@ -97,7 +98,7 @@ pub fn detect_pair_contacts(
                 (lo, hi)
             })
             .collect();
-        for a in (0..bodies.len()).filter(|&a| a != b) {
+        for a in (0..bodies.len()).filter(|&a| a != b || bodies[b].self_collision) {
             let body_a = &bodies[a];
             let found: Vec<PairContact> = body_a
                 .surface
@@ -108,7 +109,7 @@ pub fn detect_pair_contacts(
                     let p = point(positions[a], v);
                     let mut best: Option<(f64, usize, [f64; 3])> = None;
                     for (k, (lo, hi)) in boxes.iter().enumerate() {
-                        if (0..3).any(|d| p[d] < lo[d] || p[d] > hi[d]) {
+                        if (0..3).any(|d| p[d] < lo[d] || p[d] > hi[d]) || (a == b && tris[k].contains(&v)) {
                             continue;
                         }
                         let [i, j, l] = tris[k].map(|i| point(xb, i));

@@ -91,6 +91,7 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimEr
     }
     let mut body = BodyModel::new(spec.name.clone(), mesh, materials, spec.damping, kinematic)?;
     body.attachments = attachments;
+    body.self_collision = spec.self_collision;
     Ok(body)
 }
 

@@ -110,6 +110,10 @@ pub struct BodySpec {
     /// Flip inverted tets of a file mesh instead of rejecting it.
     #[serde(default)]
     pub reorient_inverted: bool,
+    /// Contacts between this body's own surface parts (vertices against
+    /// non-incident triangles).
+    #[serde(default)]
+    pub self_collision: bool,
     /// `[[body.region]]`: other materials on parts of the body.
     #[serde(default, rename = "region")]
     pub regions: Vec<RegionSpec>,

@@ -8,22 +8,22 @@ use ferrofem::SimError;
 
 /// (name, file content).
 pub const SCENES: [(&str, &str); 9] = [
-    ("torus-pass", include_str!("../../../scenes/torus-pass.toml")),
-    ("multi-body", include_str!("../../../scenes/multi-body.toml")),
-    ("stack", include_str!("../../../scenes/stack.toml")),
-    ("needle", include_str!("../../../scenes/needle.toml")),
-    ("drop", include_str!("../../../scenes/drop.toml")),
-    ("slope", include_str!("../../../scenes/slope.toml")),
     ("cantilever", include_str!("../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../scenes/heterogeneous-beam.toml")),
+    ("drop", include_str!("../../../scenes/drop.toml")),
+    ("slope", include_str!("../../../scenes/slope.toml")),
+    ("stack", include_str!("../../../scenes/stack.toml")),
+    ("torus-pass", include_str!("../../../scenes/torus-pass.toml")),
+    ("multi-body", include_str!("../../../scenes/multi-body.toml")),
+    ("needle", include_str!("../../../scenes/needle.toml")),
 ];
 
 /// Prints each scene's name and the first comment line of its file.
 pub fn list() {
     for (name, text) in SCENES {
         let about = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
-        println!("{name:<20} scenes/{name}.toml  {about}");
+        println!("{name:<20} {:<32} {about}", format!("scenes/{name}.toml"));
     }
 }
 

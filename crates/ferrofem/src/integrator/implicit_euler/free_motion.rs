@@ -21,7 +21,7 @@ pub fn free_motion(
 ) -> Result<(), KrylovError> {
     initial_guess(body, state, ws, h, gravity, settings.initial_guess);
     let damping = 1.0 + h * body.damping.mass;
-    let mass_diag = |j: usize| if body.kinematic[j / 3].is_some() { 1.0 } else { damping } * body.mass[j / 3];
+    let mass_diag = |j: usize| if body.is_kinematic[j / 3] { 1.0 } else { damping } * body.mass[j / 3];
     let ldlt;
     let precond: &dyn Preconditioner = match settings.preconditioner {
         PreconditionerKind::Ldlt => {
@@ -63,7 +63,7 @@ fn initial_guess(
 ) {
     for (j, dv) in ws.dv.iter_mut().enumerate() {
         let i = j / 3;
-        *dv = if body.kinematic[i].is_some() {
+        *dv = if body.is_kinematic[i] {
             ws.prescribed_dv[j]
         } else {
             match guess {

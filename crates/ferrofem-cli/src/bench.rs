@@ -21,6 +21,8 @@ pub enum BenchCommand {
     Step(StepArgs),
     /// The sparse direct engine on FEM matrices (orderings, LDLᵀ, solves, sparse inverse).
     Factor(crate::bench_factor::FactorArgs),
+    /// The Delassus operator: dense, isodof, isodof-reuse and unbuilt side by side (zeng2022 §6).
+    Delassus(crate::bench_delassus::DelassusArgs),
 }
 
 /// Arguments of `bench step`.
@@ -86,6 +88,7 @@ pub fn bench(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Step(a) => bench_step(a),
         BenchCommand::Factor(a) => crate::bench_factor::bench_factor(a),
+        BenchCommand::Delassus(a) => crate::bench_delassus::bench_delassus(a),
     }
 }
 

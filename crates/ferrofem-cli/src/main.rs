@@ -1,10 +1,12 @@
 //! `ferrofem`: run scenes, benchmark, inspect and convert meshes.
 
 mod bench;
+mod bench_delassus;
 mod bench_factor;
 mod builtin;
 mod mesh_cmd;
 mod peers;
+mod plot;
 mod report;
 mod run;
 mod sysinfo;

@@ -120,6 +120,25 @@ pub struct BodyStepStats {
     pub total_normal_force: f64,
     /// Deepest penetration into an obstacle at the end of the step (m, ≥ 0).
     pub max_penetration: f64,
+    /// How this body's part of `W` was obtained, if it had constraints.
+    pub delassus: Option<DelassusRecord>,
+}
+
+/// How a body's `W_b` was obtained in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DelassusRecord {
+    /// The method used (`auto` resolved).
+    pub method: &'static str,
+    /// Constraint rows touching the body.
+    pub rows: usize,
+    /// DOFs those rows touch (isodofs).
+    pub isodofs: usize,
+    /// Isodofs whose solves were reused from earlier steps.
+    pub reused_isodofs: usize,
+    /// `reused_isodofs / isodofs` (0 when none).
+    pub reuse_fraction: f64,
+    /// The cost model's predictions (ms), when `auto` chose.
+    pub predicted: Option<crate::delassus::DelassusCosts>,
 }
 
 /// One step's figures.
@@ -149,6 +168,10 @@ pub struct StepStats {
     pub total_normal_force: f64,
     /// Deepest penetration over bodies (m).
     pub max_penetration: f64,
+    /// Isodofs over bodies.
+    pub isodofs: usize,
+    /// Reused isodofs over bodies.
+    pub reused_isodofs: usize,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
 }

@@ -182,9 +182,11 @@ impl World {
         if !space.groups.is_empty() {
             let factors: Vec<_> =
                 ws.iter().map(|w| w.refactorizer.as_ref().and_then(|r| r.factor())).collect();
-            times.time(Stage::BuildDelassus, || build_delassus(space, ws, &factors, h));
+            times.time(Stage::BuildDelassus, || {
+                build_delassus(space, ws, &factors, h, model.contact.delassus)
+            });
             times.time(Stage::SolveConstraints, || {
-                solve_constraints(space, &state.bodies, ws, h, &model.contact)
+                solve_constraints(space, &state.bodies, ws, &factors, h, &model.contact)
             });
             if !all_finite(&space.impulses) {
                 let b = space.groups.first().map_or(0, |g| g.parts[0].0);
@@ -243,6 +245,7 @@ impl World {
                 pgs_error: if w.constraint_rows.is_empty() { 0.0 } else { self.constraints.pgs.error },
                 total_normal_force: self.constraints.normal_force_on(i),
                 max_penetration: max_penetration(s, w, &self.model.obstacles, self.state.time),
+                delassus: w.delassus,
             })
             .collect();
         StepStats {
@@ -258,6 +261,8 @@ impl World {
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
             total_normal_force: self.constraints.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
+            isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
+            reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
             bodies,
         }
     }

@@ -5,6 +5,7 @@
 //! triangular solves can visit only what they must (zeng2022 §3.4, §4.2).
 
 pub mod etree;
+mod isodof;
 pub mod ordering;
 mod solve;
 mod sparse_inverse;
@@ -22,6 +23,7 @@ use faer::sparse::linalg::{SupernodalThreshold, SymbolicSupernodalParams};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Par, Side};
 
+pub use isodof::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};
 pub use sparse_inverse::SparseInverse;
@@ -50,6 +52,8 @@ pub struct LdltSymbolic {
     pub parent: Vec<usize>,
     /// A postorder of the elimination tree.
     pub postorder: Vec<usize>,
+    /// The supernodes of the stored factor.
+    pub supernodes: SupernodeLayout,
     /// Milliseconds spent computing the ordering.
     pub ordering_ms: f64,
     ordering: Ordering,
@@ -144,6 +148,7 @@ impl LdltSymbolic {
             d_src: Vec::new(),
             parent: Vec::new(),
             postorder: Vec::new(),
+            supernodes: SupernodeLayout::default(),
             ordering_ms,
             ordering,
             symbolic_ms: 0.0,
@@ -185,8 +190,16 @@ impl LdltSymbolic {
         let (rptr, vptr, rows) = (sn.col_ptr_for_row_idx(), sn.col_ptr_for_val(), sn.row_idx());
         self.l_col_ptr = vec![0; self.n + 1];
         self.d_src = vec![0; self.n];
+        let layout = &mut self.supernodes;
+        layout.begin = begin.to_vec();
+        layout.begin.push(self.n);
+        layout.pattern_ptr = rptr[..=sn.n_supernodes()].to_vec();
+        layout.pattern = rows[..rptr[sn.n_supernodes()]].iter().map(|&r| r as u32).collect();
+        layout.value_ptr = vptr[..sn.n_supernodes()].to_vec();
+        layout.of_column = vec![0; self.n];
         for s in 0..sn.n_supernodes() {
             let (c0, c1) = (begin[s], end[s]);
+            layout.of_column[c0..c1].iter_mut().for_each(|x| *x = s as u32);
             let pattern = &rows[rptr[s]..rptr[s + 1]];
             let nrows = (c1 - c0) + pattern.len();
             for c in c0..c1 {
@@ -203,7 +216,57 @@ impl LdltSymbolic {
                 self.l_col_ptr[c + 1] = self.l_row_idx.len();
             }
         }
+        let layout = &mut self.supernodes;
+        layout.parent = (0..sn.n_supernodes())
+            .map(|s| {
+                layout.pattern(s).first().map_or(etree::NONE, |&r| layout.of_column[r as usize] as usize)
+            })
+            .collect();
+        let order = etree::postorder(&layout.parent);
+        layout.postorder_rank = vec![0; order.len()];
+        order.iter().enumerate().for_each(|(rank, &s)| layout.postorder_rank[s] = rank as u32);
         Ok(())
+    }
+}
+
+/// Supernodes of the factor: supernode `s` owns columns `begin[s]..begin[s+1]`;
+/// its panel (rows: own columns, then `pattern(s)`, all ancestors) is stored
+/// column-major with the unit-lower `L_ss` above the rectangular `L_bs`.
+#[derive(Debug, Clone, Default)]
+pub struct SupernodeLayout {
+    /// First column of each supernode, and `n` at the end.
+    pub begin: Vec<usize>,
+    pattern_ptr: Vec<usize>,
+    pattern: Vec<u32>,
+    value_ptr: Vec<usize>,
+    /// Supernode of each column.
+    pub of_column: Vec<u32>,
+    /// Parent supernode (the supernode of the first pattern row), or [`etree::NONE`].
+    pub parent: Vec<usize>,
+    /// Rank of each supernode in a postorder of the supernodal tree: the
+    /// supernodes of any subtree have consecutive ranks.
+    pub postorder_rank: Vec<u32>,
+}
+
+impl SupernodeLayout {
+    /// Number of supernodes.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether there are no supernodes.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// Number of columns of supernode `s`.
+    pub fn width(&self, s: usize) -> usize {
+        self.begin[s + 1] - self.begin[s]
+    }
+
+    /// Rows below the diagonal block of supernode `s` (sorted, permuted numbering).
+    pub fn pattern(&self, s: usize) -> &[u32] {
+        &self.pattern[self.pattern_ptr[s]..self.pattern_ptr[s + 1]]
     }
 }
 
@@ -294,6 +357,16 @@ impl Ldlt {
     /// The symbolic part.
     pub fn symbolic(&self) -> &Arc<LdltSymbolic> {
         &self.symbolic
+    }
+
+    /// The panel of supernode `s`: `(w + q) × w` column-major, the strict
+    /// lower part of its top `w × w` block is `L_ss` (unit diagonal implied,
+    /// the stored diagonal is `D`), the `q` rows below are `L_bs`.
+    pub fn panel(&self, s: usize) -> faer::MatRef<'_, f64> {
+        let sn = &self.symbolic.supernodes;
+        let (w, q) = (sn.width(s), sn.pattern(s).len());
+        let start = sn.value_ptr[s];
+        faer::MatRef::from_column_major_slice(&self.supernodal[start..start + (w + q) * w], w + q, w)
     }
 
     /// Solves `A X = B` in place for `ncols` right-hand sides stored column-major.

@@ -25,6 +25,8 @@ pub struct ContactSettings {
     pub body_friction: f64,
     /// Projected Gauss-Seidel settings.
     pub pgs: crate::solver::PgsSettings,
+    /// How the Delassus operator is obtained.
+    pub delassus: crate::delassus::DelassusMethod,
 }
 
 impl Default for ContactSettings {
@@ -34,6 +36,7 @@ impl Default for ContactSettings {
             contact_distance: 0.0,
             body_friction: 0.3,
             pgs: Default::default(),
+            delassus: Default::default(),
         }
     }
 }

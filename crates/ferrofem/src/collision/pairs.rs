@@ -75,6 +75,9 @@ pub fn closest_on_triangle(
     [1.0 - v - w, v, w]
 }
 
+/// Relative distance (of the alarm distance) under which two triangles tie.
+const TIE: f64 = 1e-9;
+
 /// Vertex–triangle contacts between every ordered pair of distinct bodies,
 /// and within a body whose `self_collision` is on (triangles touching the
 /// vertex excluded), at the given positions, sorted by (a, vertex, b).
@@ -116,7 +119,10 @@ pub fn detect_pair_contacts(
                         let w = closest_on_triangle(&p, &i, &j, &l);
                         let q = i * w[0] + j * w[1] + l * w[2];
                         let dist = (p - q).norm();
-                        if dist < alarm && best.is_none_or(|(d, _, _)| dist < d) {
+                        // Closest points on a shared edge tie: keep the first triangle
+                        // unless another is closer by more than round-off, so that the
+                        // choice (and the normal) does not flip with the last bits.
+                        if dist < alarm && best.is_none_or(|(d, _, _)| dist < d - TIE * alarm) {
                             best = Some((dist, k, w));
                         }
                     }

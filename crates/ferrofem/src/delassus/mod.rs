@@ -1,43 +1,117 @@
-//! The Delassus operator `W = H A⁻¹ Hᵀ` (zeng2022 eq. 12), built from a
-//! body's LDLᵀ factor. One builder per method; all return the same matrix.
+//! The Delassus operator `W = H A⁻¹ Hᵀ` (zeng2022 eq. 12), built per body
+//! from its LDLᵀ factor by one of several methods that all give the same
+//! matrix: [`dense`] (Algorithm 1), [`isodof`] (Algorithm 3), [`isodof_reuse`]
+//! (§5) — or left unbuilt ([`MixedDelassus`], Algorithm 2). `auto` picks the
+//! cheapest for the step with the flop model of [`predict`].
 
+mod dense;
+mod isodof;
+mod unbuilt;
+
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
 use ferrofem_linalg::{CsrMatrix, Ldlt};
-use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
-/// The dense method (zeng2022 Algorithm 1, [CAK14]): `X = A⁻¹ Hᵀ` for all
-/// `c` right-hand sides at once with the supernodal factor (blocked, BLAS-3,
-/// parallel), then `W = H X` by sparse rows. Returns `W` row-major (`c × c`).
-/// Cost: `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
-pub fn dense(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
-    let n = f.symbolic().n();
-    let c = h.nrows();
-    let hp = &h.pattern;
-    let mut x = vec![0.0; n * c];
-    x.par_chunks_mut(n).enumerate().for_each(|(r, col)| {
-        for p in hp.row_ptr[r]..hp.row_ptr[r + 1] {
-            col[hp.col_idx[p] as usize] = h.values[p];
-        }
-    });
-    f.solve_in_place(&mut x, c);
-    let mut w = vec![0.0; c * c];
-    w.par_chunks_mut(c).enumerate().for_each(|(r, row)| {
-        for (q, out) in row.iter_mut().enumerate() {
-            let col = &x[q * n..(q + 1) * n];
-            *out =
-                (hp.row_ptr[r]..hp.row_ptr[r + 1]).map(|p| h.values[p] * col[hp.col_idx[p] as usize]).sum();
-        }
-    });
-    // Symmetrize the round-off so PGS sees an exactly symmetric operator.
-    for r in 0..c {
-        for q in r + 1..c {
-            let m = 0.5 * (w[r * c + q] + w[q * c + r]);
-            w[r * c + q] = m;
-            w[q * c + r] = m;
-        }
-    }
-    w
+pub use dense::{dense, symmetrize};
+pub use isodof::{expand, isodof, isodof_reuse, isodofs};
+pub use unbuilt::{MixedDelassus, UnbuiltBody};
+
+/// How `W` is obtained (`[contact] delassus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelassusMethod {
+    /// Dense multi-right-hand-side solves `A⁻¹ Hᵀ` ([CAK14]).
+    Dense,
+    /// Single-nonzero solves along the elimination tree for the touched DOFs.
+    Isodof,
+    /// As `isodof`, reusing the solves of DOFs seen since the last factorization.
+    IsodofReuse,
+    /// No `W`: PGS applies `H A⁻¹ Hᵀ` through the factor.
+    Unbuilt,
+    /// The cheapest of the above for the step, by [`predict`].
+    #[default]
+    Auto,
 }
 
+impl DelassusMethod {
+    /// The scene-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            DelassusMethod::Dense => "dense",
+            DelassusMethod::Isodof => "isodof",
+            DelassusMethod::IsodofReuse => "isodof-reuse",
+            DelassusMethod::Unbuilt => "unbuilt",
+            DelassusMethod::Auto => "auto",
+        }
+    }
+}
+
+/// Rates measured by `ferrofem bench delassus` on the 2-core reference
+/// machine (flop/s). The dense multi-RHS solve sweeps all of `L` with many
+/// small supernodes; the isodof kernels are dominated by a few large dense
+/// blocks; a single-RHS solve is memory-bound. Only their ratios matter for
+/// `auto`, and those are large.
+const DENSE_RATE: f64 = 1.6e10;
+const ISODOF_RATE: f64 = 5.0e10;
+const SINGLE_RATE: f64 = 3.0e9;
+
+/// Predicted milliseconds of each method for one body's step (the `auto` model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DelassusCosts {
+    /// `4 nnz(L) c + 2 c nnz(H)` flops.
+    pub dense_ms: f64,
+    /// Path solves and `S̄ᵀD⁻¹S̄` over the reach, plus `Ĥ W̄ Ĥᵀ`.
+    pub isodof_ms: f64,
+    /// As isodof for the DOFs not cached, plus the new–old products.
+    pub reuse_ms: f64,
+    /// Expected sweeps × groups full solves, plus the diagonal blocks.
+    pub unbuilt_ms: f64,
+}
+
+impl DelassusCosts {
+    /// The cheapest method; reuse wins ties with isodof (it keeps the cache warm).
+    pub fn cheapest(&self) -> DelassusMethod {
+        [
+            (self.reuse_ms, DelassusMethod::IsodofReuse),
+            (self.isodof_ms, DelassusMethod::Isodof),
+            (self.dense_ms, DelassusMethod::Dense),
+            (self.unbuilt_ms, DelassusMethod::Unbuilt),
+        ]
+        .into_iter()
+        .fold((f64::INFINITY, DelassusMethod::IsodofReuse), |best, x| if x.0 < best.0 { x } else { best })
+        .1
+    }
+}
+
+/// Predicts each method's cost for `h` (compact, `c` rows, all of them in
+/// groups of 3) with factor `f`, the body's cache, and `sweeps` expected PGS
+/// sweeps — from counts only: `nnz(L)`, the supernodes on the isodofs'
+/// paths and how many isodofs the cache already holds.
+pub fn predict(f: &std::sync::Arc<Ldlt>, h: &CsrMatrix, cache: &IsodofCache, sweeps: f64) -> DelassusCosts {
+    let (c, nnz_h) = (h.nrows() as f64, h.pattern.nnz() as f64);
+    let nnz_l = f.symbolic().nnz_l() as f64 + f.symbolic().n() as f64;
+    let dofs = isodofs(h);
+    let m = dofs.len() as f64;
+    let expand = 2.0 * (c * m + c * c) * nnz_h / c.max(1.0);
+    let all = IsodofCost::estimate(f.symbolic(), &dofs);
+    let fresh = cache.fresh(f, &dofs);
+    let reuse = if fresh.len() == dofs.len() {
+        all.solve_flops + all.gram_flops
+    } else {
+        let new = IsodofCost::estimate(f.symbolic(), &fresh);
+        let old: Vec<usize> = dofs.iter().copied().filter(|d| fresh.binary_search(d).is_err()).collect();
+        let old = IsodofCost::estimate(f.symbolic(), &old);
+        new.solve_flops + (all.gram_flops - old.gram_flops).max(new.gram_flops)
+    };
+    let ms = |flops: f64, rate: f64| 1e3 * flops / rate;
+    DelassusCosts {
+        dense_ms: ms(4.0 * nnz_l * c + 2.0 * c * nnz_h, DENSE_RATE),
+        isodof_ms: ms(all.solve_flops + all.gram_flops + expand, ISODOF_RATE),
+        reuse_ms: ms(reuse + expand, ISODOF_RATE),
+        unbuilt_ms: ms(sweeps.max(1.0) * (c / 3.0) * 4.0 * nnz_l, SINGLE_RATE)
+            + ms(all.solve_flops, ISODOF_RATE),
+    }
+}
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -9,4 +9,4 @@ pub mod coulomb;
 pub mod pgs;
 
 pub use coulomb::{resolve_contact, ContactState};
-pub use pgs::{ConstraintGroup, Pgs, PgsSettings, PgsSolve};
+pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve};

@@ -59,41 +59,91 @@ pub struct Pgs {
     pub settings: PgsSettings,
 }
 
+/// The Delassus operator as PGS uses it: its diagonal 3×3 blocks and its
+/// row blocks times λ. An assembled `W` answers from memory; an unbuilt one
+/// (zeng2022 §3.5) applies `H A⁻¹ Hᵀ` through the factor and is told when
+/// λ changes.
+pub trait DelassusOperator {
+    /// Number of rows.
+    fn rows(&self) -> usize;
+    /// `W_αα` of the group whose rows start at `r0`.
+    fn diagonal_block(&self, r0: usize) -> Matrix3<f64>;
+    /// `(W λ)` on rows `r0..r0 + 3`.
+    fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64>;
+    /// λ on rows `r0..r0 + 3` changed by `delta`.
+    fn changed(&mut self, _r0: usize, _delta: &Vector3<f64>) {}
+}
+
+/// An assembled `W`, row-major `c × c`.
+#[derive(Debug, Clone, Copy)]
+pub struct AssembledDelassus<'a>(pub &'a [f64]);
+
+impl DelassusOperator for AssembledDelassus<'_> {
+    fn rows(&self) -> usize {
+        (self.0.len() as f64).sqrt().round() as usize
+    }
+
+    fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
+        let c = self.rows();
+        Matrix3::from_fn(|i, j| self.0[(r0 + i) * c + r0 + j])
+    }
+
+    fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
+        let c = self.rows();
+        Vector3::from_fn(|i, _| {
+            self.0[(r0 + i) * c..(r0 + i + 1) * c].iter().zip(lambda).map(|(a, l)| a * l).sum()
+        })
+    }
+}
+
 impl Pgs {
     /// Solves `δ = δ_free + W λ` under the groups' laws; `w` is `c×c`
     /// row-major, `lambda` holds the warm start and receives the result.
     pub fn solve(&self, w: &[f64], free: &[f64], groups: &[ConstraintGroup], lambda: &mut [f64]) -> PgsSolve {
-        let c = free.len();
-        assert_eq!(w.len(), c * c, "W must be c×c");
+        assert_eq!(w.len(), free.len() * free.len(), "W must be c×c");
+        self.solve_with(&mut AssembledDelassus(w), free, groups, lambda)
+    }
+
+    /// As [`Self::solve`], for any form of `W`.
+    pub fn solve_with(
+        &self,
+        w: &mut impl DelassusOperator,
+        free: &[f64],
+        groups: &[ConstraintGroup],
+        lambda: &mut [f64],
+    ) -> PgsSolve {
+        assert_eq!(w.rows(), free.len(), "W must be c×c");
         let mut out = PgsSolve::default();
         let blocks: Vec<(usize, Matrix3<f64>)> = groups
             .iter()
             .scan(0, |r, g| {
                 let r0 = *r;
                 *r += g.rows();
-                Some((r0, Matrix3::from_fn(|i, j| w[(r0 + i) * c + r0 + j])))
+                Some((r0, w.diagonal_block(r0)))
             })
             .collect();
         for it in 1..=self.settings.max_iterations.max(1) {
             let (mut change, mut size) = (0.0f64, 0.0f64);
             for (g, &(r0, waa)) in groups.iter().zip(&blocks) {
-                let mut d = Vector3::zeros();
-                for i in 0..3 {
-                    let row = &w[(r0 + i) * c..(r0 + i + 1) * c];
-                    let coupled: f64 = row.iter().zip(lambda.iter()).map(|(a, l)| a * l).sum();
+                let coupled = w.rows_times(r0, lambda);
+                let d = Vector3::from_fn(|i, _| {
                     let own: f64 = (0..3).map(|j| waa[(i, j)] * lambda[r0 + j]).sum();
-                    d[i] = free[r0 + i] + coupled - own;
-                }
+                    free[r0 + i] + coupled[i] - own
+                });
                 let new = match g {
                     ConstraintGroup::Contact { mu } => resolve_contact(&waa, &d, *mu).0,
                     ConstraintGroup::Attachment => {
                         waa.cholesky().map_or(Vector3::zeros(), |ch| ch.solve(&(-d)))
                     }
                 };
+                let delta = Vector3::from_fn(|i, _| new[i] - lambda[r0 + i]);
                 for i in 0..3 {
-                    change = change.max((new[i] - lambda[r0 + i]).abs());
+                    change = change.max(delta[i].abs());
                     size = size.max(new[i].abs());
                     lambda[r0 + i] = new[i];
+                }
+                if delta != Vector3::zeros() {
+                    w.changed(r0, &delta);
                 }
             }
             out = PgsSolve { iterations: it, error: if size > 0.0 { change / size } else { change } };

@@ -5,13 +5,18 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
+use ferrofem_linalg::ldlt::IsodofReuse;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use nalgebra::Vector3;
 
 use super::BodyWorkspace;
 use crate::collision::{ContactSettings, PairContact};
 use crate::constraint::ConstraintJacobian;
+use crate::delassus::{self, DelassusMethod, MixedDelassus, UnbuiltBody};
 use crate::solver::{ConstraintGroup, Pgs, PgsSolve};
+use crate::stats::DelassusRecord;
 use crate::world::BodyState;
 use crate::Model;
 
@@ -54,8 +59,10 @@ pub struct Group {
 pub struct ConstraintSpace {
     /// Groups: per body its obstacle contacts and attachments, then body–body contacts.
     pub groups: Vec<Group>,
-    /// `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g`.
+    /// The assembled part of `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g` (empty when every body is unbuilt).
     pub delassus: Vec<f64>,
+    /// Bodies whose part of `W` is applied unbuilt.
+    pub unbuilt: Vec<usize>,
     /// `δ_free` per row (m).
     pub free_gaps: Vec<f64>,
     /// λ per row (N).
@@ -150,16 +157,22 @@ pub fn gather_groups(
 }
 
 /// Stage `build_delassus`: per body, the compact `H_b` of the rows that
-/// touch it (kept in `ws[b]`) and `W += h² H_b A_b⁻¹ H_bᵀ` by the dense method.
+/// touch it (kept in `ws[b]`) and `W += h² H_b A_b⁻¹ H_bᵀ` by the body's
+/// method (`auto`: the cheapest predicted for the step); bodies left
+/// unbuilt are applied through their factor by PGS.
 pub fn build_delassus(
     space: &mut ConstraintSpace,
     ws: &mut [BodyWorkspace],
-    factors: &[Option<std::sync::Arc<Ldlt>>],
+    factors: &[Option<Arc<Ldlt>>],
     h: f64,
+    method: DelassusMethod,
 ) {
     let c = 3 * space.groups.len();
-    space.delassus = vec![0.0; c * c];
+    space.delassus.clear();
+    space.unbuilt.clear();
+    let expected_sweeps = space.pgs.iterations.max(10) as f64;
     for (b, w) in ws.iter_mut().enumerate() {
+        w.delassus = None;
         let mut jac = ConstraintJacobian::new(w.dv.len());
         w.constraint_rows.clear();
         for (k, g) in space.groups.iter().enumerate() {
@@ -175,7 +188,34 @@ pub fn build_delassus(
             continue;
         }
         let f = factors[b].as_ref().expect("bodies with constraints are factorized");
-        let wb = crate::delassus::dense(f, &w.jacobian);
+        let predicted = (method == DelassusMethod::Auto)
+            .then(|| delassus::predict(f, &w.jacobian, &w.isodof_cache, expected_sweeps));
+        let chosen = predicted.map_or(method, |p| p.cheapest());
+        let (wb, reuse) = match chosen {
+            DelassusMethod::Dense | DelassusMethod::Auto => {
+                (delassus::dense(f, &w.jacobian), Default::default())
+            }
+            DelassusMethod::Isodof => delassus::isodof(f, &w.jacobian),
+            DelassusMethod::IsodofReuse => delassus::isodof_reuse(&mut w.isodof_cache, f, &w.jacobian),
+            DelassusMethod::Unbuilt => {
+                space.unbuilt.push(b);
+                (Vec::new(), IsodofReuse { isodofs: delassus::isodofs(&w.jacobian).len(), reused: 0 })
+            }
+        };
+        w.delassus = Some(DelassusRecord {
+            method: chosen.name(),
+            rows: w.constraint_rows.len(),
+            isodofs: reuse.isodofs,
+            reused_isodofs: reuse.reused,
+            reuse_fraction: if reuse.isodofs > 0 { reuse.reused as f64 / reuse.isodofs as f64 } else { 0.0 },
+            predicted,
+        });
+        if wb.is_empty() {
+            continue;
+        }
+        if space.delassus.is_empty() {
+            space.delassus = vec![0.0; c * c];
+        }
         let r = &w.constraint_rows;
         for (i, &gi) in r.iter().enumerate() {
             for (j, &gj) in r.iter().enumerate() {
@@ -186,11 +226,13 @@ pub fn build_delassus(
 }
 
 /// Stage `solve_constraints`: `δ_free = offset + Σ frame·h(v + Δv_free)·w −
-/// obstacle shift` per row, then PGS warm-started by key.
+/// obstacle shift` per row, then PGS warm-started by key, on the assembled
+/// `W` plus the unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`.
 pub fn solve_constraints(
     space: &mut ConstraintSpace,
     states: &[BodyState],
     ws: &[BodyWorkspace],
+    factors: &[Option<Arc<Ldlt>>],
     h: f64,
     settings: &ContactSettings,
 ) {
@@ -210,8 +252,23 @@ pub fn solve_constraints(
         space.impulses.extend_from_slice(&space.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
     let laws: Vec<ConstraintGroup> = space.groups.iter().map(|g| g.law).collect();
-    space.pgs =
-        Pgs { settings: settings.pgs }.solve(&space.delassus, &space.free_gaps, &laws, &mut space.impulses);
+    let pgs = Pgs { settings: settings.pgs };
+    let c = space.free_gaps.len();
+    space.pgs = if space.unbuilt.is_empty() {
+        pgs.solve(&space.delassus, &space.free_gaps, &laws, &mut space.impulses)
+    } else {
+        let bodies = space
+            .unbuilt
+            .iter()
+            .map(|&b| {
+                let f = factors[b].as_deref().expect("bodies with constraints are factorized");
+                UnbuiltBody::new(f, &ws[b].jacobian, &ws[b].constraint_rows)
+            })
+            .collect();
+        let assembled = (!space.delassus.is_empty()).then_some(space.delassus.as_slice());
+        let mut op = MixedDelassus::new(c, assembled, bodies, h, &space.impulses);
+        pgs.solve_with(&mut op, &space.free_gaps, &laws, &mut space.impulses)
+    };
     space.warm_start = space
         .groups
         .iter()

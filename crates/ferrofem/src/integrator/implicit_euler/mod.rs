@@ -50,6 +50,10 @@ pub struct BodyWorkspace {
     pub constraint_rows: Vec<usize>,
     /// `Hᵀ λ` per DOF (N).
     pub contact_forces: Vec<f64>,
+    /// Isodof solves kept while the factor is unchanged (`isodof-reuse`).
+    pub isodof_cache: ferrofem_linalg::ldlt::IsodofCache,
+    /// How `W_b` was obtained this step.
+    pub delassus: Option<crate::stats::DelassusRecord>,
 }
 
 impl BodyWorkspace {
@@ -79,6 +83,8 @@ impl BodyWorkspace {
             jacobian: CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(n, Vec::new())),
             constraint_rows: Vec::new(),
             contact_forces: vec![0.0; n],
+            isodof_cache: Default::default(),
+            delassus: None,
         }
     }
 }

@@ -1,0 +1,326 @@
+//! `ferrofem bench delassus`: the Delassus builders side by side on a soft
+//! body pressed onto a floor (zeng2022 §6: Fig. 9, Fig. 10, Tables 1–2).
+//!
+//! A case is a mesh, its implicit-Euler matrix `A` with an LDLᵀ factor, and
+//! a contact patch: the `c/3` lowest surface vertices, each with a floor
+//! frame (normal +z, tangents x and y), which is what a softer body pressed
+//! onto a plane touches. Every method builds the same `W = H A⁻¹ Hᵀ`; each
+//! record carries its difference to the dense result.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use ferrofem::constraint::ConstraintJacobian;
+use ferrofem::delassus::{self, MixedDelassus, UnbuiltBody};
+use ferrofem::scene::Scene;
+use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
+use ferrofem::stats::median_p90;
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
+
+use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
+
+use crate::sysinfo::Context;
+use crate::{write_json, CliError};
+
+/// Arguments of `bench delassus`.
+#[derive(Debug, Args)]
+pub struct DelassusArgs {
+    /// One case near 30k DOFs and 1,000 constraints, under a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the records as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Folder for the PNG plots (fig9.png, fig10.png).
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
+    /// Folder of external meshes (raptor); skipped when absent.
+    #[arg(long, default_value = "../shared/meshes")]
+    pub meshes: PathBuf,
+    /// Timed repetitions per method (medians are reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+}
+
+/// One `bench delassus` record.
+#[derive(Debug, Clone, Serialize)]
+pub struct DelassusBenchRecord {
+    /// `quick`, `fig9`, `fig10`, `table1` or `table2`.
+    pub experiment: &'static str,
+    /// Mesh of the case.
+    pub case: String,
+    /// `dense`, `isodof`, `isodof-reuse` or `unbuilt`.
+    pub method: &'static str,
+    /// Scalar DOFs of the body.
+    pub dofs: usize,
+    /// Constraint rows.
+    pub constraints: usize,
+    /// DOFs the rows touch.
+    pub isodofs: usize,
+    /// Isodofs whose solves came from the previous step (reuse only).
+    pub reused_isodofs: usize,
+    /// Median milliseconds to obtain `W` (unbuilt: its diagonal blocks).
+    pub build_ms: f64,
+    /// Dense `build_ms` over this one.
+    pub speedup_vs_dense: f64,
+    /// `max |W − W_dense| / max |W_dense|` (unbuilt: over `W λ` and the diagonal blocks).
+    pub max_rel_diff_vs_dense: f64,
+    /// What the `auto` cost model predicted (ms).
+    pub predicted_ms: f64,
+    /// Unbuilt: one exact Gauss-Seidel sweep through the factor (ms).
+    pub sweep_ms: Option<f64>,
+    /// One LDLᵀ solve with one right-hand side (ms): the paper's per-iteration unbuilt cost.
+    pub solve_ms: f64,
+    /// Flops of the dense method, `4 nnz(L) c` (Gflop).
+    pub dense_gflop: f64,
+    /// Flops of the isodof method: path solves plus `S̄ᵀD⁻¹S̄` over the reach (Gflop).
+    pub isodof_gflop: f64,
+    /// Machine context.
+    pub context: Context,
+}
+
+/// A factorized body and its surface vertices from the bottom up.
+struct Case {
+    name: String,
+    factor: Arc<Ldlt>,
+    matrix: CsrMatrix,
+    bottom: Vec<usize>,
+}
+
+const FLOOR: [[f64; 3]; 3] = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+
+fn case(name: &str, mesh: &str) -> Result<Case, CliError> {
+    let text = format!(
+        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1\n[[body]]\nname = \"b\"\nmesh = {mesh}\nmaterial = {{ young = 1e5, poisson = 0.4, density = 1000.0 }}\n"
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), "bench-delassus")?.build()?;
+    w.step()?;
+    let matrix = w.workspace(0).system.clone();
+    let err = |e: ferrofem_linalg::LinalgError| CliError::Other(format!("{name}: {e}"));
+    let sym = Arc::new(LdltSymbolic::analyze(&matrix.pattern, Ordering::Auto, 3).map_err(err)?);
+    let factor = Arc::new(Ldlt::factorize(sym, &matrix).map_err(err)?);
+    let body = &w.model.bodies[0];
+    let mut bottom = body.surface.volume_vertex.clone();
+    bottom.sort_by(|&a, &b| body.mesh.vertices[a][2].total_cmp(&body.mesh.vertices[b][2]).then(a.cmp(&b)));
+    Ok(Case { name: name.to_string(), factor, matrix, bottom })
+}
+
+impl Case {
+    /// `H` of `contacts` floor contacts on the lowest surface vertices from rank `skip` on.
+    fn patch(&self, contacts: usize, skip: usize) -> CsrMatrix {
+        let mut h = ConstraintJacobian::new(self.matrix.nrows());
+        for &v in self.bottom.iter().skip(skip).take(contacts) {
+            h.push_point(&[(v, 1.0)], FLOOR);
+        }
+        h.to_csr()
+    }
+
+    fn dofs(&self) -> usize {
+        self.matrix.nrows()
+    }
+}
+
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median_p90(&mut t).0
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+/// Dense, isodof, reuse (warmed with the patch shifted by `turnover` of its
+/// contacts: the previous step of a quasi-static contact) and unbuilt.
+fn measure(
+    experiment: &'static str,
+    case: &Case,
+    contacts: usize,
+    turnover: f64,
+    repeats: usize,
+) -> Vec<DelassusBenchRecord> {
+    let f = &case.factor;
+    let h = case.patch(contacts, 0);
+    let previous = case.patch(contacts, (turnover * contacts as f64).round() as usize);
+    let c = h.nrows();
+    let isodofs = delassus::isodofs(&h);
+    let cost = delassus::predict(f, &h, &IsodofCache::default(), 10.0);
+    let mut warmed = IsodofCache::default();
+    warmed.delassus(f, &delassus::isodofs(&previous));
+    let reuse_cost = delassus::predict(f, &h, &warmed, 10.0);
+    let flops = IsodofCost::estimate(f.symbolic(), &isodofs);
+    let nnz_l = (f.symbolic().nnz_l() + case.dofs()) as f64;
+    let mut x = vec![1.0; case.dofs()];
+    let solve_ms = median_ms(repeats, || f.solve_in_place(&mut x, 1));
+    let mut w_dense = Vec::new();
+    let dense_ms =
+        median_ms(if cost.dense_ms > 5e3 { 1 } else { repeats }, || w_dense = delassus::dense(f, &h));
+    let record = |method, build_ms: f64, reused, diff, predicted_ms, sweep_ms| DelassusBenchRecord {
+        experiment,
+        case: case.name.clone(),
+        method,
+        dofs: case.dofs(),
+        constraints: c,
+        isodofs: isodofs.len(),
+        reused_isodofs: reused,
+        build_ms,
+        speedup_vs_dense: dense_ms / build_ms,
+        max_rel_diff_vs_dense: diff,
+        predicted_ms,
+        sweep_ms,
+        solve_ms,
+        dense_gflop: 4.0 * nnz_l * c as f64 / 1e9,
+        isodof_gflop: (flops.solve_flops + flops.gram_flops) / 1e9,
+        context: Context::now(),
+    };
+    let mut out = vec![record("dense", dense_ms, 0, 0.0, cost.dense_ms, None)];
+    let mut w = Vec::new();
+    let ms = median_ms(repeats, || w = delassus::isodof(f, &h).0);
+    out.push(record("isodof", ms, 0, rel_diff(&w, &w_dense), cost.isodof_ms, None));
+    let mut reused = 0;
+    let ms = {
+        let mut t = Vec::new();
+        for _ in 0..repeats.max(1) {
+            let mut cache = warmed.clone();
+            let s = Instant::now();
+            let (wr, r) = delassus::isodof_reuse(&mut cache, f, &h);
+            t.push(s.elapsed().as_secs_f64() * 1e3);
+            (w, reused) = (wr, r.reused);
+        }
+        median_p90(&mut t).0
+    };
+    out.push(record("isodof-reuse", ms, reused, rel_diff(&w, &w_dense), reuse_cost.reuse_ms, None));
+    out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
+    out
+}
+
+/// The unbuilt operator: its set-up (diagonal blocks), one exact PGS sweep,
+/// and its `W λ` against the dense `W`.
+fn unbuilt(
+    case: &Case,
+    h: &CsrMatrix,
+    w_dense: &[f64],
+    predicted: f64,
+    record: &dyn Fn(&'static str, f64, usize, f64, f64, Option<f64>) -> DelassusBenchRecord,
+) -> DelassusBenchRecord {
+    let c = h.nrows();
+    let rows: Vec<usize> = (0..c).collect();
+    let lambda: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
+    let operator =
+        || MixedDelassus::new(c, None, vec![UnbuiltBody::new(&case.factor, h, &rows)], 1.0, &lambda);
+    let mut diag = Vec::new();
+    let t = Instant::now();
+    let op = operator();
+    for r0 in (0..c).step_by(3) {
+        diag.push(op.diagonal_block(r0));
+    }
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let dense = AssembledDelassus(w_dense);
+    let mut diff = 0.0f64;
+    let scale = w_dense.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    for (k, r0) in (0..c).step_by(3).enumerate() {
+        let (a, b) = (op.rows_times(r0, &lambda), dense.rows_times(r0, &lambda));
+        let lam_scale = lambda.iter().fold(0.0f64, |m, x| m.max(x.abs())) * c as f64;
+        diff = diff
+            .max((a - b).amax() / (scale * lam_scale))
+            .max((diag[k] - dense.diagonal_block(r0)).amax() / scale);
+    }
+    let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; c / 3];
+    let free: Vec<f64> = (0..c).map(|i| if i % 3 == 0 { -1e-3 } else { 1e-4 }).collect();
+    let mut op = operator();
+    let mut lam = lambda.clone();
+    let pgs = Pgs { settings: PgsSettings { max_iterations: 1, tolerance: 0.0 } };
+    let t = Instant::now();
+    pgs.solve_with(&mut op, &free, &groups, &mut lam);
+    let sweep_ms = t.elapsed().as_secs_f64() * 1e3;
+    record("unbuilt", build_ms, 0, diff, predicted, Some(sweep_ms))
+}
+
+fn ball(r: usize) -> (String, String) {
+    (format!("ball r{r}"), format!("{{ ball = {{ radius = 0.5, resolution = {r} }} }}"))
+}
+
+fn raptors(meshes: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for k in ["5k", "10k", "14k", "20k"] {
+        let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
+        if p.exists() {
+            let abs = std::fs::canonicalize(&p).unwrap_or(p);
+            out.push((
+                format!("raptor {k}"),
+                format!("{{ file = {{ path = {:?} }} }}", abs.display().to_string()),
+            ));
+        } else {
+            eprintln!("skipping raptor {k}: {} is absent", p.display());
+        }
+    }
+    out
+}
+
+fn print(records: &[DelassusBenchRecord]) {
+    for r in records {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1}× | {:.1e} | {:.1} | {} |",
+            r.experiment,
+            r.case,
+            r.dofs,
+            r.constraints,
+            r.method,
+            r.reused_isodofs,
+            r.build_ms,
+            r.speedup_vs_dense,
+            r.max_rel_diff_vs_dense,
+            r.predicted_ms,
+            r.sweep_ms.map_or("—".into(), |s| format!("{s:.1} (solve {:.2})", r.solve_ms)),
+        );
+    }
+}
+
+/// Runs `bench delassus`.
+pub fn bench_delassus(a: DelassusArgs) -> Result<(), CliError> {
+    println!("| experiment | case | DOFs | constraints | method | reused | W ms | vs dense | max rel diff | predicted ms | unbuilt sweep ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut records = Vec::new();
+    let run = |experiment, case: &Case, constraints: usize, turnover, records: &mut Vec<_>| {
+        let r = measure(experiment, case, constraints / 3, turnover, a.repeats);
+        print(&r);
+        records.extend(r);
+    };
+    if a.quick {
+        let (name, mesh) = ball(21);
+        run("quick", &case(&name, &mesh)?, 1002, 0.1, &mut records);
+    } else {
+        let (name, mesh) = ball(22);
+        let fig9 = case(&name, &mesh)?;
+        for constraints in [150, 300, 600, 1200, 2250] {
+            run("fig9", &fig9, constraints, 0.1, &mut records);
+        }
+        drop(fig9);
+        for (name, mesh) in [15, 19, 23, 28, 33].map(ball).into_iter().chain(raptors(&a.meshes)) {
+            run("fig10", &case(&name, &mesh)?, 600, 0.1, &mut records);
+        }
+        let (name, mesh) = ball(26);
+        run("table1", &case(&name, &mesh)?, 2250, 0.1, &mut records);
+        let (name, mesh) = ball(21);
+        run("table2", &case(&format!("{name} (limited contact)"), &mesh)?, 228, 0.1, &mut records);
+        let (name, mesh) = ball(12);
+        run("table2", &case(&format!("{name} (rich contact)"), &mesh)?, 1329, 0.1, &mut records);
+    }
+    if let Some(dir) = &a.plots {
+        crate::plot::delassus_figures(dir, &records)?;
+    }
+    if let Some(p) = &a.json {
+        write_json(p, &records)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! The Delassus builders (zeng2022 §3.5, §4, §5): every method gives the
+//! dense method's `W`, step after step and through whole simulations.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ferrofem::constraint::ConstraintJacobian;
+use ferrofem::delassus::{self, DelassusMethod, MixedDelassus, UnbuiltBody};
+use ferrofem::scene::Scene;
+use ferrofem::solver::DelassusOperator;
+use ferrofem::World;
+use ferrofem_linalg::ldlt::IsodofCache;
+use ferrofem_linalg::{CsrMatrix, Ldlt};
+use proptest::prelude::*;
+
+fn scene(name: &str, method: DelassusMethod) -> World {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes").join(format!("{name}.toml"));
+    let mut s = Scene::from_file(&path).unwrap();
+    s.spec.contact.delassus = method;
+    s.build().unwrap()
+}
+
+fn factor(w: &World, b: usize) -> Arc<Ldlt> {
+    w.workspace(b).refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized")
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+/// `W` of the unbuilt operator, column by column (`λ = e_j`).
+fn unbuilt_matrix(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
+    let c = h.nrows();
+    let rows: Vec<usize> = (0..c).collect();
+    let mut w = vec![0.0; c * c];
+    for j in 0..c {
+        let mut e = vec![0.0; c];
+        e[j] = 1.0;
+        let op = MixedDelassus::new(c, None, vec![UnbuiltBody::new(f, h, &rows)], 1.0, &e);
+        for r0 in (0..c).step_by(3) {
+            let col = op.rows_times(r0, &e);
+            (0..3).for_each(|i| w[(r0 + i) * c + j] = col[i]);
+        }
+        if j % 3 == 0 {
+            let d = op.diagonal_block(j);
+            (0..3).for_each(|i| assert!((d[(i, 0)] - w[(j + i) * c + j]).abs() <= 1e-10 * d.amax()));
+        }
+    }
+    w
+}
+
+/// All four methods against the dense one for one body's `H`.
+fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
+    let reference = delassus::dense(f, h);
+    let (w, _) = delassus::isodof(f, h);
+    assert!(rel_diff(&w, &reference) < 1e-10, "isodof, {what}");
+    let mut cache = IsodofCache::default();
+    // Warm the cache with half of the rows, then ask for all of them.
+    let half = h.nrows() / 6 * 3;
+    if half > 0 {
+        let mut first = ConstraintJacobian::new(h.pattern.ncols);
+        for r in (0..half).step_by(3) {
+            let pts: Vec<(usize, f64)> = (h.pattern.row_ptr[r]..h.pattern.row_ptr[r + 1])
+                .map(|p| (h.pattern.col_idx[p] as usize / 3, 1.0))
+                .collect();
+            first.push_point(&pts, [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+        }
+        delassus::isodof_reuse(&mut cache, f, &first.to_csr());
+    }
+    let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h);
+    assert!(rel_diff(&w, &reference) < 1e-10, "isodof-reuse, {what}");
+    assert!(half == 0 || reuse.reused > 0, "the warm cache is used, {what}");
+    assert!(rel_diff(&unbuilt_matrix(f, h), &reference) < 1e-10, "unbuilt, {what}");
+}
+
+#[test]
+fn every_method_builds_the_dense_w_for_one_to_three_bodies() {
+    for (name, steps) in [("drop", 25), ("stack", 3), ("multi-body", 30)] {
+        let mut w = scene(name, DelassusMethod::Dense);
+        for _ in 0..steps {
+            w.step().unwrap();
+        }
+        let mut checked = 0;
+        for b in 0..w.model.bodies.len() {
+            let h = &w.workspace(b).jacobian;
+            if h.nrows() == 0 {
+                continue;
+            }
+            assert_all_methods_agree(&factor(&w, b), h, &format!("{name} body {b}"));
+            checked += 1;
+        }
+        assert!(checked > 0, "{name} has contacts after {steps} steps");
+    }
+}
+
+#[test]
+fn rows_on_triangle_points_of_two_bodies_agree() {
+    // The stack's middle box touches the bottom box through vertex–triangle
+    // rows whose far side has three barycentric weights.
+    let mut w = scene("stack", DelassusMethod::Dense);
+    for _ in 0..3 {
+        w.step().unwrap();
+    }
+    let h = &w.workspace(0).jacobian;
+    let max_row = (0..h.nrows()).map(|r| h.pattern.row_ptr[r + 1] - h.pattern.row_ptr[r]).max().unwrap();
+    assert!(max_row >= 7, "barycentric rows present (max {max_row} entries per row)");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn random_constraint_patterns_agree(
+        picks in proptest::collection::vec((0usize..10_000, 0.05f64..0.9, 0.05f64..0.9, -1.0f64..1.0), 1..25),
+    ) {
+        let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[implicit_euler]
+preconditioner = "ldlt"
+[[body]]
+name = "b"
+mesh = { box = { size = [0.4, 0.2, 0.2], cells = [6, 3, 3] } }
+material = { young = 1e5, poisson = 0.3, density = 1000.0 }
+"#;
+        let mut w = Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        w.step().unwrap();
+        let f = factor(&w, 0);
+        let mesh = &w.model.bodies[0].surface;
+        let mut h = ConstraintJacobian::new(f.symbolic().n());
+        for (k, &(pick, a, b, tilt)) in picks.iter().enumerate() {
+            let n = nalgebra::Vector3::new(tilt, 0.3, 1.0).normalize();
+            let t1 = n.cross(&nalgebra::Vector3::x()).normalize();
+            let t2 = n.cross(&t1);
+            let frame = [n.into(), t1.into(), t2.into()];
+            if k % 2 == 0 {
+                // A vertex–triangle pair: the triangle's barycentric point on the far side.
+                let tri = mesh.mesh.triangles[pick % mesh.mesh.triangles.len()];
+                let (u, v) = (a * 0.5, b * 0.5);
+                let weights = [1.0 - u - v, u, v];
+                let vertex = mesh.volume_vertex[(pick / 7) % mesh.volume_vertex.len()];
+                let mut pts = vec![(vertex, 1.0)];
+                pts.extend((0..3).map(|i| (mesh.volume_vertex[tri[i]], -weights[i])));
+                h.push_point(&pts, frame);
+            } else {
+                h.push_point(&[(mesh.volume_vertex[pick % mesh.volume_vertex.len()], 1.0)], frame);
+            }
+        }
+        assert_all_methods_agree(&f, &h.to_csr(), "random pattern");
+    }
+}
+
+#[test]
+fn reuse_over_200_steps_matches_a_fresh_build_every_step() {
+    // A ball bouncing and rolling: contacts appear, persist and vanish; the
+    // factor is refreshed every 4 steps, which empties the cache.
+    let text = r#"
+[simulation]
+time_step = 0.01
+steps = 200
+[implicit_euler]
+preconditioner = "ldlt"
+refresh = { every = 4, asynchronous = false }
+max_iterations = 100
+rel_tolerance = 1e-10
+[contact]
+alarm_distance = 0.02
+delassus = "isodof-reuse"
+[[body]]
+name = "ball"
+mesh = { ball = { radius = 0.1, resolution = 6 } }
+transform = { translation = [0.0, 0.0, 0.2] }
+material = { young = 2e4, poisson = 0.4, density = 1000.0 }
+damping = { mass = 0.1, stiffness = 0.002 }
+initial_velocity = [0.8, 0.0, 0.0]
+[[obstacle]]
+name = "floor"
+shape = "half_space"
+friction = 0.3
+"#;
+    let mut w = Scene::from_toml(text, ".".into(), "reuse").unwrap().build().unwrap();
+    let h2 = 0.01f64 * 0.01;
+    let (mut reused, mut fresh_steps, mut contact_steps, mut counts) = (0, 0, 0, Vec::new());
+    for _ in 0..200 {
+        let s = w.step().unwrap();
+        counts.push(s.contacts);
+        let ws = w.workspace(0);
+        if ws.jacobian.nrows() == 0 {
+            continue;
+        }
+        contact_steps += 1;
+        let record = ws.delassus.expect("a record for a constrained body");
+        assert_eq!(record.method, "isodof-reuse");
+        reused += record.reused_isodofs;
+        fresh_steps += usize::from(record.reused_isodofs == 0);
+        let reference: Vec<f64> =
+            delassus::dense(&factor(&w, 0), &ws.jacobian).iter().map(|x| h2 * x).collect();
+        assert!(rel_diff(&w.constraints().delassus, &reference) < 1e-10, "step {}", s.step);
+    }
+    assert!(contact_steps > 100, "in contact most of the run ({contact_steps} steps)");
+    assert!(counts.windows(2).any(|p| p[1] > p[0]) && counts.windows(2).any(|p| p[1] < p[0]));
+    assert!(reused > 0 && fresh_steps > 0, "reuse between refactorizations, fresh builds after them");
+}
+
+fn trajectory(name: &str, method: DelassusMethod, steps: usize) -> Vec<Vec<f64>> {
+    let mut w = scene(name, method);
+    for _ in 0..steps {
+        w.step().unwrap();
+    }
+    (0..w.model.bodies.len()).map(|b| w.state.bodies[b].positions.clone()).collect()
+}
+
+#[test]
+fn simulations_do_not_depend_on_the_method() {
+    for (name, steps) in [("drop", 40), ("stack", 20), ("multi-body", 45)] {
+        let reference = trajectory(name, DelassusMethod::Dense, steps);
+        for method in [
+            DelassusMethod::Isodof,
+            DelassusMethod::IsodofReuse,
+            DelassusMethod::Unbuilt,
+            DelassusMethod::Auto,
+        ] {
+            let x = trajectory(name, method, steps);
+            let diff = x
+                .iter()
+                .flatten()
+                .zip(reference.iter().flatten())
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(diff < 1e-8, "{name} with {method:?}: positions differ by {diff:e} m");
+        }
+    }
+}

@@ -135,6 +135,31 @@ fn bench_step_quick_writes_records() {
 }
 
 #[test]
+fn bench_delassus_quick_writes_one_record_per_method() {
+    let dir = tmp("bench-delassus");
+    let (json, plots) = (dir.join("d.json"), dir.join("plots"));
+    let out = ferrofem()
+        .args(["bench", "delassus", "--quick", "--repeats", "1", "--json"])
+        .arg(&json)
+        .arg("--plots")
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let methods: Vec<&str> = r.as_array().unwrap().iter().map(|x| x["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["dense", "isodof", "isodof-reuse", "unbuilt"]);
+    for rec in r.as_array().unwrap() {
+        for key in ["dofs", "constraints", "isodofs", "reused_isodofs", "build_ms", "max_rel_diff_vs_dense"] {
+            assert!(!rec[key].is_null(), "missing {key}");
+        }
+        assert!(rec["max_rel_diff_vs_dense"].as_f64().unwrap() < 1e-10);
+        assert!(rec["constraints"].as_u64().unwrap() >= 1000 && rec["dofs"].as_u64().unwrap() > 25_000);
+    }
+    assert!(r[2]["reused_isodofs"].as_u64().unwrap() > 0, "the reuse case reuses");
+}
+
+#[test]
 fn scenes_lists_builtins() {
     let out = ferrofem().arg("scenes").output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);

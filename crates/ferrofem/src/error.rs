@@ -67,6 +67,19 @@ pub enum SimError {
         /// The factorization's error.
         source: ferrofem_linalg::LinalgError,
     },
+    /// PGS ended far from satisfying the constraints: they conflict (e.g.
+    /// an attachment driven into an obstacle) or need more sweeps.
+    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {sweeps} PGS sweeps (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few sweeps")]
+    Constraints {
+        /// Step number (1-based).
+        step: usize,
+        /// PGS sweeps performed.
+        sweeps: usize,
+        /// Largest violation: attachment distance to target or contact penetration (m).
+        violation: f64,
+        /// The violation tolerated (the contact alarm distance).
+        limit: f64,
+    },
     /// Output could not be written.
     #[error("output: {0}")]
     Output(#[from] MeshError),

@@ -168,6 +168,8 @@ pub struct StepStats {
     pub total_normal_force: f64,
     /// Deepest penetration over bodies (m).
     pub max_penetration: f64,
+    /// Largest constraint violation after PGS (m): attachment miss or contact penetration at the end of the step.
+    pub constraint_violation: f64,
     /// Isodofs over bodies.
     pub isodofs: usize,
     /// Reused isodofs over bodies.

@@ -197,6 +197,15 @@ impl World {
                     what: "contact forces",
                 });
             }
+            let limit = model.contact.alarm_distance.max(1e-6);
+            if space.violation > limit {
+                return Err(SimError::Constraints {
+                    step,
+                    sweeps: space.pgs.iterations,
+                    violation: space.violation,
+                    limit,
+                });
+            }
             for (b, w) in ws.iter_mut().enumerate() {
                 if let Some(f) = factors[b].as_ref().filter(|_| !w.constraint_rows.is_empty()) {
                     let lambda = body_impulses(space, w);
@@ -261,6 +270,11 @@ impl World {
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
             total_normal_force: self.constraints.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
+            constraint_violation: if self.constraints.groups.is_empty() {
+                0.0
+            } else {
+                self.constraints.violation
+            },
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
             bodies,

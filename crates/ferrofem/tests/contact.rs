@@ -294,3 +294,29 @@ fn self_collision_keeps_parts_of_one_body_apart() {
         }
     }
 }
+
+#[test]
+fn an_attachment_driven_into_the_floor_stops_with_a_clear_error() {
+    // The block rests on the floor while its bottom vertices are dragged down
+    // into it at 1 m/s: the attachment and contact rows cannot both hold.
+    let mut w = block_scene(
+        "",
+        "[[body.attach]]\nbox = { min = [-1.0, -1.0, -0.001], max = [1.0, 1.0, 0.001] }\nmotion = { velocity = [0.0, 0.0, -1.0] }\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
+    );
+    let mut stopped = None;
+    for step in 1..=50 {
+        match w.step() {
+            Ok(s) => assert!(s.constraint_violation <= 0.01, "step {step}: violation reported"),
+            Err(e) => {
+                stopped = Some((step, e.to_string()));
+                break;
+            }
+        }
+    }
+    let (step, message) = stopped.expect("the run stops");
+    assert!(step <= 5, "it stops at once (step {step})");
+    assert!(
+        message.contains(&format!("step {step}")) && message.contains("constraints are violated"),
+        "{message}"
+    );
+}

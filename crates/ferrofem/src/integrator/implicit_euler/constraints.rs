@@ -15,7 +15,7 @@ use super::BodyWorkspace;
 use crate::collision::{ContactSettings, PairContact};
 use crate::constraint::ConstraintJacobian;
 use crate::delassus::{self, DelassusMethod, MixedDelassus, UnbuiltBody};
-use crate::solver::{ConstraintGroup, Pgs, PgsSolve};
+use crate::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSolve};
 use crate::stats::DelassusRecord;
 use crate::world::BodyState;
 use crate::Model;
@@ -71,6 +71,9 @@ pub struct ConstraintSpace {
     pub warm_start: HashMap<Key, [f64; 3]>,
     /// Outcome of the last PGS solve.
     pub pgs: PgsSolve,
+    /// Largest violation after PGS (m): an attachment's distance to its
+    /// target or a contact's penetration at the end of the step.
+    pub violation: f64,
 }
 
 impl ConstraintSpace {
@@ -267,14 +270,35 @@ pub fn solve_constraints(
             .collect();
         let assembled = (!space.delassus.is_empty()).then_some(space.delassus.as_slice());
         let mut op = MixedDelassus::new(c, assembled, bodies, h, &space.impulses);
-        pgs.solve_with(&mut op, &space.free_gaps, &laws, &mut space.impulses)
+        let out = pgs.solve_with(&mut op, &space.free_gaps, &laws, &mut space.impulses);
+        space.violation = violation(&op, &space.free_gaps, &laws, &space.impulses);
+        out
     };
+    if space.unbuilt.is_empty() {
+        let op = AssembledDelassus(&space.delassus);
+        space.violation = violation(&op, &space.free_gaps, &laws, &space.impulses);
+    }
     space.warm_start = space
         .groups
         .iter()
         .enumerate()
         .map(|(k, g)| (g.key, [0, 1, 2].map(|d| space.impulses[3 * k + d])))
         .collect();
+}
+
+/// `δ = δ_free + W λ` per group: the largest attachment miss `|δ|` or
+/// contact penetration `max(0, −δₙ)` (m).
+fn violation(w: &impl DelassusOperator, free: &[f64], laws: &[ConstraintGroup], lambda: &[f64]) -> f64 {
+    laws.iter()
+        .enumerate()
+        .map(|(k, law)| {
+            let d = w.rows_times(3 * k, lambda) + Vector3::from_column_slice(&free[3 * k..3 * k + 3]);
+            match law {
+                ConstraintGroup::Attachment => d.norm(),
+                ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
+            }
+        })
+        .fold(0.0, f64::max)
 }
 
 /// The λ rows of one body's compact `H_b`.

@@ -7,7 +7,7 @@
 //! onto a plane touches. Every method builds the same `W = H A⁻¹ Hᵀ`; each
 //! record carries its difference to the dense result.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,13 +16,13 @@ use serde::Serialize;
 
 use ferrofem::constraint::ConstraintJacobian;
 use ferrofem::delassus::{self, MixedDelassus, UnbuiltBody};
-use ferrofem::scene::Scene;
 use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
 use ferrofem::stats::median_p90;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 
+use crate::bench_factor::{ball, median_ms, one_step_world, raptor_cases};
 use crate::sysinfo::Context;
 use crate::{write_json, CliError};
 
@@ -94,11 +94,7 @@ struct Case {
 const FLOOR: [[f64; 3]; 3] = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
 
 fn case(name: &str, mesh: &str) -> Result<Case, CliError> {
-    let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1\n[[body]]\nname = \"b\"\nmesh = {mesh}\nmaterial = {{ young = 1e5, poisson = 0.4, density = 1000.0 }}\n"
-    );
-    let mut w = Scene::from_toml(&text, ".".into(), "bench-delassus")?.build()?;
-    w.step()?;
+    let w = one_step_world(mesh, 1e5, "bench-delassus")?;
     let matrix = w.workspace(0).system.clone();
     let err = |e: ferrofem_linalg::LinalgError| CliError::Other(format!("{name}: {e}"));
     let sym = Arc::new(LdltSymbolic::analyze(&matrix.pattern, Ordering::Auto, 3).map_err(err)?);
@@ -122,17 +118,6 @@ impl Case {
     fn dofs(&self) -> usize {
         self.matrix.nrows()
     }
-}
-
-fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..runs.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    median_p90(&mut t).0
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -246,27 +231,6 @@ fn unbuilt(
     record("unbuilt", build_ms, 0, diff, predicted, Some(sweep_ms))
 }
 
-fn ball(r: usize) -> (String, String) {
-    (format!("ball r{r}"), format!("{{ ball = {{ radius = 0.5, resolution = {r} }} }}"))
-}
-
-fn raptors(meshes: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for k in ["5k", "10k", "14k", "20k"] {
-        let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
-        if p.exists() {
-            let abs = std::fs::canonicalize(&p).unwrap_or(p);
-            out.push((
-                format!("raptor {k}"),
-                format!("{{ file = {{ path = {:?} }} }}", abs.display().to_string()),
-            ));
-        } else {
-            eprintln!("skipping raptor {k}: {} is absent", p.display());
-        }
-    }
-    out
-}
-
 fn print(records: &[DelassusBenchRecord]) {
     for r in records {
         println!(
@@ -306,7 +270,7 @@ pub fn bench_delassus(a: DelassusArgs) -> Result<(), CliError> {
             run("fig9", &fig9, constraints, 0.1, &mut records);
         }
         drop(fig9);
-        for (name, mesh) in [15, 19, 23, 28, 33].map(ball).into_iter().chain(raptors(&a.meshes)) {
+        for (name, mesh) in [15, 19, 23, 28, 33].map(ball).into_iter().chain(raptor_cases(&a.meshes)) {
             run("fig10", &case(&name, &mesh)?, 600, 0.1, &mut records);
         }
         let (name, mesh) = ball(26);

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use ferrofem::scene::Scene;
 use ferrofem::stats::median_p90;
+use ferrofem::World;
 use ferrofem_linalg::ldlt::etree::path_len;
 use ferrofem_linalg::ldlt::Supernodes;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering, SparseInverse};
@@ -80,6 +81,30 @@ pub struct FactorRecord {
     pub context: Context,
 }
 
+/// A generated ball of radius 0.5 m with `r` cells across: (name, mesh spec).
+pub(crate) fn ball(r: usize) -> (String, String) {
+    (format!("ball r{r}"), format!("{{ ball = {{ radius = 0.5, resolution = {r} }} }}"))
+}
+
+/// The raptor meshes of `meshes/generated/` (5k–20k vertices) that are present,
+/// as (name, mesh spec); absent ones are skipped with a message.
+pub(crate) fn raptor_cases(meshes: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for k in ["5k", "10k", "14k", "20k"] {
+        let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
+        if p.exists() {
+            let abs = std::fs::canonicalize(&p).unwrap_or(p);
+            out.push((
+                format!("raptor {k}"),
+                format!("{{ file = {{ path = {:?} }} }}", abs.display().to_string()),
+            ));
+        } else {
+            eprintln!("skipping raptor {k}: {} is absent", p.display());
+        }
+    }
+    out
+}
+
 fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
     let beam = |c: [usize; 3]| {
         let size = c.map(|x| x as f64 * 0.05);
@@ -88,8 +113,6 @@ fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
             format!("{{ box = {{ size = {size:?}, cells = {c:?} }} }}"),
         )
     };
-    let ball =
-        |r: usize| (format!("ball r{r}"), format!("{{ ball = {{ radius = 0.5, resolution = {r} }} }}"));
     // The twisting bar of zeng2025 Table 2: 27×14×14 = 5,292 vertices.
     let bar = (
         "bar 5.3k, implicit-Euler A".to_string(),
@@ -109,18 +132,7 @@ fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
         beam([87, 21, 21]),
         ball(33),
     ];
-    for k in ["5k", "10k", "14k", "20k"] {
-        let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
-        if p.exists() {
-            let abs = std::fs::canonicalize(&p).unwrap_or(p);
-            cases.push((
-                format!("raptor {k}"),
-                format!("{{ file = {{ path = {:?} }} }}", abs.display().to_string()),
-            ));
-        } else {
-            eprintln!("skipping raptor {k}: {} is absent", p.display());
-        }
-    }
+    cases.extend(raptor_cases(meshes));
     cases
 }
 
@@ -163,16 +175,23 @@ fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, C
 
 /// The implicit-Euler system matrix of a mesh after one step.
 fn system_matrix(mesh: &str) -> Result<CsrMatrix, CliError> {
-    let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1\n[[body]]\nname = \"b\"\nmesh = {mesh}\nmaterial = {{ young = 1e6, poisson = 0.4, density = 1000.0 }}\n"
-    );
-    let mut w = Scene::from_toml(&text, ".".into(), "bench-factor")?.build()?;
-    w.step()?;
-    Ok(w.workspace(0).system.clone())
+    Ok(one_step_world(mesh, 1e6, "bench-factor")?.workspace(0).system.clone())
 }
 
-fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
+/// A one-body world of `mesh` (Young's modulus `young`, ν = 0.4) after one
+/// implicit-Euler step, so that its system matrix `A` is assembled.
+pub(crate) fn one_step_world(mesh: &str, young: f64, label: &str) -> Result<World, CliError> {
+    let text = format!(
+        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1\n[[body]]\nname = \"b\"\nmesh = {mesh}\nmaterial = {{ young = {young:e}, poisson = 0.4, density = 1000.0 }}\n"
+    );
+    let mut w = Scene::from_toml(&text, ".".into(), label)?.build()?;
+    w.step()?;
+    Ok(w)
+}
+
+/// Median wall milliseconds of `runs` calls of `f`.
+pub(crate) fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..runs.max(1))
         .map(|_| {
             let s = Instant::now();
             f();

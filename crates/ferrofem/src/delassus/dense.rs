@@ -40,3 +40,47 @@ pub fn symmetrize(w: &mut [f64], c: usize) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::constraint::ConstraintJacobian;
+    use ferrofem_linalg::{LdltSymbolic, Ordering};
+    use nalgebra::DMatrix;
+
+    #[test]
+    fn dense_delassus_equals_h_ainv_ht() {
+        let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[[body]]
+name = "b"
+mesh = { box = { size = [0.4, 0.2, 0.2], cells = [4, 2, 2] } }
+material = { young = 1e5, poisson = 0.3, density = 1000.0 }
+"#;
+        let mut w = crate::scene::Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        w.step().unwrap();
+        let a = w.workspace(0).system.clone();
+        let n = a.nrows();
+        let f = Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap()), &a)
+            .unwrap();
+        let mut h = ConstraintJacobian::new(n);
+        let frame = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        h.push_point(&[(0, 1.0)], frame);
+        h.push_point(&[(3, 0.2), (4, 0.3), (7, 0.5)], [[0.6, 0.0, 0.8], [0.8, 0.0, -0.6], [0.0, 1.0, 0.0]]);
+        let h = h.to_csr();
+        let wd = dense(&f, &h);
+        let ad = DMatrix::from_fn(n, n, |i, j| a.get(i, j));
+        let hd = DMatrix::from_fn(h.nrows(), n, |i, j| h.get(i, j));
+        let reference = &hd * ad.try_inverse().unwrap() * hd.transpose();
+        let scale = reference.abs().max();
+        for i in 0..6 {
+            for j in 0..6 {
+                assert!((wd[i * 6 + j] - reference[(i, j)]).abs() <= 1e-10 * scale, "W[{i},{j}]");
+            }
+        }
+    }
+}

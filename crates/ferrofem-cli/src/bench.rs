@@ -23,6 +23,8 @@ pub enum BenchCommand {
     Factor(crate::bench_factor::FactorArgs),
     /// The Delassus operator: dense, isodof, isodof-reuse and unbuilt side by side (zeng2022 §6).
     Delassus(crate::bench_delassus::DelassusArgs),
+    /// The local-global integrator: S memory, per-iteration times, convergence against Newton (zeng2025 §7).
+    LocalGlobal(crate::bench_local_global::LocalGlobalArgs),
 }
 
 /// Arguments of `bench step`.
@@ -89,6 +91,7 @@ pub fn bench(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Step(a) => bench_step(a),
         BenchCommand::Factor(a) => crate::bench_factor::bench_factor(a),
         BenchCommand::Delassus(a) => crate::bench_delassus::bench_delassus(a),
+        BenchCommand::LocalGlobal(a) => crate::bench_local_global::bench_local_global(a),
     }
 }
 

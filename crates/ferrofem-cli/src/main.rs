@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_delassus;
+mod bench_local_global;
 mod bench_factor;
 mod builtin;
 mod mesh_cmd;

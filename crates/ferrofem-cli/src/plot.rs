@@ -87,3 +87,59 @@ fn chart(
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
 }
+
+/// `lg-fig9.png`: relative error against local-global iterations for the
+/// complete solution and the Jacobi baselines at each stiffness (zeng2025 Fig. 9b).
+pub fn local_global_figure(
+    dir: &Path,
+    records: &[crate::bench_local_global::LocalGlobalRecord],
+) -> Result<(), CliError> {
+    let rows: Vec<_> = records.iter().filter(|r| r.experiment == "fig9").collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| CliError::Io(dir.to_path_buf(), e))?;
+    register_font();
+    let path = dir.join("lg-fig9.png");
+    let err = |e: String| CliError::Other(format!("{}: {e}", path.display()));
+    let iters = rows.iter().map(|r| r.errors.len()).max().unwrap_or(1) as f64;
+    let root = BitMapBackend::new(&path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Twisting bar: relative error per iteration", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((1.0..iters).log_scale(), (1e-9..2.0).log_scale())
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("local-global iterations (log)")
+        .y_desc("relative error (log)")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let palette = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK, RGBColor(200, 120, 0), RGBColor(120, 0, 200), RGBColor(0, 120, 120)];
+    for (i, r) in rows.iter().enumerate() {
+        let color = palette[i % palette.len()];
+        let pts: Vec<(f64, f64)> = r
+            .errors
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_finite() && **e > 0.0)
+            .map(|(k, e)| ((k + 1) as f64, e.max(1e-9)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(|e| err(e.to_string()))?
+            .label(format!("{} E={:.0e}", r.global_method, r.young))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}

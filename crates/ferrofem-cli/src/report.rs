@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use ferrofem::stats::{Stage, StepStats, Summary};
-use ferrofem::World;
+use ferrofem::Simulation;
 
 use crate::sysinfo::Context;
 
@@ -16,6 +16,8 @@ pub struct BodyInfo {
     pub vertices: usize,
     /// Tetrahedra.
     pub tets: usize,
+    /// Membrane triangles (local-global cloth).
+    pub triangles: usize,
     /// Degrees of freedom.
     pub dofs: usize,
     /// Total mass (kg).
@@ -45,19 +47,18 @@ pub struct StatsFile<'a> {
     pub error: Option<String>,
 }
 
-/// Body descriptions of a world.
-pub fn bodies(world: &World) -> Vec<BodyInfo> {
-    world
-        .model
-        .bodies
-        .iter()
+/// Body descriptions of a simulation.
+pub fn bodies(sim: &Simulation) -> Vec<BodyInfo> {
+    sim.bodies()
+        .into_iter()
         .map(|b| BodyInfo {
-            name: b.name.clone(),
-            vertices: b.vertex_count(),
-            tets: b.mesh.tets.len(),
-            dofs: b.dofs(),
-            mass: b.total_mass(),
-            kinematic_vertices: b.kinematic.iter().filter(|k| k.is_some()).count(),
+            dofs: 3 * b.vertices,
+            name: b.name,
+            vertices: b.vertices,
+            tets: b.tets,
+            triangles: b.triangles,
+            mass: b.mass,
+            kinematic_vertices: b.kinematic_vertices,
         })
         .collect()
 }
@@ -65,7 +66,7 @@ pub fn bodies(world: &World) -> Vec<BodyInfo> {
 /// Median / p90 milliseconds per stage, as a text table.
 pub fn stage_table(s: &Summary) -> String {
     let mut out = format!("{:<14} {:>12} {:>12}\n", "stage", "median ms", "p90 ms");
-    for st in Stage::ALL {
+    for st in Stage::ALL.into_iter().filter(|st| s.stage_ms_p90.get(*st) > 0.0) {
         out += &format!(
             "{:<14} {:>12.3} {:>12.3}\n",
             st.name(),
@@ -74,9 +75,13 @@ pub fn stage_table(s: &Summary) -> String {
         );
     }
     out += &format!("{:<14} {:>12.3} {:>12.3}\n", "step", s.step_ms_median, s.step_ms_p90);
-    out += &format!(
-        "{} steps; PCG iterations mean {:.1}, max {}; worst relative residual {:.2e}",
-        s.steps, s.cg_iterations_mean, s.cg_iterations_max, s.cg_rel_residual_max
-    );
+    out += &if s.cg_iterations_max > 0 {
+        format!(
+            "{} steps; PCG iterations mean {:.1}, max {}; worst relative residual {:.2e}",
+            s.steps, s.cg_iterations_mean, s.cg_iterations_max, s.cg_rel_residual_max
+        )
+    } else {
+        format!("{} steps", s.steps)
+    };
     out
 }

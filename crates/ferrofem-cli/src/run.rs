@@ -34,24 +34,26 @@ pub struct RunArgs {
 /// Runs a scene to the end or to the first error.
 pub fn run(args: RunArgs) -> Result<(), CliError> {
     let scene = builtin::load(&args.scene)?;
-    let mut world = scene.build()?;
+    let mut sim = scene.build_simulation()?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
     let mut writer = match (&args.out, args.no_output) {
         (_, true) => None,
-        (Some(dir), _) => Some(FrameWriter::new(dir, &world)?),
-        (None, _) => Some(FrameWriter::new(&PathBuf::from("out").join(scene.name()), &world)?),
+        (Some(dir), _) => Some(FrameWriter::new(dir, &sim)?),
+        (None, _) => Some(FrameWriter::new(&PathBuf::from("out").join(scene.name()), &sim)?),
     };
-    let dofs: usize = world.model.bodies.iter().map(|b| b.dofs()).sum();
+    let infos = sim.bodies();
+    let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
     eprintln!(
-        "{}: {} bodies, {dofs} DOFs, h = {} s, {steps} steps, {} threads",
+        "{}: {} bodies, {dofs} DOFs, {}, h = {} s, {steps} steps, {} threads",
         scene.name(),
-        world.model.bodies.len(),
-        world.model.time_step,
+        infos.len(),
+        sim.integrator(),
+        sim.time_step(),
         rayon::current_num_threads()
     );
     if let Some(w) = writer.as_mut() {
-        w.write(&world)?;
+        w.write(&sim)?;
     }
     let bar = ProgressBar::new(steps as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})  {msg}")
@@ -60,9 +62,13 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let mut records = Vec::with_capacity(steps);
     let mut error = None;
     for _ in 0..steps {
-        match world.step() {
+        match sim.step() {
             Ok(s) => {
-                bar.set_message(format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations));
+                bar.set_message(if s.local_global_iterations > 0 {
+                    format!("{:.1} ms/step, {} L-G it.", s.step_ms, s.local_global_iterations)
+                } else {
+                    format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations)
+                });
                 records.push(s);
             }
             Err(e) => {
@@ -71,8 +77,8 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
             }
         }
         if let Some(w) = writer.as_mut() {
-            if world.state.step % every == 0 {
-                w.write(&world)?;
+            if sim.state().step % every == 0 {
+                w.write(&sim)?;
             }
         }
         bar.inc(1);
@@ -83,8 +89,8 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         let file = StatsFile {
             format: 1,
             scene: scene.name(),
-            time_step: world.model.time_step,
-            bodies: bodies(&world),
+            time_step: sim.time_step(),
+            bodies: bodies(&sim),
             context: Context::now(),
             steps: &records,
             summary: summary.clone(),

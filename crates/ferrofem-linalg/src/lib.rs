@@ -17,7 +17,7 @@ pub mod vector;
 
 pub use csr::{CsrMatrix, CsrPattern};
 pub use error::LinalgError;
-pub use ldlt::{Ldlt, LdltSymbolic, Ordering, SparseInverse};
+pub use ldlt::{Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch};
 pub use pcg::{
     DiagonalPreconditioner, IdentityPreconditioner, KrylovError, Pcg, PcgSettings, PcgSolve, Preconditioner,
 };

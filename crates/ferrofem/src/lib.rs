@@ -18,9 +18,11 @@ pub mod material;
 pub mod obstacle;
 pub mod output;
 pub mod scene;
+mod simulation;
 pub mod solver;
 pub mod stats;
 mod world;
 
 pub use error::SimError;
+pub use simulation::{BodySummary, MeshView, Simulation};
 pub use world::{BodyState, Model, State, World};

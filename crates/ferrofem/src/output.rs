@@ -5,50 +5,55 @@ use std::path::{Path, PathBuf};
 
 use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
 
-use crate::{SimError, World};
+use crate::{SimError, Simulation, World};
 
 /// Writes frames of every body of a world into a folder.
 #[derive(Debug)]
 pub struct FrameWriter {
     dir: PathBuf,
     series: Vec<PvdSeries>,
-    contacts: PvdSeries,
+    contacts: Option<PvdSeries>,
     frame: usize,
     displacement: Vec<f64>,
 }
 
 impl FrameWriter {
-    /// Creates `dir` and one `<body>.pvd` series per body.
-    pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
+    /// Creates `dir` and one `<body>.pvd` series per body (plus
+    /// `contacts.pvd` under implicit Euler).
+    pub fn new(dir: &Path, sim: &Simulation) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
         let series =
-            world.model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
-        let contacts = PvdSeries::new(dir.join("contacts.pvd"));
+            sim.bodies().iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
+        let contacts =
+            matches!(sim, Simulation::ImplicitEuler(_)).then(|| PvdSeries::new(dir.join("contacts.pvd")));
         Ok(FrameWriter { dir: dir.to_path_buf(), series, contacts, frame: 0, displacement: Vec::new() })
     }
 
-    /// Writes the current state as the next frame.
-    pub fn write(&mut self, world: &World) -> Result<(), SimError> {
-        for (b, (body, state)) in world.model.bodies.iter().zip(&world.state.bodies).enumerate() {
-            let file = format!("{}_{:05}.vtu", body.name, self.frame);
-            let points: Vec<[f64; 3]> = state.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
+    /// Writes the current state as the next frame: per body a `.vtu` with
+    /// `velocity`, `displacement` and (implicit Euler) `contact_force`.
+    pub fn write(&mut self, sim: &Simulation) -> Result<(), SimError> {
+        let state = sim.state();
+        for (b, (info, s)) in sim.bodies().iter().zip(&state.bodies).enumerate() {
+            let file = format!("{}_{:05}.vtu", info.name, self.frame);
+            let points: Vec<[f64; 3]> = s.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
+            let (rest, tets, triangles) = sim.mesh(b);
             self.displacement.clear();
-            let rest = body.mesh.vertices.iter().flatten();
-            self.displacement.extend(state.positions.iter().zip(rest).map(|(x, x0)| x - x0));
-            let fields = [
-                PointField { name: "velocity", components: 3, values: &state.velocities },
+            self.displacement.extend(s.positions.iter().zip(rest.iter().flatten()).map(|(x, x0)| x - x0));
+            let mut fields = vec![
+                PointField { name: "velocity", components: 3, values: &s.velocities },
                 PointField { name: "displacement", components: 3, values: &self.displacement },
-                PointField {
-                    name: "contact_force",
-                    components: 3,
-                    values: &world.workspace(b).contact_forces,
-                },
             ];
-            write_vtu_frame(&self.dir.join(&file), &points, &body.mesh.tets, &[], &fields)?;
-            self.series[b].push(world.state.time, &file)?;
+            if let Simulation::ImplicitEuler(world) = sim {
+                let values = &world.workspace(b).contact_forces;
+                fields.push(PointField { name: "contact_force", components: 3, values });
+            }
+            write_vtu_frame(&self.dir.join(&file), &points, tets, triangles, &fields)?;
+            self.series[b].push(state.time, &file)?;
         }
-        self.write_contacts(world)?;
+        if let Simulation::ImplicitEuler(world) = sim {
+            self.write_contacts(world)?;
+        }
         self.frame += 1;
         Ok(())
     }
@@ -77,7 +82,9 @@ impl FrameWriter {
             PointField { name: "kind", components: 1, values: &kinds },
         ];
         write_vtp_points(&self.dir.join(&file), &points, &fields)?;
-        self.contacts.push(world.state.time, &file)?;
+        if let Some(c) = self.contacts.as_mut() {
+            c.push(world.state.time, &file)?;
+        }
         Ok(())
     }
 
@@ -88,6 +95,6 @@ impl FrameWriter {
 
     /// The `.pvd` files: one per body, then the contact points.
     pub fn series_paths(&self) -> Vec<PathBuf> {
-        self.series.iter().chain([&self.contacts]).map(|s| s.path().to_path_buf()).collect()
+        self.series.iter().chain(self.contacts.as_ref()).map(|s| s.path().to_path_buf()).collect()
     }
 }

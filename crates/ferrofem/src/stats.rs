@@ -23,13 +23,17 @@ pub enum Stage {
     SolveConstraints,
     /// `Δv += h A⁻¹ Hᵀ λ` (zeng2022 eq. 17).
     Correct,
+    /// Local-global: per-element projections and the right-hand side (zeng2025 eq. 5–6).
+    LocalStep,
+    /// Local-global: `q = A⁻¹ b` (zeng2025 eq. 6–8), or one Jacobi iteration.
+    GlobalStep,
     /// `v ← v + Δv`, `x ← x + h v`.
     Integrate,
 }
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 10] = [
         Stage::DetectContacts,
         Stage::Assemble,
         Stage::Factorize,
@@ -37,6 +41,8 @@ impl Stage {
         Stage::BuildDelassus,
         Stage::SolveConstraints,
         Stage::Correct,
+        Stage::LocalStep,
+        Stage::GlobalStep,
         Stage::Integrate,
     ];
 
@@ -50,6 +56,8 @@ impl Stage {
             Stage::BuildDelassus => "build_delassus",
             Stage::SolveConstraints => "solve_constraints",
             Stage::Correct => "correct",
+            Stage::LocalStep => "local_step",
+            Stage::GlobalStep => "global_step",
             Stage::Integrate => "integrate",
         }
     }
@@ -174,6 +182,8 @@ pub struct StepStats {
     pub isodofs: usize,
     /// Reused isodofs over bodies.
     pub reused_isodofs: usize,
+    /// Local-global iterations of the step (0 under implicit Euler).
+    pub local_global_iterations: usize,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
 }
@@ -253,7 +263,8 @@ mod tests {
     fn percentiles() {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
-        let json = serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0])).unwrap();
+        let json =
+            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0])).unwrap();
         assert!(json.starts_with(
             r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"build_delassus":0.0"#
         ));

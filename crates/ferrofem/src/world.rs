@@ -277,6 +277,7 @@ impl World {
             },
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
+            local_global_iterations: 0,
             bodies,
         }
     }

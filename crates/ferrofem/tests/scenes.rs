@@ -17,7 +17,7 @@ fn every_builtin_scene_runs() {
         if path.extension().is_some_and(|e| e == "toml") {
             found += 1;
             let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-            let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            let mut w = scene.build_simulation().unwrap_or_else(|e| panic!("{e}"));
             for _ in 0..5 {
                 let s = w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert!(s.kinetic_energy.is_finite() && s.elastic_energy.is_finite());
@@ -138,7 +138,7 @@ fn external_scenes_run_when_meshes_are_present() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+        let mut w = scene.build_simulation().unwrap_or_else(|e| panic!("{e}"));
         for _ in 0..3 {
             w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }

@@ -26,7 +26,7 @@ use faer::{Par, Side};
 pub use isodof::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};
-pub use sparse_inverse::SparseInverse;
+pub use sparse_inverse::{SparseInverse, SparseInverseScratch};
 
 use crate::{CsrMatrix, CsrPattern, LinalgError};
 

@@ -2,8 +2,11 @@
 //! pattern is `j` and its etree ancestors), so that
 //! `A⁻¹ b = Pᵀ Sᵀ D⁻¹ S P b` is two sparse matrix-vector products.
 //!
-//! Only values are stored: column `j`'s rows are its etree path, walked
-//! from the parent array, so `S` costs 8 bytes per entry instead of 12.
+//! Only values are stored: column `j`'s rows are its etree path. The path
+//! is kept as *runs* of consecutive rows (within a supernode the parent of
+//! column `c` is `c + 1`), so `S` costs 8 bytes per entry plus 8 bytes per
+//! run, and both products stream contiguous slices instead of chasing
+//! parent pointers.
 
 use rayon::prelude::*;
 
@@ -18,9 +21,28 @@ pub struct SparseInverse {
     /// Values; column `j` holds rows `j, parent(j), …, root` in that order.
     pub values: Vec<f64>,
     parent: Vec<usize>,
+    /// Column `j`'s runs are `runs[run_ptr[j]..run_ptr[j + 1]]`.
+    run_ptr: Vec<usize>,
+    /// `(first row, length)` of each run of consecutive rows.
+    runs: Vec<(u32, u32)>,
     inv_d: Vec<f64>,
     perm: Vec<usize>,
+    /// Column ranges of the fixed partition used by [`Self::apply_many`].
+    parts: Vec<std::ops::Range<usize>>,
 }
+
+/// Scratch of [`SparseInverse::apply_many`]: allocated once, reused.
+#[derive(Debug, Clone, Default)]
+pub struct SparseInverseScratch {
+    pb: Vec<f64>,
+    partial: Vec<Vec<f64>>,
+    z: Vec<f64>,
+    w: Vec<f64>,
+}
+
+/// Number of column blocks whose scatters `S y` sums in a fixed order
+/// (independent of the thread count, so results are reproducible).
+const PARTS: usize = 8;
 
 /// Columns per parallel task when building or applying `S`.
 const CHUNK: usize = 512;
@@ -60,7 +82,97 @@ impl SparseInverse {
             });
         }
         let inv_d = f.d.iter().map(|d| 1.0 / d).collect();
-        SparseInverse { col_ptr, values, parent: s.parent.clone(), inv_d, perm: s.perm.clone() }
+        let (run_ptr, runs) = path_runs(&s.parent);
+        let parts = balanced_parts(&col_ptr, PARTS);
+        SparseInverse {
+            col_ptr,
+            values,
+            parent: s.parent.clone(),
+            run_ptr,
+            runs,
+            inv_d,
+            perm: s.perm.clone(),
+            parts,
+        }
+    }
+
+    /// Runs of consecutive rows of column `j`, in path order.
+    pub fn runs(&self, j: usize) -> &[(u32, u32)] {
+        &self.runs[self.run_ptr[j]..self.run_ptr[j + 1]]
+    }
+
+    /// Bytes one product `S y` or `Sᵀ z` streams from `S`: values, runs
+    /// and column pointers.
+    pub fn stream_bytes(&self) -> usize {
+        8 * self.values.len() + 8 * self.runs.len() + 8 * self.col_ptr.len()
+    }
+
+    /// `X = A⁻¹ B = Pᵀ Sᵀ D⁻¹ S P B` (zeng2025 eq. 7–8) for `K` right-hand
+    /// sides stored row-major (`B[i·K + c]`, so a flat `3 × vertices`
+    /// position vector is `K = 3`). `S P B` is scattered per column block
+    /// into private buffers summed in a fixed order; `Sᵀ Z` is a parallel
+    /// gather per column. Allocates nothing once `scratch` has grown.
+    pub fn apply_many<const K: usize>(&self, b: &[f64], x: &mut [f64], scratch: &mut SparseInverseScratch) {
+        let n = self.perm.len();
+        assert!(b.len() == n * K && x.len() == n * K, "apply_many: expected {} values", n * K);
+        let sc = scratch;
+        sc.pb.resize(n * K, 0.0);
+        sc.z.resize(n * K, 0.0);
+        sc.w.resize(n * K, 0.0);
+        sc.partial.resize_with(self.parts.len(), Vec::new);
+        for (i, &o) in self.perm.iter().enumerate() {
+            sc.pb[i * K..i * K + K].copy_from_slice(&b[o * K..o * K + K]);
+        }
+        let pb = as_rows::<K>(&sc.pb);
+        sc.partial.par_iter_mut().zip(&self.parts).for_each(|(y, cols)| {
+            y.resize(n * K, 0.0);
+            // Column j's path only reaches rows ≥ j.
+            y[cols.start * K..].iter_mut().for_each(|v| *v = 0.0);
+            let y = as_rows_mut::<K>(y);
+            for j in cols.clone() {
+                let bj = pb[j];
+                let mut vals = &self.values[self.col_ptr[j]..self.col_ptr[j + 1]];
+                for &(r0, len) in self.runs(j) {
+                    let (head, rest) = vals.split_at(len as usize);
+                    vals = rest;
+                    for (yr, &s) in y[r0 as usize..(r0 + len) as usize].iter_mut().zip(head) {
+                        (0..K).for_each(|c| yr[c] += s * bj[c]);
+                    }
+                }
+            }
+        });
+        let (partial, parts) = (&sc.partial, &self.parts);
+        as_rows_mut::<K>(&mut sc.z).par_chunks_mut(CHUNK).enumerate().for_each(|(c, zc)| {
+            for (off, z) in zc.iter_mut().enumerate() {
+                let row = c * CHUNK + off;
+                let mut sum = [0.0; K];
+                for (p, y) in parts.iter().zip(partial) {
+                    if p.start <= row {
+                        (0..K).for_each(|i| sum[i] += y[row * K + i]);
+                    }
+                }
+                (0..K).for_each(|i| z[i] = sum[i] * self.inv_d[row]);
+            }
+        });
+        let z = as_rows::<K>(&sc.z);
+        as_rows_mut::<K>(&mut sc.w).par_chunks_mut(CHUNK).enumerate().for_each(|(c, wc)| {
+            for (jj, wj) in wc.iter_mut().enumerate() {
+                let j = c * CHUNK + jj;
+                let mut acc = [0.0; K];
+                let mut vals = &self.values[self.col_ptr[j]..self.col_ptr[j + 1]];
+                for &(r0, len) in self.runs(j) {
+                    let (head, rest) = vals.split_at(len as usize);
+                    vals = rest;
+                    for (zr, &s) in z[r0 as usize..(r0 + len) as usize].iter().zip(head) {
+                        (0..K).for_each(|i| acc[i] += s * zr[i]);
+                    }
+                }
+                *wj = acc;
+            }
+        });
+        for (i, &o) in self.perm.iter().enumerate() {
+            x[o * K..o * K + K].copy_from_slice(&sc.w[i * K..i * K + K]);
+        }
     }
 
     /// Bytes held by `S` (values and column pointers; the parent array
@@ -109,6 +221,59 @@ impl SparseInverse {
             x[o] = w[k];
         }
     }
+}
+
+/// A flat buffer as rows of `K` values.
+fn as_rows<const K: usize>(v: &[f64]) -> &[[f64; K]] {
+    assert!(K > 0 && v.len() % K == 0);
+    // SAFETY: `[f64; K]` has the layout of K consecutive f64, and the
+    // length is a multiple of K.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len() / K) }
+}
+
+/// A flat mutable buffer as rows of `K` values.
+fn as_rows_mut<const K: usize>(v: &mut [f64]) -> &mut [[f64; K]] {
+    assert!(K > 0 && v.len() % K == 0);
+    // SAFETY: as in `as_rows`, and the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len() / K) }
+}
+
+/// Each column's etree path as runs of consecutive rows.
+fn path_runs(parent: &[usize]) -> (Vec<usize>, Vec<(u32, u32)>) {
+    let mut run_ptr = Vec::with_capacity(parent.len() + 1);
+    run_ptr.push(0);
+    let mut runs = Vec::new();
+    for j in 0..parent.len() {
+        let (mut start, mut len, mut r) = (j, 1, j);
+        while parent[r] != NONE {
+            let p = parent[r];
+            if p == r + 1 {
+                len += 1;
+            } else {
+                runs.push((start as u32, len as u32));
+                (start, len) = (p, 1);
+            }
+            r = p;
+        }
+        runs.push((start as u32, len as u32));
+        run_ptr.push(runs.len());
+    }
+    (run_ptr, runs)
+}
+
+/// Splits columns into `parts` contiguous ranges of about equal entries.
+fn balanced_parts(col_ptr: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let n = col_ptr.len() - 1;
+    let total = col_ptr[n];
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        let end = if p == parts { n } else { col_ptr.partition_point(|&c| c < target).min(n).max(start) };
+        out.push(start..end);
+        start = end;
+    }
+    out
 }
 
 /// Raw access to disjoint columns of `S` while it is being built.

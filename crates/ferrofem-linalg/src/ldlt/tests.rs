@@ -133,6 +133,21 @@ fn factorization_reconstructs_and_solves() {
         inv.apply(&b[..n], &mut y);
         let err = y.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         assert!(err < 1e-10, "sparse inverse apply: {err:e}");
+        // Two right-hand sides interleaved row-major, as positions are.
+        let inter: Vec<f64> = (0..2 * n).map(|i| b[(i % 2) * n + i / 2]).collect();
+        let mut xs = vec![0.0; 2 * n];
+        let mut scratch = crate::ldlt::SparseInverseScratch::default();
+        for _ in 0..2 {
+            inv.apply_many::<2>(&inter, &mut xs, &mut scratch);
+        }
+        let err = (0..2 * n).map(|i| (xs[i] - x_true[(i % 2) * n + i / 2]).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10, "sparse inverse apply_many: {err:e}");
+        for j in 0..n {
+            let from_runs: Vec<usize> =
+                inv.runs(j).iter().flat_map(|&(r, l)| r as usize..(r + l) as usize).collect();
+            let from_path: Vec<usize> = inv.column(j).map(|(r, _)| r).collect();
+            assert_eq!(from_runs, from_path, "runs of column {j}");
+        }
     }
 }
 

@@ -1,7 +1,9 @@
-//! Time integrators. One for now: linearized implicit Euler solved by
-//! early-terminated PCG (zeng2022 §3.1, dahl2019).
+//! Time integrators: linearized implicit Euler solved by early-terminated
+//! PCG (zeng2022 §3.1, dahl2019), and local-global hyperelasticity with the
+//! sparse inverse (zeng2025 §3.3, §4).
 
 pub mod implicit_euler;
+pub mod local_global;
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 use super::spec::{BodySpec, BoxSpec, MeshSpec};
 use super::Scene;
 use crate::body::{BodyModel, Kinematic};
+use crate::integrator::local_global::{LocalGlobalBody, LocalGlobalModel, LocalGlobalWorld, Shape};
 use crate::obstacle::Obstacle;
 use crate::{Model, SimError, World};
 use ferrofem_mesh::{generate, io, Aabb, TetMesh, ValidationOptions};
@@ -44,25 +45,7 @@ fn scene_err(scene: &Scene, key: String, message: String) -> SimError {
 
 fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimError> {
     let key = format!("body[{index}]");
-    let mesh_err = |source| SimError::Mesh { body: spec.name.clone(), source };
-    let mut mesh = match &spec.mesh {
-        MeshSpec::Box { size, cells } => generate::box_mesh(*size, *cells),
-        MeshSpec::Ball { radius, resolution } => generate::ball(*radius, *resolution),
-        MeshSpec::Cylinder { radius, length, resolution, length_cells } => {
-            generate::cylinder(*radius, *length, *resolution, *length_cells)
-        }
-        MeshSpec::Torus { major_radius, minor_radius, resolution, ring_cells } => {
-            generate::torus(*major_radius, *minor_radius, *resolution, *ring_cells)
-        }
-        MeshSpec::File { path } => {
-            let opts = ValidationOptions { reorient_inverted: spec.reorient_inverted, ..Default::default() };
-            io::read_tet_mesh(&scene.base_dir.join(path), opts).map(|mut m| {
-                m.remove_unused_vertices();
-                m
-            })
-        }
-    }
-    .map_err(mesh_err)?;
+    let mut mesh = tet_mesh(scene, spec)?;
     transform(&mut mesh, spec);
     let mut materials = vec![spec.material; mesh.tets.len()];
     for (r, reg) in spec.regions.iter().enumerate() {
@@ -95,6 +78,98 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimEr
     Ok(body)
 }
 
+/// The body's volume mesh, generated or read.
+fn tet_mesh(scene: &Scene, spec: &BodySpec) -> Result<TetMesh, SimError> {
+    let mesh_err = |source| SimError::Mesh { body: spec.name.clone(), source };
+    match &spec.mesh {
+        MeshSpec::Box { size, cells } => generate::box_mesh(*size, *cells),
+        MeshSpec::Ball { radius, resolution } => generate::ball(*radius, *resolution),
+        MeshSpec::Cylinder { radius, length, resolution, length_cells } => {
+            generate::cylinder(*radius, *length, *resolution, *length_cells)
+        }
+        MeshSpec::Torus { major_radius, minor_radius, resolution, ring_cells } => {
+            generate::torus(*major_radius, *minor_radius, *resolution, *ring_cells)
+        }
+        MeshSpec::Sheet { .. } => {
+            return Err(SimError::Body {
+                body: spec.name.clone(),
+                message: "a sheet is a membrane, not a volume mesh".into(),
+            })
+        }
+        MeshSpec::File { path } => {
+            let opts = ValidationOptions { reorient_inverted: spec.reorient_inverted, ..Default::default() };
+            io::read_tet_mesh(&scene.base_dir.join(path), opts).map(|mut m| {
+                m.remove_unused_vertices();
+                m
+            })
+        }
+    }
+    .map_err(mesh_err)
+}
+
+/// A scene with `integrator = "local-global"` as a [`LocalGlobalWorld`].
+pub(super) fn local_global_world(scene: &Scene) -> Result<LocalGlobalWorld, SimError> {
+    let spec = &scene.spec;
+    let bodies = spec
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| local_global_body(scene, b, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let model = LocalGlobalModel {
+        bodies,
+        gravity: spec.simulation.gravity,
+        time_step: spec.simulation.time_step,
+        settings: spec.local_global,
+    };
+    let mut world = LocalGlobalWorld::new(model)?;
+    for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
+        s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));
+    }
+    Ok(world)
+}
+
+fn local_global_body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<LocalGlobalBody, SimError> {
+    let key = format!("body[{index}]");
+    let shape = match &spec.mesh {
+        MeshSpec::Sheet { size, cells } => {
+            let mut m = generate::sheet(*size, *cells)
+                .map_err(|source| SimError::Mesh { body: spec.name.clone(), source })?;
+            let (r, t) = (spec.transform.rotation(), spec.transform);
+            for v in &mut m.vertices {
+                let p = r * nalgebra::Vector3::from(*v) * t.scale;
+                *v = [0, 1, 2].map(|d| p[d] + t.translation[d]);
+            }
+            Shape::Shell(m, spec.thickness.unwrap_or(1e-3))
+        }
+        _ => {
+            let mut m = tet_mesh(scene, spec)?;
+            transform(&mut m, spec);
+            Shape::Volume(m)
+        }
+    };
+    let vertices = shape.vertices().to_vec();
+    let mut kinematic = vec![None; vertices.len()];
+    for (r, f) in spec.fixed.iter().enumerate() {
+        let verts = select_points(&vertices, &vertices, f.bbox.as_ref(), f.vertices.as_deref(), "vertex")
+            .map_err(|m| scene_err(scene, format!("{key}.fixed[{r}]"), m))?;
+        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Fixed));
+    }
+    for (r, p) in spec.prescribed.iter().enumerate() {
+        let verts = select_points(&vertices, &vertices, p.bbox.as_ref(), p.vertices.as_deref(), "vertex")
+            .map_err(|m| scene_err(scene, format!("{key}.prescribed[{r}]"), m))?;
+        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
+    }
+    LocalGlobalBody::new(
+        spec.name.clone(),
+        shape,
+        spec.material,
+        spec.constitutive.unwrap_or_default(),
+        spec.bending,
+        &kinematic,
+    )
+}
+
 fn transform(mesh: &mut TetMesh, spec: &BodySpec) {
     let t = spec.transform;
     let r = t.rotation();
@@ -111,22 +186,32 @@ fn select(
     list: Option<&[usize]>,
     tets: bool,
 ) -> Result<Vec<usize>, String> {
-    let what = if tets { "tet" } else { "vertex" };
-    let count = if tets { mesh.tets.len() } else { mesh.vertices.len() };
+    if tets {
+        let centroids: Vec<[f64; 3]> = mesh
+            .tets
+            .iter()
+            .map(|t| [0, 1, 2].map(|d| t.iter().map(|&v| mesh.vertices[v][d]).sum::<f64>() / 4.0))
+            .collect();
+        select_points(&centroids, &mesh.vertices, bbox, list, "tet")
+    } else {
+        select_points(&mesh.vertices, &mesh.vertices, bbox, list, "vertex")
+    }
+}
+
+/// Indices of `points` in a box, or a checked list; `vertices` give the
+/// body's extent in the message of an empty selection.
+fn select_points(
+    points: &[[f64; 3]],
+    vertices: &[[f64; 3]],
+    bbox: Option<&BoxSpec>,
+    list: Option<&[usize]>,
+    what: &str,
+) -> Result<Vec<usize>, String> {
+    let count = points.len();
     let chosen: Vec<usize> = match (bbox, list) {
         (Some(b), _) => {
             let aabb = Aabb { min: b.min, max: b.max };
-            (0..count)
-                .filter(|&i| {
-                    let p = if tets {
-                        let t = mesh.tets[i];
-                        [0, 1, 2].map(|d| t.iter().map(|&v| mesh.vertices[v][d]).sum::<f64>() / 4.0)
-                    } else {
-                        mesh.vertices[i]
-                    };
-                    aabb.contains(&p)
-                })
-                .collect()
+            (0..count).filter(|&i| aabb.contains(&points[i])).collect()
         }
         (None, Some(l)) => {
             if let Some(bad) = l.iter().find(|&&i| i >= count) {
@@ -137,7 +222,7 @@ fn select(
         (None, None) => Vec::new(),
     };
     if chosen.is_empty() {
-        let bb = mesh.bounding_box();
+        let bb = Aabb::of_points(vertices).unwrap_or(Aabb { min: [0.0; 3], max: [0.0; 3] });
         return Err(format!("selects no {what} (the body spans {:?} to {:?})", bb.min, bb.max));
     }
     Ok(chosen)

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Motion, Rayleigh};
 use crate::collision::ContactSettings;
-use crate::element::PolarMethod;
+use crate::element::{Constitutive, PolarMethod};
+use crate::integrator::local_global::{Bending, LocalGlobalSettings};
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
 use crate::obstacle::{ObstacleMotion, Shape};
@@ -18,6 +19,9 @@ pub struct SceneFile {
     /// `[implicit_euler]`: integrator settings.
     #[serde(default)]
     pub implicit_euler: ImplicitEulerSettings,
+    /// `[local_global]`: settings of the local-global integrator.
+    #[serde(default)]
+    pub local_global: LocalGlobalSettings,
     /// `[[body]]`: deformable bodies.
     #[serde(rename = "body")]
     pub bodies: Vec<BodySpec>,
@@ -56,6 +60,9 @@ pub enum IntegratorKind {
     #[default]
     #[serde(alias = "implicit-euler")]
     ImplicitEuler,
+    /// Local-global hyperelasticity with the sparse inverse (zeng2025 §3.3, §4).
+    #[serde(alias = "local-global")]
+    LocalGlobal,
 }
 
 /// `[simulation]`.
@@ -99,8 +106,17 @@ pub struct BodySpec {
     /// Placement of the mesh in the world.
     #[serde(default)]
     pub transform: Transform,
-    /// Default material of every tet.
+    /// Default material of every element.
     pub material: Material,
+    /// Constitutive model (local-global only; implicit Euler is co-rotational).
+    #[serde(default)]
+    pub constitutive: Option<Constitutive>,
+    /// Thickness of a membrane (`sheet` mesh), m.
+    #[serde(default)]
+    pub thickness: Option<f64>,
+    /// Bending of a membrane (local-global only).
+    #[serde(default)]
+    pub bending: Option<Bending>,
     /// Rayleigh damping.
     #[serde(default)]
     pub damping: Rayleigh,
@@ -183,6 +199,14 @@ pub enum MeshSpec {
         resolution: usize,
         /// Cells around the ring.
         ring_cells: usize,
+    },
+    /// Rectangular membrane (cloth) in the plane z = 0, centred at the
+    /// origin, `cells` quads split in two triangles (local-global only).
+    Sheet {
+        /// Extents along x and y (m).
+        size: [f64; 2],
+        /// Quads per axis.
+        cells: [usize; 2],
     },
     /// A volume mesh file (`.msh`, `.vtk`, `.vtu`), relative to the scene file.
     File {
@@ -325,6 +349,31 @@ impl SceneFile {
         if self.bodies.is_empty() {
             return Err(("body".into(), "the scene has no body".into()));
         }
+        match s.integrator {
+            IntegratorKind::LocalGlobal => self.validate_local_global()?,
+            IntegratorKind::ImplicitEuler => {
+                for (i, b) in self.bodies.iter().enumerate() {
+                    let key = format!("body[{i}]");
+                    if matches!(b.mesh, MeshSpec::Sheet { .. })
+                        || b.bending.is_some()
+                        || b.thickness.is_some()
+                    {
+                        return Err((
+                            key,
+                            "membranes (sheet, thickness, bending) need simulation.integrator = \"local-global\""
+                                .into(),
+                        ));
+                    }
+                    if b.constitutive.is_some_and(|c| c != Constitutive::Corotational) {
+                        return Err((
+                            format!("{key}.constitutive"),
+                            "implicit Euler is co-rotational; other models need simulation.integrator = \"local-global\""
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        }
         for (i, o) in self.obstacles.iter().enumerate() {
             o.validate(&format!("obstacle[{i}]"))?;
         }
@@ -343,6 +392,50 @@ impl SceneFile {
                 return Err((format!("body[{i}].name"), format!("duplicate body name {:?}", b.name)));
             }
             b.validate(&format!("body[{i}]"))?;
+        }
+        Ok(())
+    }
+}
+
+impl SceneFile {
+    /// What the local-global integrator does not support yet is refused by
+    /// name rather than silently ignored.
+    fn validate_local_global(&self) -> Result<(), Invalid> {
+        self.local_global.check()?;
+        if !self.obstacles.is_empty() {
+            return Err((
+                "obstacle".into(),
+                "contact is not supported by the local-global integrator yet; use implicit-euler".into(),
+            ));
+        }
+        for (i, b) in self.bodies.iter().enumerate() {
+            let key = format!("body[{i}]");
+            let unsupported = [
+                (!b.regions.is_empty(), "region"),
+                (!b.attach.is_empty(), "attach"),
+                (b.self_collision, "self_collision"),
+                (b.damping != crate::body::Rayleigh::default(), "damping"),
+            ];
+            if let Some((_, k)) = unsupported.iter().find(|(on, _)| *on) {
+                return Err((
+                    format!("{key}.{k}"),
+                    "not supported by the local-global integrator yet".into(),
+                ));
+            }
+            let sheet = matches!(b.mesh, MeshSpec::Sheet { .. });
+            if !sheet && (b.thickness.is_some() || b.bending.is_some()) {
+                return Err((key, "thickness and bending apply to a sheet mesh only".into()));
+            }
+            if let Some(t) = b.thickness {
+                if !(t.is_finite() && t > 0.0) {
+                    return Err((format!("{key}.thickness"), format!("{t} must be finite and positive (m)")));
+                }
+            }
+            if let Some(bd) = b.bending {
+                if !(bd.stiffness.is_finite() && bd.stiffness >= 0.0) {
+                    return Err((format!("{key}.bending.stiffness"), "must be finite and ≥ 0 (N·m)".into()));
+                }
+            }
         }
         Ok(())
     }

@@ -1,0 +1,433 @@
+//! `ferrofem bench local-global`: the local-global integrator against the
+//! paper (zeng2025 §7): memory of `S` (Tables 1–2), per-iteration local and
+//! global milliseconds and frame time (Table 3), relative error against a
+//! Newton reference (Fig. 9), and the global step's bandwidth against a
+//! copy measured in the same run.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use ferrofem::integrator::local_global::energy::{energy, StepTarget};
+use ferrofem::integrator::local_global::global::factorize;
+use ferrofem::integrator::local_global::newton::newton_reference;
+use ferrofem::integrator::local_global::LocalGlobalWorld;
+use ferrofem::scene::Scene;
+use ferrofem::stats::{median_p90, Stage};
+use ferrofem::{Simulation, State};
+use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
+use ferrofem_linalg::Ordering;
+
+use crate::bench_factor::raptor_cases;
+use crate::sysinfo::Context;
+use crate::{write_json, CliError};
+
+/// Arguments of `bench local-global`.
+#[derive(Debug, Args)]
+pub struct LocalGlobalArgs {
+    /// The 5.3k-vertex twisting bar only, every global method, under a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the records as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Folder for the PNG plot (lg-fig9.png).
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
+    /// Folder of external meshes (raptor); skipped when absent.
+    #[arg(long, default_value = "../shared/meshes")]
+    pub meshes: PathBuf,
+    /// Timed frames per case (medians are reported).
+    #[arg(long, default_value_t = 10)]
+    pub frames: usize,
+}
+
+/// One `bench local-global` record.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocalGlobalRecord {
+    /// `quick`, `table1-2`, `table3` or `fig9`.
+    pub experiment: &'static str,
+    /// Scene or mesh.
+    pub scene: String,
+    /// Vertices.
+    pub vertices: usize,
+    /// Elements (tets or triangles).
+    pub elements: usize,
+    /// `arap`, `corotational` or `neo-hookean`.
+    pub constitutive: &'static str,
+    /// Young's modulus (Pa).
+    pub young: f64,
+    /// `sparse-inverse`, `triangular`, `jacobi` or `jacobi-chebyshev`.
+    pub global_method: String,
+    /// Local-global iterations per frame.
+    pub iterations: usize,
+    /// Median local step per iteration (ms).
+    pub local_ms: f64,
+    /// Median global step per iteration (ms).
+    pub global_ms: f64,
+    /// Median frame (ms).
+    pub frame_ms: f64,
+    /// Bytes of our `S` (of the scalar `A_s`; values, runs, column pointers).
+    pub s_bytes: usize,
+    /// Bytes `S` of the 3n×3n matrix would take (`9 nnz − 3n` values), as the paper stores it.
+    pub s_bytes_3n: usize,
+    /// Bytes of a dense `A⁻¹` (3n × 3n doubles).
+    pub dense_inverse_bytes: usize,
+    /// Relative error after `iterations` iterations (Fig. 9 definition), when measured.
+    pub rel_error: Option<f64>,
+    /// Relative error after each iteration (Fig. 9).
+    pub errors: Vec<f64>,
+    /// Global step bandwidth: bytes of `S` streamed twice plus the vectors, per `global_ms` (GB/s).
+    pub global_gbs: Option<f64>,
+    /// Copy bandwidth measured in the same run (GB/s).
+    pub copy_gbs: f64,
+    /// The paper's figure for this row (zeng2025 Tables 1–3), when it has one.
+    pub paper: Option<PaperFigures>,
+    /// Machine and build context.
+    pub context: Context,
+}
+
+/// The paper's numbers for a row (RTX 4090 GPU + 24-core CPU).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PaperFigures {
+    /// Memory of S (MB).
+    pub s_mb: f64,
+    /// Local step per iteration (ms).
+    pub local_ms: Option<f64>,
+    /// Global step per iteration (ms).
+    pub global_ms: Option<f64>,
+    /// Frame (ms).
+    pub frame_ms: Option<f64>,
+}
+
+fn bar(cells: [usize; 3], young: f64, method: &str, iterations: usize) -> String {
+    let [nx, ny, nz] = cells;
+    let chebyshev = if method == "jacobi-chebyshev" { "chebyshev = { rho = 0.9992, gamma = 0.9 }\n" } else { "" };
+    let global = method.trim_end_matches("-chebyshev");
+    format!(
+        r#"[simulation]
+time_step = 0.01
+steps = 1
+gravity = [0.0, 0.0, 0.0]
+integrator = "local-global"
+[local_global]
+iterations = {iterations}
+global_step = "{global}"
+{chebyshev}[[body]]
+name = "bar"
+mesh = {{ box = {{ size = [2.0, 1.0, 1.0], cells = [{nx}, {ny}, {nz}] }} }}
+material = {{ young = {young:e}, poisson = 0.45, density = 1000.0 }}
+constitutive = "arap"
+[[body.prescribed]]
+box = {{ min = [-1.001, -1.0, -1.0], max = [-0.999, 1.0, 1.0] }}
+motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = 1.0 }} }}
+[[body.prescribed]]
+box = {{ min = [0.999, -1.0, -1.0], max = [1.001, 1.0, 1.0] }}
+motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = -1.0 }} }}
+"#
+    )
+}
+
+fn cloth(cells: usize, model: &str, bending: &str) -> String {
+    format!(
+        r#"[simulation]
+time_step = 0.01
+steps = 1
+gravity = [0.0, 0.0, 0.0]
+integrator = "local-global"
+[[body]]
+name = "cloth"
+mesh = {{ sheet = {{ size = [1.0, 1.0], cells = [{cells}, {cells}] }} }}
+material = {{ young = 1.0e5, poisson = 0.45, density = 1000.0 }}
+thickness = 0.001
+constitutive = "{model}"
+{bending}
+[[body.prescribed]]
+box = {{ min = [-0.501, -1.0, -1.0], max = [-0.499, 1.0, 1.0] }}
+motion = {{ velocity = [-0.25, 0.0, 0.0] }}
+[[body.prescribed]]
+box = {{ min = [0.499, -1.0, -1.0], max = [0.501, 1.0, 1.0] }}
+motion = {{ velocity = [0.25, 0.0, 0.0] }}
+"#
+    )
+}
+
+fn file_mesh(path: &str) -> String {
+    format!(
+        r#"[simulation]
+time_step = 0.01
+steps = 1
+integrator = "local-global"
+[[body]]
+name = "mesh"
+mesh = {{ file = {{ path = "{path}" }} }}
+material = {{ young = 1.0e6, poisson = 0.45, density = 1000.0 }}
+constitutive = "neo-hookean"
+"#
+    )
+}
+
+fn build(text: &str, label: &str) -> Result<LocalGlobalWorld, CliError> {
+    match Scene::from_toml(text, ".".into(), label)?.build_simulation()? {
+        Simulation::LocalGlobal(w) => Ok(w),
+        Simulation::ImplicitEuler(_) => Err(CliError::Other(format!("{label}: not a local-global scene"))),
+    }
+}
+
+/// A record with the static figures of a world (sizes, memory).
+fn record(experiment: &'static str, scene: &str, w: &LocalGlobalWorld, copy_gbs: f64) -> LocalGlobalRecord {
+    let body = &w.model.bodies[0];
+    let g = w.global_solver(0);
+    let n = body.vertices();
+    let (s_bytes, nnz) = g.sparse_inverse().map_or((0, 0), |s| (s.stream_bytes(), s.nnz()));
+    LocalGlobalRecord {
+        experiment,
+        scene: scene.to_string(),
+        vertices: n,
+        elements: body.elements(),
+        constitutive: body.constitutive.name(),
+        young: 0.0,
+        global_method: g.method.name().to_string(),
+        iterations: w.model.settings.iterations,
+        local_ms: 0.0,
+        global_ms: 0.0,
+        frame_ms: 0.0,
+        s_bytes,
+        s_bytes_3n: 8 * (9 * nnz).saturating_sub(3 * n),
+        dense_inverse_bytes: 8 * 9 * n * n,
+        rel_error: None,
+        errors: Vec::new(),
+        global_gbs: None,
+        copy_gbs,
+        paper: None,
+        context: Context::now(),
+    }
+}
+
+/// Times `frames` frames after 2 warm-up frames: medians per iteration.
+fn time_frames(w: &mut LocalGlobalWorld, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), CliError> {
+    for _ in 0..2 {
+        w.step()?;
+    }
+    let k = w.model.settings.iterations as f64;
+    let (mut local, mut global, mut frame) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames.max(1) {
+        let s = w.step()?;
+        local.push(s.stage_ms.get(Stage::LocalStep) / k);
+        global.push(s.stage_ms.get(Stage::GlobalStep) / k);
+        frame.push(s.step_ms);
+    }
+    r.local_ms = median_p90(&mut local).0;
+    r.global_ms = median_p90(&mut global).0;
+    r.frame_ms = median_p90(&mut frame).0;
+    if let Some(s) = w.global_solver(0).sparse_inverse() {
+        // Two passes over S, plus b, x and the intermediate vectors (~6 × 3n doubles).
+        let bytes = 2 * s.stream_bytes() + 6 * 8 * w.model.bodies[0].dofs();
+        r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
+    }
+    Ok(())
+}
+
+/// A frame of the twisted bar (Fig. 9 a) and its Newton solution's energy.
+struct TwistedFrame {
+    state: State,
+    reference: f64,
+}
+
+/// Twists the bar for `lead` frames with a converged integrator, then
+/// solves the next frame by Newton (the ground truth `q*`).
+fn twisted_frame(cells: [usize; 3], young: f64, lead: usize) -> Result<TwistedFrame, CliError> {
+    let mut w = build(&bar(cells, young, "sparse-inverse", 10), "lead")?;
+    for _ in 0..lead {
+        w.step()?;
+    }
+    let state = w.state.clone();
+    let mut last = Vec::new();
+    w.step_observed(|_, _, q| last = q.to_vec())?;
+    let predicted = w.predicted(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time };
+    let factor = factorize(&w.global_solver(0).matrix, Ordering::Auto)
+        .map_err(|e| CliError::Other(format!("Newton reference: {e}")))?;
+    let report = newton_reference(&w.model.bodies[0], &factor, &mut last, at, 1e-10, 60);
+    Ok(TwistedFrame { state, reference: report.energy })
+}
+
+/// Fig. 9: relative error `(ε(qᵏ) − ε(q*)) / (ε(q⁰) − ε(q*))` after each
+/// iteration of one frame, and the frame's milliseconds.
+fn convergence(
+    frame: &TwistedFrame,
+    cells: [usize; 3],
+    young: f64,
+    method: &str,
+    iterations: usize,
+) -> Result<(Vec<f64>, f64), CliError> {
+    let mut w = build(&bar(cells, young, method, iterations), "fig9")?;
+    w.state = frame.state.clone();
+    let mut trace = Vec::new();
+    let t = Instant::now();
+    w.step_observed(|_, _, q| trace.push(q.to_vec()))?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let body = &w.model.bodies[0];
+    let predicted = w.predicted(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time };
+    let e = |q: &[f64]| energy(body, q, at).unwrap_or(f64::NAN);
+    let e0 = e(&trace[0]);
+    Ok((trace[1..].iter().map(|q| (e(q) - frame.reference) / (e0 - frame.reference)).collect(), ms))
+}
+
+const BAR_5K: [usize; 3] = [26, 13, 13];
+const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
+    // cells, paper S (MB), paper local, global, frame (ms)
+    ([26, 13, 13], 125.02, 0.87, 0.27, 6.23),
+    ([34, 17, 17], 463.03, 1.67, 0.86, 13.55),
+    ([42, 21, 21], 1310.19, 2.99, 2.41, 28.55),
+];
+
+fn quick(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+    let frame = twisted_frame(BAR_5K, 1e9, 20)?;
+    for method in ["sparse-inverse", "triangular", "jacobi"] {
+        let mut w = build(&bar(BAR_5K, 1e9, method, 5), "quick")?;
+        let mut r = record("quick", "twisting-bar-lg", &w, copy_gbs);
+        r.young = 1e9;
+        time_frames(&mut w, a.frames.min(5), &mut r)?;
+        let (errors, _) = convergence(&frame, BAR_5K, 1e9, method, 5)?;
+        r.rel_error = errors.last().copied();
+        r.errors = errors;
+        out.push(r);
+    }
+    Ok(())
+}
+
+fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+    let cloth_sizes = [(70, 34.80, 62.37, 87.08), (100, 102.51, 183.82, 258.85), (122, 183.79, 342.68, 487.14), (141, 280.41, 523.36, 749.10)];
+    for (cells, none, iso, lb) in cloth_sizes {
+        for (bending, paper) in [
+            ("", none),
+            ("bending = { model = \"isometric\", stiffness = 1e-4 }", iso),
+            ("bending = { model = \"laplace-beltrami\", stiffness = 1e-4 }", lb),
+        ] {
+            let w = build(&cloth(cells, "arap", bending), "cloth")?;
+            let name = match bending {
+                "" => "cloth (no bending)",
+                b if b.contains("isometric") => "cloth (isometric)",
+                _ => "cloth (Laplace-Beltrami)",
+            };
+            let mut r = record("table1-2", name, &w, copy_gbs);
+            r.paper = Some(PaperFigures { s_mb: paper, local_ms: None, global_ms: None, frame_ms: None });
+            out.push(r);
+        }
+    }
+    for (cells, s_mb, ..) in BARS {
+        let w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
+        let mut r = record("table1-2", "bar", &w, copy_gbs);
+        r.paper = Some(PaperFigures { s_mb, local_ms: None, global_ms: None, frame_ms: None });
+        out.push(r);
+    }
+    for (name, spec) in raptor_cases(&a.meshes) {
+        let path = spec.split('"').nth(1).unwrap_or_default().to_string();
+        let w = build(&file_mesh(&path), &name)?;
+        out.push(record("table1-2", &name, &w, copy_gbs));
+    }
+    Ok(())
+}
+
+fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+    for (cells, s_mb, local, global, frame) in BARS {
+        let mut w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
+        let mut r = record("table3", "twisting bar", &w, copy_gbs);
+        r.young = 1e9;
+        r.paper = Some(PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) });
+        time_frames(&mut w, a.frames, &mut r)?;
+        out.push(r);
+    }
+    let cloth_rows = [
+        (100, "arap", 0.39, 0.33, 4.44),
+        (100, "corotational", 0.87, 0.23, 6.43),
+        (100, "neo-hookean", 0.93, 0.23, 6.65),
+        (141, "arap", 0.59, 0.58, 7.53),
+        (141, "corotational", 1.59, 0.51, 12.11),
+        (141, "neo-hookean", 1.73, 0.52, 12.88),
+    ];
+    for (cells, model, local, global, frame) in cloth_rows {
+        let mut w = build(&cloth(cells, model, ""), "cloth")?;
+        let mut r = record("table3", "cloth extension", &w, copy_gbs);
+        r.young = 1e5;
+        let s_mb = if cells == 100 { 102.51 } else { 280.41 };
+        r.paper = Some(PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) });
+        time_frames(&mut w, a.frames, &mut r)?;
+        out.push(r);
+    }
+    Ok(())
+}
+
+fn fig9(copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+    for young in [1e5, 1e7, 1e9] {
+        let frame = twisted_frame(BAR_5K, young, 50)?;
+        for (method, iterations) in [("sparse-inverse", 30), ("jacobi", 300), ("jacobi-chebyshev", 300)] {
+            let w = build(&bar(BAR_5K, young, method, iterations), "fig9")?;
+            let mut r = record("fig9", "twisting bar", &w, copy_gbs);
+            let (errors, ms) = convergence(&frame, BAR_5K, young, method, iterations)?;
+            r.young = young;
+            r.global_method = method.to_string();
+            r.frame_ms = ms;
+            r.rel_error = errors.get(9).copied();
+            r.errors = errors;
+            out.push(r);
+        }
+    }
+    Ok(())
+}
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn print(records: &[LocalGlobalRecord]) {
+    println!(
+        "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "exp", "scene", "verts", "elems", "model", "global", "local ms", "glob ms", "frame ms", "S MB", "S(3n) MB", "paper MB", "rel err@k"
+    );
+    for r in records {
+        println!(
+            "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>10.1} {:>9} {:>10}",
+            r.experiment,
+            r.scene,
+            r.vertices,
+            r.elements,
+            r.constitutive,
+            r.global_method,
+            r.local_ms,
+            r.global_ms,
+            r.frame_ms,
+            mb(r.s_bytes),
+            mb(r.s_bytes_3n),
+            r.paper.map_or("-".into(), |p| format!("{:.1}", p.s_mb)),
+            r.rel_error.map_or("-".into(), |e| format!("{e:.2e}")),
+        );
+    }
+}
+
+/// Runs the experiments and writes the records.
+pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), CliError> {
+    let copy_gbs = copy_bandwidth_gbs(256 << 20, 5);
+    let mut records = Vec::new();
+    if a.quick {
+        quick(&a, copy_gbs, &mut records)?;
+    } else {
+        quick(&a, copy_gbs, &mut records)?;
+        memory(&a, copy_gbs, &mut records)?;
+        table3(&a, copy_gbs, &mut records)?;
+        fig9(copy_gbs, &mut records)?;
+    }
+    print(&records);
+    println!("copy bandwidth {copy_gbs:.1} GB/s");
+    if let Some(dir) = &a.plots {
+        crate::plot::local_global_figure(dir, &records)?;
+    }
+    if let Some(p) = &a.json {
+        write_json(p, &records)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! The implicit-Euler energy the local-global iterations minimize
+//! (zeng2025 eq. 1): `ε(q) = 1/(2h²) ‖M^½(q − q̃)‖² + Σ ψᵢ(q)`, with the
+//! elastic, bending and pin terms of a body, and its gradient.
+
+use nalgebra::{SMatrix, Vector3};
+use rayon::prelude::*;
+
+use super::body::LocalGlobalBody;
+use super::terms::Element;
+use crate::element::hyperelastic::{energy_and_stress, Gradient};
+use crate::element::Constitutive;
+
+/// Where the energy is evaluated: the prediction `q̃` and the step's end time.
+#[derive(Debug, Clone, Copy)]
+pub struct StepTarget<'a> {
+    /// `q̃ = q + h v + h² g`.
+    pub predicted: &'a [f64],
+    /// Time step h (s).
+    pub h: f64,
+    /// End of the step (pin targets are taken there).
+    pub t_next: f64,
+}
+
+/// `ε(q)` (J); `None` where an element's energy is infinite (an inverted
+/// Neo-Hookean element).
+pub fn energy(body: &LocalGlobalBody, x: &[f64], at: StepTarget) -> Option<f64> {
+    gradient_inner(body, x, at, None)
+}
+
+/// `ε(q)` and `∇ε(q)` into `grad`.
+pub fn energy_gradient(body: &LocalGlobalBody, x: &[f64], at: StepTarget, grad: &mut [f64]) -> Option<f64> {
+    gradient_inner(body, x, at, Some(grad))
+}
+
+/// Elastic and bending energy alone (J), without inertia and pins.
+pub fn elastic_energy(body: &LocalGlobalBody, x: &[f64]) -> f64 {
+    let model = body.constitutive;
+    let el = element_terms(&body.tets, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum())
+        + element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
+    el + body.bending.iter().map(|s| 0.5 * s.weight * (s.apply(x) - s.project(x)).norm_squared()).sum::<f64>()
+}
+
+type Terms<const D: usize> = Vec<(f64, SMatrix<f64, 3, D>)>;
+
+/// Per element `(measure · ψ, measure · P)`, in element order.
+fn element_terms<const D: usize, const N: usize>(
+    elements: &[Element<D, N>],
+    model: Constitutive,
+    x: &[f64],
+) -> Option<Terms<D>>
+where
+    SMatrix<f64, 3, D>: Gradient<D>,
+{
+    elements
+        .par_iter()
+        .with_min_len(256)
+        .map(|e| {
+            energy_and_stress(model, e.lame, &e.gradient(x)).map(|(psi, p)| (psi * e.measure, p * e.measure))
+        })
+        .collect()
+}
+
+fn scatter<const D: usize, const N: usize>(elements: &[Element<D, N>], terms: &Terms<D>, grad: &mut [f64]) {
+    for (e, (_, p)) in elements.iter().zip(terms) {
+        for (&v, g) in e.vertices.iter().zip(&e.grads) {
+            let f = p * g;
+            (0..3).for_each(|d| grad[3 * v + d] += f[d]);
+        }
+    }
+}
+
+fn gradient_inner(
+    body: &LocalGlobalBody,
+    x: &[f64],
+    at: StepTarget,
+    mut grad: Option<&mut [f64]>,
+) -> Option<f64> {
+    let model = body.constitutive;
+    let inv_h2 = 1.0 / (at.h * at.h);
+    let mut e = 0.0;
+    if let Some(g) = grad.as_deref_mut() {
+        g.iter_mut().for_each(|v| *v = 0.0);
+    }
+    for (v, m) in body.mass.iter().enumerate() {
+        let d = Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]);
+        e += 0.5 * inv_h2 * m * d.norm_squared();
+        if let Some(g) = grad.as_deref_mut() {
+            (0..3).for_each(|i| g[3 * v + i] += inv_h2 * m * d[i]);
+        }
+    }
+    let tets = element_terms(&body.tets, model, x)?;
+    let tris = element_terms(&body.triangles, model, x)?;
+    e += tets.iter().map(|t| t.0).sum::<f64>() + tris.iter().map(|t| t.0).sum::<f64>();
+    if let Some(g) = grad.as_deref_mut() {
+        scatter(&body.tets, &tets, g);
+        scatter(&body.triangles, &tris, g);
+    }
+    for s in &body.bending {
+        // ½ w ‖y − p(y)‖², gradient w Gᵀ (y − p(y)).
+        let r = s.apply(x) - s.project(x);
+        e += 0.5 * s.weight * r.norm_squared();
+        if let Some(g) = grad.as_deref_mut() {
+            for (&v, c) in s.vertices.iter().zip(&s.coeffs) {
+                (0..3).for_each(|i| g[3 * v + i] += s.weight * c * r[i]);
+            }
+        }
+    }
+    for p in &body.pins {
+        let t = p.target(at.t_next);
+        let r = Vector3::from_fn(|i, _| x[3 * p.vertex + i] - t[i]);
+        e += 0.5 * p.weight * r.norm_squared();
+        if let Some(g) = grad.as_deref_mut() {
+            (0..3).for_each(|i| g[3 * p.vertex + i] += p.weight * r[i]);
+        }
+    }
+    Some(e)
+}

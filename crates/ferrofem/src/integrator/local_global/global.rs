@@ -1,0 +1,187 @@
+//! The global step: `A q = b` with the constant `A = M + h² Σ wᵢ GᵢᵀGᵢ`
+//! (zeng2025 eq. 6), `A = A_s ⊗ I₃`. Complete solutions by the sparse
+//! inverse (`q = Pᵀ Sᵀ D⁻¹ S P b`, eq. 7–8) or by triangular solves with
+//! the factor; the incomplete baseline is one Jacobi iteration (Wang 2015).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::body::LocalGlobalBody;
+use ferrofem_linalg::{
+    CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, SparseInverse, SparseInverseScratch,
+};
+
+/// How the global step solves `A q = b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlobalStepMethod {
+    /// Two sparse matrix–vector products with `S = L⁻¹` (zeng2025 eq. 8).
+    #[default]
+    SparseInverse,
+    /// Forward and backward substitution with the LDLᵀ factor.
+    Triangular,
+    /// One Jacobi iteration per global step, optionally
+    /// Chebyshev-accelerated (the incomplete baseline of Wang 2015).
+    Jacobi,
+}
+
+impl GlobalStepMethod {
+    /// The name used in scene files and benchmark records.
+    pub fn name(self) -> &'static str {
+        match self {
+            GlobalStepMethod::SparseInverse => "sparse-inverse",
+            GlobalStepMethod::Triangular => "triangular",
+            GlobalStepMethod::Jacobi => "jacobi",
+        }
+    }
+}
+
+/// Scalar global matrix `A_s` over vertices: `m δ + h² Σ w gₐ·g_b` from
+/// elements, `h² w cₐ c_b` from stencils, `h² w` from pins.
+pub fn global_matrix(body: &LocalGlobalBody, h: f64) -> CsrMatrix {
+    let n = body.vertices();
+    let mut rows: Vec<Vec<u32>> = (0..n).map(|i| vec![i as u32]).collect();
+    let mut couple = |vs: &[usize]| {
+        for &a in vs {
+            rows[a].extend(vs.iter().map(|&b| b as u32));
+        }
+    };
+    body.tets.iter().for_each(|e| couple(&e.vertices));
+    body.triangles.iter().for_each(|e| couple(&e.vertices));
+    body.bending.iter().for_each(|s| couple(&s.vertices));
+    let mut a = CsrMatrix::zeros(CsrPattern::from_rows(n, rows));
+    let mut add = |i: usize, j: usize, v: f64| {
+        let k = a.pattern.find(i, j).expect("pattern holds every coupling");
+        a.values[k] += v;
+    };
+    let h2 = h * h;
+    for (i, m) in body.mass.iter().enumerate() {
+        add(i, i, *m);
+    }
+    for e in &body.tets {
+        for (a_, ga) in e.vertices.iter().zip(&e.grads) {
+            for (b_, gb) in e.vertices.iter().zip(&e.grads) {
+                add(*a_, *b_, h2 * e.weight * ga.dot(gb));
+            }
+        }
+    }
+    for e in &body.triangles {
+        for (a_, ga) in e.vertices.iter().zip(&e.grads) {
+            for (b_, gb) in e.vertices.iter().zip(&e.grads) {
+                add(*a_, *b_, h2 * e.weight * ga.dot(gb));
+            }
+        }
+    }
+    for s in &body.bending {
+        for (a_, ca) in s.vertices.iter().zip(&s.coeffs) {
+            for (b_, cb) in s.vertices.iter().zip(&s.coeffs) {
+                add(*a_, *b_, h2 * s.weight * ca * cb);
+            }
+        }
+    }
+    for p in &body.pins {
+        add(p.vertex, p.vertex, h2 * p.weight);
+    }
+    a
+}
+
+/// Sets each pin's weight to `factor · A_vv / h²`, `A_vv` the vertex's
+/// diagonal without pins: the pin is `factor` times stiffer than what
+/// holds the vertex otherwise, whatever the mesh size or material.
+pub fn set_pin_weights(body: &mut LocalGlobalBody, h: f64, factor: f64) {
+    body.pins.iter_mut().for_each(|p| p.weight = 0.0);
+    let a = global_matrix(body, h);
+    for p in &mut body.pins {
+        p.weight = factor * a.get(p.vertex, p.vertex) / (h * h);
+    }
+}
+
+/// The global step's solver, built once: `A_s`, its factor and (for the
+/// sparse-inverse method) `S`.
+#[derive(Debug)]
+pub struct GlobalSolver {
+    /// Method.
+    pub method: GlobalStepMethod,
+    /// The scalar matrix `A_s`.
+    pub matrix: CsrMatrix,
+    /// `1 / diag(A_s)`.
+    inv_diag: Vec<f64>,
+    factor: Option<Arc<Ldlt>>,
+    inverse: Option<SparseInverse>,
+    scratch: SparseInverseScratch,
+    columns: Vec<f64>,
+}
+
+impl GlobalSolver {
+    /// Factorizes `A_s` (complete methods) and builds `S` (sparse inverse).
+    pub fn new(matrix: CsrMatrix, method: GlobalStepMethod, ordering: Ordering) -> Result<Self, LinalgError> {
+        let inv_diag = matrix.diagonal().iter().map(|d| 1.0 / d).collect();
+        let factor = match method {
+            GlobalStepMethod::Jacobi => None,
+            _ => Some(Arc::new(factorize(&matrix, ordering)?)),
+        };
+        let inverse = match method {
+            GlobalStepMethod::SparseInverse => factor.as_deref().map(SparseInverse::new),
+            _ => None,
+        };
+        Ok(GlobalSolver {
+            method,
+            matrix,
+            inv_diag,
+            factor,
+            inverse,
+            scratch: SparseInverseScratch::default(),
+            columns: Vec::new(),
+        })
+    }
+
+    /// The sparse inverse, when the method uses one.
+    pub fn sparse_inverse(&self) -> Option<&SparseInverse> {
+        self.inverse.as_ref()
+    }
+
+    /// The LDLᵀ factor of `A_s`, when the method uses one.
+    pub fn factor(&self) -> Option<&Arc<Ldlt>> {
+        self.factor.as_ref()
+    }
+
+    /// Complete solution `q = A⁻¹ b` (flat positions, 3 per vertex).
+    /// The Jacobi method has no complete solution: it leaves `q` alone.
+    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
+        match (&self.inverse, &self.factor) {
+            (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
+            (None, Some(f)) => {
+                let n = self.inv_diag.len();
+                self.columns.resize(3 * n, 0.0);
+                for (i, v) in b.chunks_exact(3).enumerate() {
+                    (0..3).for_each(|d| self.columns[d * n + i] = v[d]);
+                }
+                f.solve_in_place(&mut self.columns, 3);
+                for (i, v) in q.chunks_exact_mut(3).enumerate() {
+                    (0..3).for_each(|d| v[d] = self.columns[d * n + i]);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// One Jacobi iteration `q_out = q + D⁻¹ (b − A q)`.
+    pub fn jacobi(&self, b: &[f64], q: &[f64], q_out: &mut [f64]) {
+        use rayon::prelude::*;
+        let a = &self.matrix;
+        q_out.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(i, out)| {
+            let mut r = [b[3 * i], b[3 * i + 1], b[3 * i + 2]];
+            for k in a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1] {
+                let j = a.pattern.col_idx[k] as usize;
+                (0..3).for_each(|d| r[d] -= a.values[k] * q[3 * j + d]);
+            }
+            (0..3).for_each(|d| out[d] = q[3 * i + d] + self.inv_diag[i] * r[d]);
+        });
+    }
+}
+
+/// LDLᵀ of a scalar global matrix.
+pub fn factorize(a: &CsrMatrix, ordering: Ordering) -> Result<Ldlt, LinalgError> {
+    Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 1)?), a)
+}

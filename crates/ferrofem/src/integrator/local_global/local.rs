@@ -1,0 +1,138 @@
+//! The local step (zeng2025 eq. 5, in parallel over terms, allocation-free)
+//! and the right-hand side `b = M q̃ + h² Σ wᵢ Gᵢᵀ pᵢ` it feeds the global
+//! step (eq. 6), gathered per vertex so that it is parallel and
+//! deterministic.
+
+use nalgebra::{Matrix3, Matrix3x2, SMatrix, Vector3};
+use rayon::prelude::*;
+
+use super::body::LocalGlobalBody;
+use super::terms::Element;
+use crate::element::hyperelastic::Gradient;
+use crate::element::Constitutive;
+
+/// Vertex → (term, local index) incidence, CSR.
+#[derive(Debug, Clone, Default)]
+struct Incidence {
+    ptr: Vec<usize>,
+    entries: Vec<(u32, u32)>,
+}
+
+impl Incidence {
+    fn new<'a>(n: usize, terms: impl Iterator<Item = &'a [usize]> + Clone) -> Incidence {
+        let mut ptr = vec![0usize; n + 1];
+        terms.clone().flatten().for_each(|&v| ptr[v + 1] += 1);
+        (0..n).for_each(|i| ptr[i + 1] += ptr[i]);
+        let mut fill = ptr.clone();
+        let mut entries = vec![(0, 0); ptr[n]];
+        for (t, vs) in terms.enumerate() {
+            for (a, &v) in vs.iter().enumerate() {
+                entries[fill[v]] = (t as u32, a as u32);
+                fill[v] += 1;
+            }
+        }
+        Incidence { ptr, entries }
+    }
+
+    fn of(&self, v: usize) -> &[(u32, u32)] {
+        &self.entries[self.ptr[v]..self.ptr[v + 1]]
+    }
+}
+
+/// Per-term results of the local step and the ADMM duals.
+#[derive(Debug, Clone, Default)]
+pub struct Projections {
+    /// `p − u` per tet (what `F` is pulled towards).
+    pub tets: Vec<Matrix3<f64>>,
+    /// `p − u` per membrane triangle.
+    pub triangles: Vec<Matrix3x2<f64>>,
+    /// Projection per bending stencil.
+    pub bending: Vec<Vector3<f64>>,
+    tet_duals: Vec<Matrix3<f64>>,
+    tri_duals: Vec<Matrix3x2<f64>>,
+    tet_incidence: Incidence,
+    tri_incidence: Incidence,
+    bending_incidence: Incidence,
+}
+
+impl Projections {
+    /// Storage and incidences for a body.
+    pub fn new(body: &LocalGlobalBody) -> Projections {
+        let n = body.vertices();
+        Projections {
+            tets: vec![Matrix3::zeros(); body.tets.len()],
+            triangles: vec![Matrix3x2::zeros(); body.triangles.len()],
+            bending: vec![Vector3::zeros(); body.bending.len()],
+            tet_duals: vec![Matrix3::zeros(); body.tets.len()],
+            tri_duals: vec![Matrix3x2::zeros(); body.triangles.len()],
+            tet_incidence: Incidence::new(n, body.tets.iter().map(|e| e.vertices.as_slice())),
+            tri_incidence: Incidence::new(n, body.triangles.iter().map(|e| e.vertices.as_slice())),
+            bending_incidence: Incidence::new(n, body.bending.iter().map(|s| s.vertices.as_slice())),
+        }
+    }
+
+    /// Zeroes the ADMM duals (at the start of a time step).
+    pub fn reset_duals(&mut self) {
+        self.tet_duals.iter_mut().for_each(|u| *u = Matrix3::zeros());
+        self.tri_duals.iter_mut().for_each(|u| *u = Matrix3x2::zeros());
+    }
+}
+
+/// Stage `local_step`: every element's proximal projection (with its dual
+/// update) and every stencil's projection, at positions `x`.
+pub fn local_step(body: &LocalGlobalBody, x: &[f64], p: &mut Projections) {
+    let model = body.constitutive;
+    project(&body.tets, model, x, &mut p.tets, &mut p.tet_duals);
+    project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals);
+    p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
+}
+
+fn project<const D: usize, const N: usize>(
+    elements: &[Element<D, N>],
+    model: Constitutive,
+    x: &[f64],
+    out: &mut [SMatrix<f64, 3, D>],
+    duals: &mut [SMatrix<f64, 3, D>],
+) where
+    SMatrix<f64, 3, D>: Gradient<D>,
+{
+    out.par_iter_mut()
+        .zip(duals.par_iter_mut())
+        .zip(elements.par_iter())
+        .with_min_len(128)
+        .for_each(|((o, u), e)| *o = e.local_step(model, x, u));
+}
+
+/// `b = M q̃ + h² (Σ w Gᵀ p + Σ w_pin t)`, gathered per vertex; pin targets
+/// at time `t_next`.
+pub fn assemble_rhs(
+    body: &LocalGlobalBody,
+    p: &Projections,
+    predicted: &[f64],
+    h: f64,
+    t_next: f64,
+    b: &mut [f64],
+) {
+    let h2 = h * h;
+    b.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, bv)| {
+        let mut acc = Vector3::zeros();
+        for &(e, a) in p.tet_incidence.of(v) {
+            let el = &body.tets[e as usize];
+            acc += p.tets[e as usize] * el.grads[a as usize] * el.weight;
+        }
+        for &(e, a) in p.tri_incidence.of(v) {
+            let el = &body.triangles[e as usize];
+            acc += p.triangles[e as usize] * el.grads[a as usize] * el.weight;
+        }
+        for &(s, a) in p.bending_incidence.of(v) {
+            let st = &body.bending[s as usize];
+            acc += p.bending[s as usize] * (st.coeffs[a as usize] * st.weight);
+        }
+        let m = body.mass[v];
+        (0..3).for_each(|d| bv[d] = m * predicted[3 * v + d] + h2 * acc[d]);
+    });
+    for pin in &body.pins {
+        let t = pin.target(t_next);
+        (0..3).for_each(|d| b[3 * pin.vertex + d] += h2 * pin.weight * t[d]);
+    }
+}

@@ -104,7 +104,8 @@ pub struct PaperFigures {
 
 fn bar(cells: [usize; 3], young: f64, method: &str, iterations: usize) -> String {
     let [nx, ny, nz] = cells;
-    let chebyshev = if method == "jacobi-chebyshev" { "chebyshev = { rho = 0.9992, gamma = 0.9 }\n" } else { "" };
+    let chebyshev =
+        if method == "jacobi-chebyshev" { "chebyshev = { rho = 0.9992, gamma = 0.9 }\n" } else { "" };
     let global = method.trim_end_matches("-chebyshev");
     format!(
         r#"[simulation]
@@ -301,7 +302,12 @@ fn quick(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -
 }
 
 fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
-    let cloth_sizes = [(70, 34.80, 62.37, 87.08), (100, 102.51, 183.82, 258.85), (122, 183.79, 342.68, 487.14), (141, 280.41, 523.36, 749.10)];
+    let cloth_sizes = [
+        (70, 34.80, 62.37, 87.08),
+        (100, 102.51, 183.82, 258.85),
+        (122, 183.79, 342.68, 487.14),
+        (141, 280.41, 523.36, 749.10),
+    ];
     for (cells, none, iso, lb) in cloth_sizes {
         for (bending, paper) in [
             ("", none),
@@ -338,7 +344,12 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         let mut w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
         let mut r = record("table3", "twisting bar", &w, copy_gbs);
         r.young = 1e9;
-        r.paper = Some(PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) });
+        r.paper = Some(PaperFigures {
+            s_mb,
+            local_ms: Some(local),
+            global_ms: Some(global),
+            frame_ms: Some(frame),
+        });
         time_frames(&mut w, a.frames, &mut r)?;
         out.push(r);
     }
@@ -355,7 +366,12 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         let mut r = record("table3", "cloth extension", &w, copy_gbs);
         r.young = 1e5;
         let s_mb = if cells == 100 { 102.51 } else { 280.41 };
-        r.paper = Some(PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) });
+        r.paper = Some(PaperFigures {
+            s_mb,
+            local_ms: Some(local),
+            global_ms: Some(global),
+            frame_ms: Some(frame),
+        });
         time_frames(&mut w, a.frames, &mut r)?;
         out.push(r);
     }
@@ -387,7 +403,19 @@ fn mb(bytes: usize) -> f64 {
 fn print(records: &[LocalGlobalRecord]) {
     println!(
         "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
-        "exp", "scene", "verts", "elems", "model", "global", "local ms", "glob ms", "frame ms", "S MB", "S(3n) MB", "paper MB", "rel err@k"
+        "exp",
+        "scene",
+        "verts",
+        "elems",
+        "model",
+        "global",
+        "local ms",
+        "glob ms",
+        "frame ms",
+        "S MB",
+        "S(3n) MB",
+        "paper MB",
+        "rel err@k"
     );
     for r in records {
         println!(

@@ -2,8 +2,8 @@
 
 mod bench;
 mod bench_delassus;
-mod bench_local_global;
 mod bench_factor;
+mod bench_local_global;
 mod builtin;
 mod mesh_cmd;
 mod peers;

@@ -118,7 +118,17 @@ pub fn local_global_figure(
         .y_desc("relative error (log)")
         .draw()
         .map_err(|e| err(e.to_string()))?;
-    let palette = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK, RGBColor(200, 120, 0), RGBColor(120, 0, 200), RGBColor(0, 120, 120)];
+    let palette = [
+        RED,
+        BLUE,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        BLACK,
+        RGBColor(200, 120, 0),
+        RGBColor(120, 0, 200),
+        RGBColor(0, 120, 120),
+    ];
     for (i, r) in rows.iter().enumerate() {
         let color = palette[i % palette.len()];
         let pts: Vec<(f64, f64)> = r

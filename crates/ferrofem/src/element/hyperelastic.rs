@@ -186,21 +186,41 @@ pub fn thin_svd32(f: &Matrix3x2<f64>) -> (SMatrix<f64, 3, 2>, SVector<f64, 2>, S
     (svd.u.unwrap_or_default(), svd.singular_values, svd.v_t.unwrap_or_default().transpose())
 }
 
-/// Singular values, with `U` and `V`, of a 3×D deformation gradient.
+/// Singular values, with `U` and `V`, of a 3×D deformation gradient, and
+/// its closest rotation.
 pub trait Gradient<const D: usize>: Sized {
     /// `(U, σ, V)`.
     fn usv(&self) -> (SMatrix<f64, 3, D>, SVector<f64, D>, SMatrix<f64, D, D>);
+
+    /// The closest rotation (orthonormal columns) `U Vᵀ`, possibly
+    /// warm-started from a nearby one.
+    fn closest_rotation(&self, warm: &Self) -> Self;
 }
 
 impl Gradient<3> for Matrix3<f64> {
     fn usv(&self) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
         signed_svd3(self)
     }
+
+    /// dahl2019 §3.3's Jacobi polar iteration from `warm` (an SVD when
+    /// `warm` is not a rotation, e.g. on first use).
+    fn closest_rotation(&self, warm: &Self) -> Self {
+        if (warm.transpose() * warm - Matrix3::identity()).norm() > 1e-6 {
+            let (u, _, v) = signed_svd3(self);
+            return u * v.transpose();
+        }
+        crate::element::polar::rotation_jacobi(self, warm, 8, 1e-14)
+    }
 }
 
 impl Gradient<2> for Matrix3x2<f64> {
     fn usv(&self) -> (SMatrix<f64, 3, 2>, SVector<f64, 2>, SMatrix<f64, 2, 2>) {
         thin_svd32(self)
+    }
+
+    fn closest_rotation(&self, _warm: &Self) -> Self {
+        let (u, _, v) = thin_svd32(self);
+        u * v.transpose()
     }
 }
 
@@ -220,16 +240,21 @@ where
 }
 
 /// The local step of one element: `p = argmin ψ(p) + k/2 ‖p − F‖²`
-/// (zeng2025 eq. 5 with ζ = ψ), `U diag(σ*) Vᵀ`.
+/// (zeng2025 eq. 5 with ζ = ψ), `U diag(σ*) Vᵀ`; for ARAP the closest
+/// rotation, warm-started from `warm` (the element's previous projection).
 pub fn local_projection<const D: usize>(
     model: Constitutive,
     lame: Lame,
     k: f64,
     f: &SMatrix<f64, 3, D>,
+    warm: &SMatrix<f64, 3, D>,
 ) -> SMatrix<f64, 3, D>
 where
     SMatrix<f64, 3, D>: Gradient<D>,
 {
+    if model == Constitutive::Arap {
+        return f.closest_rotation(warm);
+    }
     let (u, s, v) = f.usv();
     u * SMatrix::from_diagonal(&prox(model, lame, k, &s)) * v.transpose()
 }
@@ -292,10 +317,10 @@ mod tests {
     #[test]
     fn rest_state_is_its_own_projection() {
         for m in MODELS {
-            let p3 = local_projection(m, LAME, m.penalty(LAME), &Matrix3::identity());
+            let p3 = local_projection(m, LAME, m.penalty(LAME), &Matrix3::identity(), &Matrix3::zeros());
             assert!((p3 - Matrix3::identity()).norm() < 1e-12, "{m:?} 3D");
             let i32 = Matrix3x2::new(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
-            let p2 = local_projection(m, LAME, m.penalty(LAME), &i32);
+            let p2 = local_projection(m, LAME, m.penalty(LAME), &i32, &i32);
             assert!((p2 - i32).norm() < 1e-12, "{m:?} membrane");
         }
     }
@@ -305,7 +330,7 @@ mod tests {
         let f = Matrix3::new(1.4, 0.3, 0.0, -0.2, 0.7, 0.1, 0.1, 0.0, 0.9);
         for m in MODELS {
             let k = m.penalty(LAME);
-            let p = local_projection(m, LAME, k, &f);
+            let p = local_projection(m, LAME, k, &f, &Matrix3::zeros());
             let psi = |x: &Matrix3<f64>| energy_and_stress(m, LAME, x).unwrap().0;
             if m == Constitutive::Arap {
                 // A rotation, the closest one.

@@ -100,7 +100,7 @@ fn project<const D: usize, const N: usize>(
         .zip(duals.par_iter_mut())
         .zip(elements.par_iter())
         .with_min_len(128)
-        .for_each(|((o, u), e)| *o = e.local_step(model, x, u));
+        .for_each(|((o, u), e)| e.local_step(model, x, u, o));
 }
 
 /// `b = M q̃ + h² (Σ w Gᵀ p + Σ w_pin t)`, gathered per vertex; pin targets

@@ -45,23 +45,26 @@ where
         f
     }
 
-    /// The local step: `p = prox(F + u)` (eq. 5, ADMM-PD form), returning
-    /// the value `p − u` the global step pulls `F` towards, and updating
-    /// the scaled dual `u ← u + F − p` when the model uses one.
+    /// The local step: `p = prox(F + u)` (eq. 5, ADMM-PD form), written to
+    /// `target` as the value `p − u` the global step pulls `F` towards
+    /// (its previous value warm-starts ARAP's rotation), updating the
+    /// scaled dual `u ← u + F − p` when the model uses one.
     pub fn local_step(
         &self,
         model: Constitutive,
         x: &[f64],
         dual: &mut SMatrix<f64, 3, D>,
-    ) -> SMatrix<f64, 3, D> {
+        target: &mut SMatrix<f64, 3, D>,
+    ) {
         let f = self.gradient(x);
         let k = self.weight / self.measure;
         if !model.uses_dual() {
-            return local_projection(model, self.lame, k, &f);
+            *target = local_projection(model, self.lame, k, &f, target);
+            return;
         }
-        let p = local_projection(model, self.lame, k, &(f + *dual));
+        let p = local_projection(model, self.lame, k, &(f + *dual), target);
         *dual += f - p;
-        p - *dual
+        *target = p - *dual;
     }
 }
 

@@ -136,38 +136,35 @@ fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
     cases
 }
 
-/// The constant global matrix of local-global ARAP (zeng2025 eq. 7):
-/// `A = M ⊗ I₃ + h² Σₑ 2μVₑ Gₑᵀ Gₑ ⊗ I₃`; the three coordinates do not couple,
-/// so the pattern holds only same-axis entries (unlike implicit Euler's 3×3 blocks).
+/// The constant global matrix of local-global ARAP (zeng2025 eq. 7) as the
+/// paper factorizes it, `A = A_s ⊗ I₃` (the integrator's scalar `A_s`,
+/// expanded per axis): the coordinates do not couple, so the pattern holds
+/// only same-axis entries (unlike implicit Euler's 3×3 blocks).
 fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, CliError> {
-    use ferrofem::element::TetRest;
+    use ferrofem::element::Constitutive;
+    use ferrofem::integrator::local_global::{global::global_matrix, LocalGlobalBody, Shape};
     use ferrofem::material::Material;
-    use nalgebra::Vector3;
     let mesh = ferrofem_mesh::generate::box_mesh(size, cells)?;
-    let (rho, h) = (1000.0, 0.01);
-    let mat = Material { young: 1e9, poisson: 0.45, density: rho };
-    let nv = mesh.vertices.len();
-    let mut entries = std::collections::BTreeMap::<(usize, usize), f64>::new();
-    for t in &mesh.tets {
-        let rest = TetRest::new(t.map(|i| Vector3::from(mesh.vertices[i])), &mat)
-            .ok_or_else(|| CliError::Other("degenerate tet".into()))?;
-        for a in 0..4 {
-            *entries.entry((t[a], t[a])).or_default() += rho * rest.volume / 4.0;
-            for b in 0..4 {
-                let w = h * h * 2.0 * rest.mu * rest.volume * rest.grads[a].dot(&rest.grads[b]);
-                *entries.entry((t[a], t[b])).or_default() += w;
-            }
+    let free = vec![None; mesh.vertices.len()];
+    let mat = Material { young: 1e9, poisson: 0.45, density: 1000.0 };
+    let body = LocalGlobalBody::new("bar".into(), Shape::Volume(mesh), mat, Constitutive::Arap, None, &free)?;
+    let s = global_matrix(&body, 0.01);
+    let nv = s.nrows();
+    let mut rows = vec![Vec::new(); 3 * nv];
+    for (a, row) in rows.chunks_exact_mut(3).enumerate() {
+        for k in s.pattern.row_ptr[a]..s.pattern.row_ptr[a + 1] {
+            let b = s.pattern.col_idx[k] as usize;
+            (0..3).for_each(|r| row[r].push((3 * b + r) as u32));
         }
     }
-    let mut rows = vec![Vec::new(); 3 * nv];
-    for &(a, b) in entries.keys() {
-        (0..3).for_each(|r| rows[3 * a + r].push((3 * b + r) as u32));
-    }
     let mut m = CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(3 * nv, rows));
-    for (&(a, b), &v) in &entries {
-        for r in 0..3 {
-            let k = m.pattern.find(3 * a + r, 3 * b + r).expect("entry in pattern");
-            m.values[k] = v;
+    for a in 0..nv {
+        for k in s.pattern.row_ptr[a]..s.pattern.row_ptr[a + 1] {
+            let b = s.pattern.col_idx[k] as usize;
+            for r in 0..3 {
+                let slot = m.pattern.find(3 * a + r, 3 * b + r).expect("entry in pattern");
+                m.values[slot] = s.values[k];
+            }
         }
     }
     Ok(m)

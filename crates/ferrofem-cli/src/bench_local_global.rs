@@ -89,6 +89,18 @@ pub struct LocalGlobalRecord {
     pub context: Context,
 }
 
+impl PaperFigures {
+    /// A Table 3 row: memory, local, global and frame milliseconds.
+    fn table3(s_mb: f64, local: f64, global: f64, frame: f64) -> Self {
+        PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) }
+    }
+
+    /// A Table 1–2 entry: memory only.
+    fn memory(s_mb: f64) -> Self {
+        PaperFigures { s_mb, local_ms: None, global_ms: None, frame_ms: None }
+    }
+}
+
 /// The paper's numbers for a row (RTX 4090 GPU + 24-core CPU).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct PaperFigures {
@@ -321,14 +333,14 @@ fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
                 _ => "cloth (Laplace-Beltrami)",
             };
             let mut r = record("table1-2", name, &w, copy_gbs);
-            r.paper = Some(PaperFigures { s_mb: paper, local_ms: None, global_ms: None, frame_ms: None });
+            r.paper = Some(PaperFigures::memory(paper));
             out.push(r);
         }
     }
     for (cells, s_mb, ..) in BARS {
         let w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
         let mut r = record("table1-2", "bar", &w, copy_gbs);
-        r.paper = Some(PaperFigures { s_mb, local_ms: None, global_ms: None, frame_ms: None });
+        r.paper = Some(PaperFigures::memory(s_mb));
         out.push(r);
     }
     for (name, spec) in raptor_cases(&a.meshes) {
@@ -344,12 +356,7 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         let mut w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
         let mut r = record("table3", "twisting bar", &w, copy_gbs);
         r.young = 1e9;
-        r.paper = Some(PaperFigures {
-            s_mb,
-            local_ms: Some(local),
-            global_ms: Some(global),
-            frame_ms: Some(frame),
-        });
+        r.paper = Some(PaperFigures::table3(s_mb, local, global, frame));
         time_frames(&mut w, a.frames, &mut r)?;
         out.push(r);
     }
@@ -366,12 +373,7 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         let mut r = record("table3", "cloth extension", &w, copy_gbs);
         r.young = 1e5;
         let s_mb = if cells == 100 { 102.51 } else { 280.41 };
-        r.paper = Some(PaperFigures {
-            s_mb,
-            local_ms: Some(local),
-            global_ms: Some(global),
-            frame_ms: Some(frame),
-        });
+        r.paper = Some(PaperFigures::table3(s_mb, local, global, frame));
         time_frames(&mut w, a.frames, &mut r)?;
         out.push(r);
     }

@@ -51,9 +51,14 @@ pub struct BodyState {
 impl BodyState {
     /// Kinetic energy `½ vᵀ M v` (J).
     pub fn kinetic_energy(&self, body: &BodyModel) -> f64 {
+        self.kinetic_energy_with(&body.mass)
+    }
+
+    /// Kinetic energy `½ vᵀ M v` (J) for lumped vertex masses `mass` (kg).
+    pub fn kinetic_energy_with(&self, mass: &[f64]) -> f64 {
         self.velocities
             .chunks_exact(3)
-            .zip(&body.mass)
+            .zip(mass)
             .map(|(v, m)| 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
             .sum()
     }

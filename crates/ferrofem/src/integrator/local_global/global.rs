@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::body::LocalGlobalBody;
+use super::terms::Element;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, SparseInverse, SparseInverseScratch,
 };
@@ -51,49 +52,68 @@ pub fn global_matrix(body: &LocalGlobalBody, h: f64) -> CsrMatrix {
     body.triangles.iter().for_each(|e| couple(&e.vertices));
     body.bending.iter().for_each(|s| couple(&s.vertices));
     let mut a = CsrMatrix::zeros(CsrPattern::from_rows(n, rows));
-    let mut add = |i: usize, j: usize, v: f64| {
-        let k = a.pattern.find(i, j).expect("pattern holds every coupling");
-        a.values[k] += v;
-    };
     let h2 = h * h;
     for (i, m) in body.mass.iter().enumerate() {
-        add(i, i, *m);
+        add(&mut a, i, i, *m);
     }
-    for e in &body.tets {
-        for (a_, ga) in e.vertices.iter().zip(&e.grads) {
-            for (b_, gb) in e.vertices.iter().zip(&e.grads) {
-                add(*a_, *b_, h2 * e.weight * ga.dot(gb));
-            }
-        }
-    }
-    for e in &body.triangles {
-        for (a_, ga) in e.vertices.iter().zip(&e.grads) {
-            for (b_, gb) in e.vertices.iter().zip(&e.grads) {
-                add(*a_, *b_, h2 * e.weight * ga.dot(gb));
-            }
-        }
-    }
+    add_elements(&mut a, &body.tets, h2);
+    add_elements(&mut a, &body.triangles, h2);
     for s in &body.bending {
         for (a_, ca) in s.vertices.iter().zip(&s.coeffs) {
             for (b_, cb) in s.vertices.iter().zip(&s.coeffs) {
-                add(*a_, *b_, h2 * s.weight * ca * cb);
+                add(&mut a, *a_, *b_, h2 * s.weight * ca * cb);
             }
         }
     }
     for p in &body.pins {
-        add(p.vertex, p.vertex, h2 * p.weight);
+        add(&mut a, p.vertex, p.vertex, h2 * p.weight);
     }
     a
 }
 
+fn add(a: &mut CsrMatrix, i: usize, j: usize, v: f64) {
+    let k = a.pattern.find(i, j).expect("pattern holds every coupling");
+    a.values[k] += v;
+}
+
+/// `h² w gₐ·g_b` of every element pair of vertices.
+fn add_elements<const D: usize, const N: usize>(a: &mut CsrMatrix, elements: &[Element<D, N>], h2: f64) {
+    for e in elements {
+        for (i, gi) in e.vertices.iter().zip(&e.grads) {
+            for (j, gj) in e.vertices.iter().zip(&e.grads) {
+                add(a, *i, *j, h2 * e.weight * gi.dot(gj));
+            }
+        }
+    }
+}
+
 /// Sets each pin's weight to `factor · A_vv / h²`, `A_vv` the vertex's
-/// diagonal without pins: the pin is `factor` times stiffer than what
-/// holds the vertex otherwise, whatever the mesh size or material.
-pub fn set_pin_weights(body: &mut LocalGlobalBody, h: f64, factor: f64) {
+/// diagonal without pins (the pin is `factor` times stiffer than what
+/// holds the vertex otherwise, whatever the mesh size or material), and
+/// returns `A_s` with the pins.
+pub fn pinned_global_matrix(body: &mut LocalGlobalBody, h: f64, factor: f64) -> CsrMatrix {
     body.pins.iter_mut().for_each(|p| p.weight = 0.0);
-    let a = global_matrix(body, h);
+    let mut a = global_matrix(body, h);
     for p in &mut body.pins {
-        p.weight = factor * a.get(p.vertex, p.vertex) / (h * h);
+        let k = a.pattern.find(p.vertex, p.vertex).expect("diagonal is stored");
+        p.weight = factor * a.values[k] / (h * h);
+        a.values[k] += h * h * p.weight;
+    }
+    a
+}
+
+/// `X = A⁻¹ B` by the LDLᵀ factor of `A_s` for flat positions (3 per
+/// vertex): the axes are the factor's three right-hand sides; `columns`
+/// is scratch.
+pub fn solve_axes(f: &Ldlt, b: &[f64], x: &mut [f64], columns: &mut Vec<f64>) {
+    let n = b.len() / 3;
+    columns.resize(3 * n, 0.0);
+    for (i, v) in b.chunks_exact(3).enumerate() {
+        (0..3).for_each(|d| columns[d * n + i] = v[d]);
+    }
+    f.solve_in_place(columns, 3);
+    for (i, v) in x.chunks_exact_mut(3).enumerate() {
+        (0..3).for_each(|d| v[d] = columns[d * n + i]);
     }
 }
 
@@ -151,17 +171,7 @@ impl GlobalSolver {
     pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
-            (None, Some(f)) => {
-                let n = self.inv_diag.len();
-                self.columns.resize(3 * n, 0.0);
-                for (i, v) in b.chunks_exact(3).enumerate() {
-                    (0..3).for_each(|d| self.columns[d * n + i] = v[d]);
-                }
-                f.solve_in_place(&mut self.columns, 3);
-                for (i, v) in q.chunks_exact_mut(3).enumerate() {
-                    (0..3).for_each(|d| v[d] = self.columns[d * n + i]);
-                }
-            }
+            (None, Some(f)) => solve_axes(f, b, q, &mut self.columns),
             (None, None) => {}
         }
     }

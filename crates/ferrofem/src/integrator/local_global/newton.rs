@@ -7,6 +7,8 @@
 
 use super::body::LocalGlobalBody;
 use super::energy::{energy, energy_gradient, StepTarget};
+use super::global::solve_axes;
+use ferrofem_linalg::vector::{dot, norm};
 use ferrofem_linalg::Ldlt;
 
 /// How a reference solve ended.
@@ -20,21 +22,10 @@ pub struct NewtonReport {
     pub rel_gradient: f64,
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// `z = h² A⁻¹ r` with the scalar factor of `A_s`, per axis.
-fn precondition(f: &Ldlt, h: f64, r: &[f64], z: &mut [f64]) {
-    let n = r.len() / 3;
-    let mut cols = vec![0.0; 3 * n];
-    for i in 0..n {
-        (0..3).for_each(|d| cols[d * n + i] = r[3 * i + d]);
-    }
-    f.solve_in_place(&mut cols, 3);
-    for i in 0..n {
-        (0..3).for_each(|d| z[3 * i + d] = h * h * cols[d * n + i]);
-    }
+fn precondition(f: &Ldlt, h: f64, r: &[f64], z: &mut [f64], columns: &mut Vec<f64>) {
+    solve_axes(f, r, z, columns);
+    z.iter_mut().for_each(|v| *v *= h * h);
 }
 
 /// Minimizes `ε` from `x` (in place) until `‖∇ε‖ ≤ rel_tol ‖∇ε(x⁰)‖`.
@@ -49,19 +40,20 @@ pub fn newton_reference(
     let n = x.len();
     let mut g = vec![0.0; n];
     let mut e = energy_gradient(body, x, at, &mut g).unwrap_or(f64::INFINITY);
-    let g0 = dot(&g, &g).sqrt().max(f64::MIN_POSITIVE);
+    let g0 = norm(&g).max(f64::MIN_POSITIVE);
     let (mut gp, mut gm, mut xt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let (mut step, mut r, mut z, mut d, mut hd) =
         (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut columns = Vec::new();
     let mut it = 0;
-    while it < max_iterations && dot(&g, &g).sqrt() > rel_tol * g0 {
+    while it < max_iterations && norm(&g) > rel_tol * g0 {
         it += 1;
         // Steihaug–PCG on ∇²ε s = −∇ε.
         step.iter_mut().for_each(|v| *v = 0.0);
         r.iter_mut().zip(&g).for_each(|(r, g)| *r = -g);
-        precondition(factor, at.h, &r, &mut z);
+        precondition(factor, at.h, &r, &mut z, &mut columns);
         d.copy_from_slice(&z);
-        let gnorm = dot(&g, &g).sqrt();
+        let gnorm = norm(&g);
         let eta = (gnorm / g0).sqrt().min(0.5) * gnorm;
         let mut rz = dot(&r, &z);
         for k in 0..200 {
@@ -85,10 +77,10 @@ pub fn newton_reference(
             let alpha = rz / dhd;
             step.iter_mut().zip(&d).for_each(|(s, d)| *s += alpha * d);
             r.iter_mut().zip(&hd).for_each(|(r, h)| *r -= alpha * h);
-            if dot(&r, &r).sqrt() <= eta {
+            if norm(&r) <= eta {
                 break;
             }
-            precondition(factor, at.h, &r, &mut z);
+            precondition(factor, at.h, &r, &mut z, &mut columns);
             let rz_new = dot(&r, &z);
             let beta = rz_new / rz;
             rz = rz_new;
@@ -114,5 +106,5 @@ pub fn newton_reference(
             break;
         }
     }
-    NewtonReport { iterations: it, energy: e, rel_gradient: dot(&g, &g).sqrt() / g0 }
+    NewtonReport { iterations: it, energy: e, rel_gradient: norm(&g) / g0 }
 }

@@ -6,7 +6,7 @@ use ferrofem_linalg::vector::all_finite;
 
 use super::body::LocalGlobalBody;
 use super::energy::elastic_energy;
-use super::global::{global_matrix, set_pin_weights, GlobalSolver, GlobalStepMethod};
+use super::global::{pinned_global_matrix, GlobalSolver, GlobalStepMethod};
 use super::local::{assemble_rhs, local_step, Projections};
 use super::LocalGlobalSettings;
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
@@ -55,11 +55,10 @@ impl LocalGlobalWorld {
         let (h, s) = (model.time_step, model.settings);
         let mut workspace = Vec::with_capacity(model.bodies.len());
         for body in &mut model.bodies {
-            set_pin_weights(body, h, s.pin_weight);
-            let global =
-                GlobalSolver::new(global_matrix(body, h), s.global_step, s.ordering).map_err(|e| {
-                    SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
-                })?;
+            let matrix = pinned_global_matrix(body, h, s.pin_weight);
+            let global = GlobalSolver::new(matrix, s.global_step, s.ordering).map_err(|e| {
+                SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
+            })?;
             let n = body.dofs();
             workspace.push(Workspace {
                 global,
@@ -171,18 +170,10 @@ impl LocalGlobalWorld {
             .bodies
             .iter()
             .zip(&self.state.bodies)
-            .map(|(b, s)| {
-                let kinetic = s
-                    .velocities
-                    .chunks_exact(3)
-                    .zip(&b.mass)
-                    .map(|(v, m)| 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
-                    .sum();
-                BodyStepStats {
-                    kinetic_energy: kinetic,
-                    elastic_energy: elastic_energy(b, &s.positions),
-                    ..Default::default()
-                }
+            .map(|(b, s)| BodyStepStats {
+                kinetic_energy: s.kinetic_energy_with(&b.mass),
+                elastic_energy: elastic_energy(b, &s.positions),
+                ..Default::default()
             })
             .collect();
         StepStats {

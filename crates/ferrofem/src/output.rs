@@ -1,10 +1,12 @@
 //! Frames a user can open in ParaView: per body, one `.vtu` per frame with
-//! point data (velocity, displacement, contact force in N) and a `.pvd` series.
+//! point data (velocity, displacement, contact force in N) and a `.pvd`
+//! series; the contact points; and the posed surfaces of mesh obstacles.
 
 use std::path::{Path, PathBuf};
 
 use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
 
+use crate::obstacle::Geometry;
 use crate::{SimError, Simulation, World};
 
 /// Writes frames of every body of a world into a folder.
@@ -13,13 +15,16 @@ pub struct FrameWriter {
     dir: PathBuf,
     series: Vec<PvdSeries>,
     contacts: Option<PvdSeries>,
+    /// Mesh obstacles (index into the model's obstacles) and their series.
+    obstacles: Vec<(usize, PvdSeries)>,
     frame: usize,
     displacement: Vec<f64>,
 }
 
 impl FrameWriter {
     /// Creates `dir` and one `<body>.pvd` series per body (plus
-    /// `contacts.pvd` under implicit Euler).
+    /// `contacts.pvd` and one `<obstacle>.pvd` per mesh obstacle under
+    /// implicit Euler).
     pub fn new(dir: &Path, sim: &Simulation) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
@@ -27,7 +32,25 @@ impl FrameWriter {
             sim.bodies().iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
         let contacts =
             matches!(sim, Simulation::ImplicitEuler(_)).then(|| PvdSeries::new(dir.join("contacts.pvd")));
-        Ok(FrameWriter { dir: dir.to_path_buf(), series, contacts, frame: 0, displacement: Vec::new() })
+        let obstacles = match sim {
+            Simulation::ImplicitEuler(world) => world
+                .model
+                .obstacles
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| matches!(o.geometry, Geometry::Mesh(_)))
+                .map(|(i, o)| (i, PvdSeries::new(dir.join(format!("obstacle-{}.pvd", o.name)))))
+                .collect(),
+            Simulation::LocalGlobal(_) => Vec::new(),
+        };
+        Ok(FrameWriter {
+            dir: dir.to_path_buf(),
+            series,
+            contacts,
+            obstacles,
+            frame: 0,
+            displacement: Vec::new(),
+        })
     }
 
     /// Writes the current state as the next frame: per body a `.vtu` with
@@ -53,14 +76,37 @@ impl FrameWriter {
         }
         if let Simulation::ImplicitEuler(world) = sim {
             self.write_contacts(world)?;
+            self.write_obstacles(world)?;
         }
         self.frame += 1;
         Ok(())
     }
 
-    /// `contacts_<frame>.vtp`: one point per constraint group (at its first
-    /// vertex, end-of-step position) with `normal`, `force` (N, world axes)
-    /// and `kind` (0 contact, 1 attachment).
+    /// `obstacle-<name>_<frame>.vtu`: each mesh obstacle's triangles at its
+    /// current pose, with the `velocity` of its material points.
+    fn write_obstacles(&mut self, world: &World) -> Result<(), SimError> {
+        let t = world.state.time;
+        for (i, series) in &mut self.obstacles {
+            let o = &world.model.obstacles[*i];
+            let Geometry::Mesh(mesh) = &o.geometry else { continue };
+            let vertices = o.vertices_at(t);
+            let points: Vec<[f64; 3]> = vertices.iter().map(|p| [p.x, p.y, p.z]).collect();
+            let velocity: Vec<f64> = vertices
+                .iter()
+                .flat_map(|p| o.velocity_at(p, t).iter().copied().collect::<Vec<_>>())
+                .collect();
+            let triangles: Vec<[usize; 3]> = mesh.triangles().collect();
+            let file = format!("obstacle-{}_{:05}.vtu", o.name, self.frame);
+            let fields = [PointField { name: "velocity", components: 3, values: &velocity }];
+            write_vtu_frame(&self.dir.join(&file), &points, &[], &triangles, &fields)?;
+            series.push(t, &file)?;
+        }
+        Ok(())
+    }
+
+    /// `contacts_<frame>.vtp`: one point per constraint group (its first
+    /// point `Σ wᵢ xᵢ` at the end-of-step positions) with `normal`, `force`
+    /// (N, world axes) and `kind` (0 contact, 1 attachment).
     fn write_contacts(&mut self, world: &World) -> Result<(), SimError> {
         let space = world.constraints();
         let (mut points, mut normals, mut forces, mut kinds) =
@@ -68,8 +114,8 @@ impl FrameWriter {
         for (k, g) in space.groups.iter().enumerate() {
             let (b, pts) = &g.parts[0];
             let x = &world.state.bodies[*b].positions;
-            let v = pts[0].0;
-            points.push([x[3 * v], x[3 * v + 1], x[3 * v + 2]]);
+            let p = pts.iter().fold([0.0; 3], |p, &(v, w)| [0, 1, 2].map(|d| p[d] + w * x[3 * v + d]));
+            points.push(p);
             normals.extend_from_slice(&g.frame[0]);
             let l = space.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
             forces.extend((0..3).map(|d| (0..3).map(|r| l[r] * g.frame[r][d]).sum::<f64>()));
@@ -93,8 +139,14 @@ impl FrameWriter {
         self.frame
     }
 
-    /// The `.pvd` files: one per body, then the contact points.
+    /// The `.pvd` files: one per body, then the contact points, then the mesh obstacles.
     pub fn series_paths(&self) -> Vec<PathBuf> {
-        self.series.iter().chain(self.contacts.as_ref()).map(|s| s.path().to_path_buf()).collect()
+        let obstacles = self.obstacles.iter().map(|(_, s)| s);
+        self.series
+            .iter()
+            .chain(self.contacts.as_ref())
+            .chain(obstacles)
+            .map(|s| s.path().to_path_buf())
+            .collect()
     }
 }

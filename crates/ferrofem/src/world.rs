@@ -6,7 +6,7 @@ use std::time::Instant;
 use ferrofem_linalg::vector::all_finite;
 
 use crate::body::BodyModel;
-use crate::collision::{detect_contacts, detect_pair_contacts, ContactSettings};
+use crate::collision::{detect_contacts, detect_pair_contacts, ContactSettings, SurfaceTree};
 use crate::integrator::implicit_euler::assemble::{assemble, StepInputs};
 use crate::integrator::implicit_euler::constraints::{
     body_impulses, build_delassus, gather_groups, solve_constraints, ConstraintSpace,
@@ -18,7 +18,7 @@ use crate::integrator::implicit_euler::integrate::integrate;
 use crate::integrator::implicit_euler::BodyWorkspace;
 use crate::integrator::Refresh;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind};
-use crate::obstacle::Obstacle;
+use crate::obstacle::{Geometry, Obstacle};
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
 use crate::SimError;
 
@@ -101,7 +101,20 @@ pub struct World {
     /// Positions, velocities, time.
     pub state: State,
     workspace: Vec<BodyWorkspace>,
+    /// Per-body surface BVHs, refitted each step; empty when nothing meets
+    /// the bodies' triangles (one body, no self-collision, no mesh obstacle).
+    surface_trees: Vec<SurfaceTree>,
     constraints: ConstraintSpace,
+}
+
+impl Model {
+    /// Whether contact detection needs the bodies' surface triangles: other
+    /// bodies, self-collision, or mesh obstacles' vertices meet them.
+    pub fn meets_triangles(&self) -> bool {
+        self.bodies.len() > 1
+            || self.bodies.iter().any(|b| b.self_collision)
+            || self.obstacles.iter().any(|o| matches!(o.geometry, Geometry::Mesh(_)))
+    }
 }
 
 impl World {
@@ -117,6 +130,7 @@ impl World {
             model,
             state: State { time: 0.0, step: 0, bodies },
             workspace,
+            surface_trees: Vec::new(),
             constraints: ConstraintSpace::default(),
         }
     }
@@ -144,15 +158,19 @@ impl World {
         let mut times = StageTimes::default();
         let settings = self.model.integrator;
         let (model, state, ws) = (&self.model, &mut self.state, &mut self.workspace);
+        let trees = &mut self.surface_trees;
         let name = |b: usize| model.bodies[b].name.clone();
         let pairs = times.time(Stage::DetectContacts, || {
-            for (b, body) in model.bodies.iter().enumerate() {
-                ws[b].contacts =
-                    detect_contacts(body, &state.bodies[b].positions, &model.obstacles, t, &model.contact);
-            }
             let positions: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
+            if model.meets_triangles() {
+                refit_surface_trees(trees, model, &positions);
+            }
+            for (b, body) in model.bodies.iter().enumerate() {
+                let (tree, c) = (trees.get(b), &model.contact);
+                ws[b].contacts = detect_contacts(body, positions[b], tree, &model.obstacles, t, c);
+            }
             if model.bodies.len() > 1 || model.bodies.iter().any(|b| b.self_collision) {
-                detect_pair_contacts(&model.bodies, &positions, &model.contact)
+                detect_pair_contacts(&model.bodies, &positions, trees, &model.contact)
             } else {
                 Vec::new()
             }
@@ -309,18 +327,32 @@ fn refresh_factor(
     r.refresh(step, &w.system, refresh)
 }
 
-/// Deepest penetration of a body's contact vertices into their obstacles
-/// at time `t` (m, ≥ 0).
+/// Builds the bodies' surface BVHs on first use (leaf margin: the alarm
+/// distance), then refits them to `positions`.
+fn refit_surface_trees(trees: &mut Vec<SurfaceTree>, model: &Model, positions: &[&[f64]]) {
+    if trees.is_empty() {
+        let margin = model.contact.alarm_distance;
+        trees
+            .extend(model.bodies.iter().zip(positions).map(|(b, x)| SurfaceTree::new(&b.surface, x, margin)));
+    } else {
+        trees.iter_mut().zip(positions).for_each(|(tree, x)| tree.refit(x));
+    }
+}
+
+/// Deepest penetration of a body's contacts at time `t` (m, ≥ 0): a held
+/// vertex inside its obstacle, or a mesh obstacle's vertex behind the held
+/// triangle point along the contact normal.
 fn max_penetration(s: &BodyState, w: &BodyWorkspace, obstacles: &[Obstacle], t: f64) -> f64 {
     w.contacts
         .iter()
         .map(|c| {
-            let p = nalgebra::Vector3::new(
-                s.positions[3 * c.vertex],
-                s.positions[3 * c.vertex + 1],
-                s.positions[3 * c.vertex + 2],
-            );
-            (-obstacles[c.obstacle].signed_distance(&p, t).0).max(0.0)
+            let p = c.point.position(&s.positions);
+            let obstacle = &obstacles[c.obstacle];
+            let depth = match c.obstacle_vertex {
+                None => -obstacle.signed_distance(&p, t).0,
+                Some(k) => -nalgebra::Vector3::from(c.frame[0]).dot(&(p - obstacle.vertex_at(k, t))),
+            };
+            depth.max(0.0)
         })
         .fold(0.0, f64::max)
 }

@@ -320,3 +320,71 @@ fn an_attachment_driven_into_the_floor_stops_with_a_clear_error() {
         "{message}"
     );
 }
+
+/// A floor given as a closed triangle mesh (a generated slab whose vertices
+/// all lie outside the block's footprint) acts as the half-space does.
+#[test]
+fn block_on_a_mesh_floor_carries_its_weight() {
+    let floor = "[[obstacle]]\nname = \"slab\"\nmesh = { box = { size = [1.0, 1.0, 0.2], cells = [3, 3, 1] } }\ntransform = { translation = [0.0, 0.0, -0.1] }\nfriction = 0.5\n";
+    let mut w = block_scene("", floor);
+    let weight = w.model.bodies[0].total_mass() * 9.81;
+    for step in 1..=150 {
+        let s = w.step().unwrap();
+        if step >= 100 {
+            assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
+            let rel = (s.total_normal_force - weight).abs() / weight;
+            assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
+            assert!(s.contacts >= 25, "contacts {}", s.contacts);
+        }
+    }
+}
+
+/// A coarse soft block set on a thin rigid pillar whose top lies inside
+/// one bottom face, between the block's vertices: only the pillar's
+/// vertices against the block's triangles can hold it, and they carry its
+/// weight without letting the pillar in.
+#[test]
+fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
+    let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[implicit_euler]
+max_iterations = 500
+rel_tolerance = 1e-10
+[contact]
+alarm_distance = 0.01
+pgs = { max_iterations = 500, tolerance = 1e-10 }
+[[body]]
+name = "block"
+mesh = { box = { size = [0.2, 0.2, 0.2], cells = [3, 3, 3] } }
+transform = { translation = [0.0, 0.0, 0.1] }
+material = { young = 1e6, poisson = 0.3, density = 1000.0 }
+damping = { mass = 2.0, stiffness = 0.01 }
+[[obstacle]]
+name = "pillar"
+mesh = { box = { size = [0.03, 0.03, 0.2], cells = [1, 1, 2] } }
+transform = { translation = [0.0, 0.0, -0.1] }
+friction = 0.5
+[[obstacle]]
+name = "floor"
+shape = "half_space"
+transform = { translation = [0.0, 0.0, -0.3] }
+"#;
+    let mut w = Scene::from_toml(text, ".".into(), "pillar").unwrap().build().unwrap();
+    let body = w.model.bodies[0].clone();
+    let weight = body.total_mass() * 9.81;
+    for step in 1..=100 {
+        let s = w.step().unwrap();
+        if step >= 60 {
+            let rel = (s.total_normal_force - weight).abs() / weight;
+            assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
+            assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
+        }
+    }
+    let held = &w.workspace(0).contacts;
+    assert_eq!(held.len(), 4, "the pillar's four top corners hold the block");
+    assert!(held.iter().all(|c| c.obstacle_vertex.is_some() && c.obstacle == 0));
+    let z = w.state.bodies[0].center_of_mass(&body)[2];
+    assert!(z > 0.09 && z < 0.1, "the block rests on the pillar: centre at z = {z}");
+}

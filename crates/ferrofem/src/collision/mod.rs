@@ -1,10 +1,14 @@
 //! Stage `detect_contacts` (zeng2022 §3.2, Fig. 2): at the start-of-step
 //! positions, every surface vertex of every body closer to an obstacle than
-//! the alarm distance becomes a contact with a normal, two tangents and a gap.
+//! the alarm distance becomes a contact with a normal, two tangents and a
+//! gap; so does every vertex of a mesh obstacle closer to a body's surface
+//! triangle (found through the body's [`SurfaceTree`]).
 
 mod pairs;
+mod tree;
 
 pub use pairs::{closest_on_triangle, detect_pair_contacts, PairContact};
+pub use tree::{SurfaceHit, SurfaceTree};
 
 use nalgebra::Vector3;
 use rayon::prelude::*;
@@ -41,14 +45,60 @@ impl Default for ContactSettings {
     }
 }
 
-/// A contact between a body's vertex and an obstacle.
+/// The point of a body a contact holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BodyPoint {
+    /// A surface vertex.
+    Vertex(usize),
+    /// A point of a surface triangle (volume numbering), by barycentric weights.
+    Triangle {
+        /// Triangle vertices.
+        vertices: [usize; 3],
+        /// Weights, summing to 1.
+        weights: [f64; 3],
+    },
+}
+
+impl BodyPoint {
+    /// `(vertex, weight)` pairs with `p = Σ wᵢ xᵢ`.
+    pub fn weights(&self) -> Vec<(usize, f64)> {
+        match *self {
+            BodyPoint::Vertex(v) => vec![(v, 1.0)],
+            BodyPoint::Triangle { vertices, weights } => vertices.into_iter().zip(weights).collect(),
+        }
+    }
+
+    /// The vertex, or the triangle's first vertex.
+    pub fn first_vertex(&self) -> usize {
+        match *self {
+            BodyPoint::Vertex(v) => v,
+            BodyPoint::Triangle { vertices, .. } => vertices[0],
+        }
+    }
+
+    /// `Σ wᵢ xᵢ` at positions `x`.
+    pub fn position(&self, x: &[f64]) -> Vector3<f64> {
+        self.weights().iter().map(|&(v, w)| point(x, v) * w).sum()
+    }
+}
+
+fn point(x: &[f64], i: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
+}
+
+/// A contact between a body and an obstacle: a body vertex against the
+/// obstacle's surface, or a mesh obstacle's vertex against a body triangle.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contact {
-    /// Body vertex.
-    pub vertex: usize,
+    /// The body point held.
+    pub point: BodyPoint,
     /// Obstacle index.
     pub obstacle: usize,
-    /// Frame rows: outward normal of the obstacle, then two tangents.
+    /// The obstacle's vertex, for a vertex-against-triangle contact.
+    pub obstacle_vertex: Option<usize>,
+    /// Frame rows: the normal along which the body point moves away from
+    /// the obstacle (the obstacle's outward normal, or minus the body
+    /// triangle's), then two tangents.
     pub frame: [[f64; 3]; 3],
     /// Gap at the start of the step, `distance − contact_distance` (m).
     pub gap: f64,
@@ -63,37 +113,72 @@ pub fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     (t1, n.cross(&t1))
 }
 
-/// Contacts of one body with the obstacles at time `t`, sorted by
-/// (vertex, obstacle); kinematic vertices are skipped (they are driven).
+fn contact(
+    point: BodyPoint,
+    obstacle: usize,
+    n: Vector3<f64>,
+    distance: f64,
+    s: &ContactSettings,
+    mu: f64,
+) -> Contact {
+    let (t1, t2) = tangents(&n);
+    Contact {
+        point,
+        obstacle,
+        obstacle_vertex: None,
+        frame: [n.into(), t1.into(), t2.into()],
+        gap: distance - s.contact_distance,
+        mu,
+    }
+}
+
+/// Contacts of one body with the obstacles at time `t`: surface vertices
+/// near an obstacle, sorted by (vertex, obstacle), then mesh obstacles'
+/// vertices near a surface triangle of `tree` (the body's surface at
+/// `positions`), by (obstacle, vertex). Kinematic vertices, and triangles
+/// whose vertices are all kinematic, are skipped (they are driven).
 pub fn detect_contacts(
     body: &BodyModel,
     positions: &[f64],
+    tree: Option<&SurfaceTree>,
     obstacles: &[Obstacle],
     t: f64,
     settings: &ContactSettings,
 ) -> Vec<Contact> {
+    let alarm = settings.alarm_distance;
     let mut contacts: Vec<Contact> = body
         .surface
         .volume_vertex
         .par_iter()
         .filter(|&&v| !body.is_kinematic[v])
         .flat_map_iter(|&v| {
-            let p = Vector3::new(positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]);
+            let p = point(positions, v);
             obstacles.iter().enumerate().filter_map(move |(o, obs)| {
-                let (d, n) = obs.signed_distance(&p, t);
-                (d < settings.alarm_distance).then(|| {
-                    let (t1, t2) = tangents(&n);
-                    Contact {
-                        vertex: v,
-                        obstacle: o,
-                        frame: [n.into(), t1.into(), t2.into()],
-                        gap: d - settings.contact_distance,
-                        mu: obs.friction,
-                    }
-                })
+                let (d, n) = obs.proximity(&p, t, alarm)?;
+                Some(contact(BodyPoint::Vertex(v), o, n, d, settings, obs.friction))
             })
         })
         .collect();
-    contacts.sort_by_key(|c| (c.vertex, c.obstacle));
+    contacts.sort_by_key(|c| (c.point.first_vertex(), c.obstacle));
+    let Some(tree) = tree else { return contacts };
+    let driven = |t: &[usize; 3]| t.iter().all(|&i| body.is_kinematic[i]);
+    for (o, obs) in obstacles.iter().enumerate() {
+        let found: Vec<Contact> = obs
+            .vertices_at(t)
+            .par_iter()
+            .enumerate()
+            .filter_map(|(k, p)| {
+                let hit = tree.closest(positions, p, driven)?;
+                let [a, b, c] = hit.triangle.map(|i| point(positions, i));
+                let m = (b - a).cross(&(c - a)).normalize();
+                let q = a * hit.weights[0] + b * hit.weights[1] + c * hit.weights[2];
+                let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
+                let mut found = contact(held, o, -m, m.dot(&(p - q)), settings, obs.friction);
+                found.obstacle_vertex = Some(k);
+                Some(found)
+            })
+            .collect();
+        contacts.extend(found);
+    }
     contacts
 }

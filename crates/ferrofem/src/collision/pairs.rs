@@ -1,12 +1,11 @@
 //! Deformable–deformable proximity: every surface vertex of one body
 //! against the surface triangles of another, both ways (zeng2022 §3.2).
-//! Candidates are pruned by triangle bounding boxes; a BVH (parry3d's) is
-//! the next step for large meshes.
+//! Candidates come from the other body's [`SurfaceTree`].
 
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use super::{tangents, ContactSettings};
+use super::{tangents, ContactSettings, SurfaceTree};
 use crate::body::BodyModel;
 
 /// A vertex of body `a` near a triangle of body `b`.
@@ -75,32 +74,20 @@ pub fn closest_on_triangle(
     [1.0 - v - w, v, w]
 }
 
-/// Relative distance (of the alarm distance) under which two triangles tie.
-const TIE: f64 = 1e-9;
-
 /// Vertex–triangle contacts between every ordered pair of distinct bodies,
 /// and within a body whose `self_collision` is on (triangles touching the
 /// vertex excluded), at the given positions, sorted by (a, vertex, b).
+/// `trees[b]` holds body `b`'s surface at `positions[b]`, its margin the
+/// alarm distance.
 pub fn detect_pair_contacts(
     bodies: &[BodyModel],
     positions: &[&[f64]],
+    trees: &[SurfaceTree],
     settings: &ContactSettings,
 ) -> Vec<PairContact> {
-    let alarm = settings.alarm_distance;
     let mut out = Vec::new();
     for b in 0..bodies.len() {
-        let (tb, xb) = (&bodies[b].surface, positions[b]);
-        let tris: Vec<[usize; 3]> =
-            tb.mesh.triangles.iter().map(|t| t.map(|i| tb.volume_vertex[i])).collect();
-        let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = tris
-            .iter()
-            .map(|t| {
-                let p = t.map(|i| point(xb, i));
-                let lo = p[0].inf(&p[1]).inf(&p[2]).add_scalar(-alarm);
-                let hi = p[0].sup(&p[1]).sup(&p[2]).add_scalar(alarm);
-                (lo, hi)
-            })
-            .collect();
+        let xb = positions[b];
         for a in (0..bodies.len()).filter(|&a| a != b || bodies[b].self_collision) {
             let body_a = &bodies[a];
             let found: Vec<PairContact> = body_a
@@ -110,36 +97,19 @@ pub fn detect_pair_contacts(
                 .filter(|&&v| !body_a.is_kinematic[v])
                 .filter_map(|&v| {
                     let p = point(positions[a], v);
-                    let mut best: Option<(f64, usize, [f64; 3])> = None;
-                    for (k, (lo, hi)) in boxes.iter().enumerate() {
-                        if (0..3).any(|d| p[d] < lo[d] || p[d] > hi[d]) || (a == b && tris[k].contains(&v)) {
-                            continue;
-                        }
-                        let [i, j, l] = tris[k].map(|i| point(xb, i));
-                        let w = closest_on_triangle(&p, &i, &j, &l);
-                        let q = i * w[0] + j * w[1] + l * w[2];
-                        let dist = (p - q).norm();
-                        // Closest points on a shared edge tie: keep the first triangle
-                        // unless another is closer by more than round-off, so that the
-                        // choice (and the normal) does not flip with the last bits.
-                        if dist < alarm && best.is_none_or(|(d, _, _)| dist < d - TIE * alarm) {
-                            best = Some((dist, k, w));
-                        }
-                    }
-                    best.map(|(_, k, w)| {
-                        let [i, j, l] = tris[k].map(|i| point(xb, i));
-                        let n = (j - i).cross(&(l - i)).normalize();
-                        let q = i * w[0] + j * w[1] + l * w[2];
-                        let (t1, t2) = tangents(&n);
-                        PairContact {
-                            a,
-                            vertex: v,
-                            b,
-                            triangle: tris[k],
-                            weights: w,
-                            frame: [n.into(), t1.into(), t2.into()],
-                            gap: (p - q).dot(&n) - settings.contact_distance,
-                        }
+                    let hit = trees[b].closest(xb, &p, |t| a == b && t.contains(&v))?;
+                    let [i, j, l] = hit.triangle.map(|i| point(xb, i));
+                    let n = (j - i).cross(&(l - i)).normalize();
+                    let q = i * hit.weights[0] + j * hit.weights[1] + l * hit.weights[2];
+                    let (t1, t2) = tangents(&n);
+                    Some(PairContact {
+                        a,
+                        vertex: v,
+                        b,
+                        triangle: hit.triangle,
+                        weights: hit.weights,
+                        frame: [n.into(), t1.into(), t2.into()],
+                        gap: (p - q).dot(&n) - settings.contact_distance,
                     })
                 })
                 .collect();

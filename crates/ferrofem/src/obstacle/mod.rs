@@ -1,5 +1,12 @@
-//! Rigid obstacles: analytic shapes with a pose, a friction coefficient and
-//! a kinematic motion. Queries are signed distances with outward normals.
+//! Rigid obstacles: analytic shapes or closed triangle meshes, with a pose,
+//! a friction coefficient and a kinematic motion. Queries are signed
+//! distances with outward normals.
+
+mod mesh;
+
+pub use mesh::MeshGeometry;
+
+use std::sync::Arc;
 
 use nalgebra::{Rotation3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
@@ -80,13 +87,23 @@ impl ObstacleMotion {
     }
 }
 
+/// What an obstacle is, in its local frame.
+#[derive(Debug, Clone)]
+pub enum Geometry {
+    /// An analytic shape.
+    Analytic(Shape),
+    /// A closed triangle mesh; its vertices also meet the bodies' surface
+    /// triangles (so a sharp or thin obstacle cannot slip between vertices).
+    Mesh(Arc<MeshGeometry>),
+}
+
 /// A rigid obstacle.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Obstacle {
     /// Name used in messages.
     pub name: String,
     /// Shape in the local frame.
-    pub shape: Shape,
+    pub geometry: Geometry,
     /// Rotation at t = 0.
     pub rotation: Rotation3<f64>,
     /// Position of the local origin at t = 0 (m).
@@ -115,12 +132,44 @@ impl Obstacle {
     }
 
     /// Signed distance from `p` to the surface at time `t` (negative inside)
-    /// and the outward unit normal there.
-    pub fn signed_distance(&self, p: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
+    /// and the outward unit normal there, when the distance is below `max`
+    /// (for a mesh, also when it is above `−max`: deeper points are not seen).
+    pub fn proximity(&self, p: &Vector3<f64>, t: f64, max: f64) -> Option<(f64, Vector3<f64>)> {
         let (r, c) = self.pose(t);
         let q = r.inverse() * (p - c);
-        let (d, n) = local_distance(&self.shape, &q);
-        (d, r * n)
+        let (d, n) = match &self.geometry {
+            Geometry::Analytic(shape) => local_distance(shape, &q),
+            Geometry::Mesh(mesh) => mesh.signed_distance(&q, max)?,
+        };
+        (d < max).then_some((d, r * n))
+    }
+
+    /// Signed distance from `p` to the surface at time `t` (negative inside)
+    /// and the outward unit normal there.
+    pub fn signed_distance(&self, p: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
+        self.proximity(p, t, f64::MAX).unwrap_or((f64::INFINITY, Vector3::z()))
+    }
+
+    /// World position of a mesh obstacle's vertex `k` at time `t` (the
+    /// origin for an analytic shape).
+    pub fn vertex_at(&self, k: usize, t: f64) -> Vector3<f64> {
+        let (r, c) = self.pose(t);
+        match &self.geometry {
+            Geometry::Analytic(_) => c,
+            Geometry::Mesh(mesh) => r * mesh.vertex(k) + c,
+        }
+    }
+
+    /// World positions of a mesh obstacle's vertices at time `t` (none for
+    /// an analytic shape).
+    pub fn vertices_at(&self, t: f64) -> Vec<Vector3<f64>> {
+        match &self.geometry {
+            Geometry::Analytic(_) => Vec::new(),
+            Geometry::Mesh(mesh) => {
+                let (r, c) = self.pose(t);
+                mesh.vertices().map(|v| r * v + c).collect()
+            }
+        }
     }
 }
 
@@ -185,7 +234,7 @@ mod tests {
     fn obstacle(shape: Shape) -> Obstacle {
         Obstacle {
             name: "o".into(),
-            shape,
+            geometry: Geometry::Analytic(shape),
             rotation: Rotation3::identity(),
             translation: Vector3::zeros(),
             friction: 0.0,

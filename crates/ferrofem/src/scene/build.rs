@@ -1,12 +1,14 @@
 //! From a validated scene to a [`World`].
 
-use super::spec::{BodySpec, BoxSpec, MeshSpec};
+use std::sync::Arc;
+
+use super::spec::{BodySpec, BoxSpec, MeshSpec, ObstacleSpec};
 use super::Scene;
 use crate::body::{BodyModel, Kinematic};
 use crate::integrator::local_global::{LocalGlobalBody, LocalGlobalModel, LocalGlobalWorld, Shape};
-use crate::obstacle::Obstacle;
+use crate::obstacle::{Geometry, MeshGeometry, Obstacle};
 use crate::{Model, SimError, World};
-use ferrofem_mesh::{generate, io, Aabb, TetMesh, ValidationOptions};
+use ferrofem_mesh::{generate, io, Aabb, MeshError, TetMesh, TriMesh, ValidationOptions};
 
 pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
     let spec = &scene.spec;
@@ -15,15 +17,9 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
     let obstacles = spec
         .obstacles
         .iter()
-        .map(|o| Obstacle {
-            name: o.name.clone(),
-            shape: o.shape,
-            rotation: o.transform.rotation(),
-            translation: o.transform.translation.into(),
-            friction: o.friction,
-            motion: o.motion.clone(),
-        })
-        .collect();
+        .enumerate()
+        .map(|(i, o)| obstacle(scene, o, i))
+        .collect::<Result<Vec<_>, _>>()?;
     let model = Model {
         bodies,
         gravity: spec.simulation.gravity,
@@ -37,6 +33,45 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
         s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));
     }
     Ok(world)
+}
+
+fn obstacle(scene: &Scene, spec: &ObstacleSpec, index: usize) -> Result<Obstacle, SimError> {
+    let geometry = match (&spec.shape, &spec.mesh) {
+        (Some(shape), _) => Geometry::Analytic(*shape),
+        (None, Some(mesh)) => {
+            let err = |m: String| scene_err(scene, format!("obstacle[{index}].mesh"), m);
+            let mut surface = obstacle_surface(scene, mesh).map_err(|e| err(e.to_string()))?;
+            let scale = spec.transform.scale;
+            surface.vertices.iter_mut().flatten().for_each(|x| *x *= scale);
+            Geometry::Mesh(Arc::new(MeshGeometry::new(&surface).map_err(err)?))
+        }
+        (None, None) => unreachable!("validated: a shape or a mesh"),
+    };
+    Ok(Obstacle {
+        name: spec.name.clone(),
+        geometry,
+        rotation: spec.transform.rotation(),
+        translation: spec.transform.translation.into(),
+        friction: spec.friction,
+        motion: spec.motion.clone(),
+    })
+}
+
+/// A mesh obstacle's surface: a generated solid's boundary, a file's
+/// triangles, or a volume file's boundary.
+fn obstacle_surface(scene: &Scene, mesh: &MeshSpec) -> Result<TriMesh, MeshError> {
+    let MeshSpec::File { path } = mesh else {
+        return Ok(volume_mesh(scene, mesh, false)?.boundary().mesh);
+    };
+    let path = scene.base_dir.join(path);
+    let e = io::read_elements(&path)?;
+    if e.tets.is_empty() {
+        return io::read_tri_mesh(&path);
+    }
+    let mut m = TetMesh { vertices: e.vertices, tets: e.tets };
+    m.remove_unused_vertices();
+    m.validate(ValidationOptions { reorient_inverted: true, ..Default::default() })?;
+    Ok(m.boundary().mesh)
 }
 
 fn scene_err(scene: &Scene, key: String, message: String) -> SimError {
@@ -80,8 +115,19 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimEr
 
 /// The body's volume mesh, generated or read.
 fn tet_mesh(scene: &Scene, spec: &BodySpec) -> Result<TetMesh, SimError> {
-    let mesh_err = |source| SimError::Mesh { body: spec.name.clone(), source };
-    match &spec.mesh {
+    if matches!(spec.mesh, MeshSpec::Sheet { .. }) {
+        return Err(SimError::Body {
+            body: spec.name.clone(),
+            message: "a sheet is a membrane, not a volume mesh".into(),
+        });
+    }
+    volume_mesh(scene, &spec.mesh, spec.reorient_inverted)
+        .map_err(|source| SimError::Mesh { body: spec.name.clone(), source })
+}
+
+/// A volume mesh, generated or read (not a sheet).
+fn volume_mesh(scene: &Scene, mesh: &MeshSpec, reorient_inverted: bool) -> Result<TetMesh, MeshError> {
+    match mesh {
         MeshSpec::Box { size, cells } => generate::box_mesh(*size, *cells),
         MeshSpec::Ball { radius, resolution } => generate::ball(*radius, *resolution),
         MeshSpec::Cylinder { radius, length, resolution, length_cells } => {
@@ -90,21 +136,18 @@ fn tet_mesh(scene: &Scene, spec: &BodySpec) -> Result<TetMesh, SimError> {
         MeshSpec::Torus { major_radius, minor_radius, resolution, ring_cells } => {
             generate::torus(*major_radius, *minor_radius, *resolution, *ring_cells)
         }
-        MeshSpec::Sheet { .. } => {
-            return Err(SimError::Body {
-                body: spec.name.clone(),
-                message: "a sheet is a membrane, not a volume mesh".into(),
-            })
-        }
+        MeshSpec::Sheet { size, .. } => Err(MeshError::WrongKind {
+            path: format!("sheet {size:?}").into(),
+            message: "a sheet is a membrane, not a volume mesh".into(),
+        }),
         MeshSpec::File { path } => {
-            let opts = ValidationOptions { reorient_inverted: spec.reorient_inverted, ..Default::default() };
+            let opts = ValidationOptions { reorient_inverted, ..Default::default() };
             io::read_tet_mesh(&scene.base_dir.join(path), opts).map(|mut m| {
                 m.remove_unused_vertices();
                 m
             })
         }
     }
-    .map_err(mesh_err)
 }
 
 /// A scene with `integrator = "local-global"` as a [`LocalGlobalWorld`].

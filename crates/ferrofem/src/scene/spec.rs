@@ -39,9 +39,14 @@ pub struct SceneFile {
 pub struct ObstacleSpec {
     /// Name used in messages.
     pub name: String,
-    /// Shape in its local frame.
-    pub shape: Shape,
-    /// Pose (its `scale` must stay 1).
+    /// An analytic shape in its local frame (give this or `mesh`).
+    #[serde(default)]
+    pub shape: Option<Shape>,
+    /// A closed triangle mesh (give this or `shape`): a generated solid's
+    /// boundary, or a surface or volume file, scaled by `transform.scale`.
+    #[serde(default)]
+    pub mesh: Option<MeshSpec>,
+    /// Pose (`scale` applies to a mesh only).
     #[serde(default)]
     pub transform: Transform,
     /// Coulomb friction coefficient μ ≥ 0.
@@ -446,22 +451,27 @@ impl ObstacleSpec {
         if !(self.friction.is_finite() && self.friction >= 0.0) {
             return Err((format!("{key}.friction"), format!("{} must be finite and ≥ 0", self.friction)));
         }
-        let dims: Vec<f64> = match self.shape {
-            Shape::HalfSpace => vec![],
-            Shape::Sphere { radius } => vec![radius],
-            Shape::Box { size } => size.to_vec(),
-            Shape::Capsule { radius, length } => vec![radius, length + radius],
-            Shape::Cylinder { radius, length } => vec![radius, length],
-            Shape::Torus { major_radius, minor_radius } => vec![minor_radius, major_radius - minor_radius],
+        let dims: Vec<f64> = match (self.shape, &self.mesh) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err((key.into(), "give exactly one of `shape` or `mesh`".into()));
+            }
+            (None, Some(MeshSpec::Sheet { .. })) => {
+                return Err((
+                    format!("{key}.mesh"),
+                    "a sheet is open: a mesh obstacle must be closed".into(),
+                ));
+            }
+            (None, Some(_)) => vec![self.transform.scale],
+            (Some(shape), None) => shape_dims(shape),
         };
         if dims.iter().any(|d| !(d.is_finite() && *d > 0.0)) {
             return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
         }
         let t = self.transform;
-        if t.scale != 1.0 {
+        if t.scale != 1.0 && self.mesh.is_none() {
             return Err((
                 format!("{key}.transform.scale"),
-                "obstacles are not scaled: give the shape's size".into(),
+                "analytic obstacles are not scaled: give the shape's size".into(),
             ));
         }
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
@@ -472,6 +482,18 @@ impl ObstacleSpec {
             return Err((format!("{key}.motion.path"), "keyframe times must increase".into()));
         }
         Ok(())
+    }
+}
+
+/// Sizes of an analytic shape that must be positive.
+fn shape_dims(shape: Shape) -> Vec<f64> {
+    match shape {
+        Shape::HalfSpace => vec![],
+        Shape::Sphere { radius } => vec![radius],
+        Shape::Box { size } => size.to_vec(),
+        Shape::Capsule { radius, length } => vec![radius, length + radius],
+        Shape::Cylinder { radius, length } => vec![radius, length],
+        Shape::Torus { major_radius, minor_radius } => vec![minor_radius, major_radius - minor_radius],
     }
 }
 

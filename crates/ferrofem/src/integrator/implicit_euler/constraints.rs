@@ -31,6 +31,8 @@ type Key = (usize, usize, Partner);
 pub enum Partner {
     /// An obstacle.
     Obstacle(usize),
+    /// A vertex of a mesh obstacle (the key's vertex is the obstacle's).
+    ObstacleVertex(usize),
     /// Its attachment target.
     Target,
     /// A triangle of another body.
@@ -122,15 +124,19 @@ pub fn gather_groups(
     for (b, body) in bodies.iter().enumerate() {
         let x = &states[b].positions;
         for c in &ws[b].contacts {
-            let p = Vector3::new(x[3 * c.vertex], x[3 * c.vertex + 1], x[3 * c.vertex + 2]);
-            let shift = h * obstacles[c.obstacle].velocity_at(&p, t);
+            let obstacle = &obstacles[c.obstacle];
+            let (at, key) = match c.obstacle_vertex {
+                None => (c.point.position(x), (b, c.point.first_vertex(), Partner::Obstacle(c.obstacle))),
+                Some(k) => (obstacle.vertex_at(k, t), (b, k, Partner::ObstacleVertex(c.obstacle))),
+            };
+            let shift = h * obstacle.velocity_at(&at, t);
             groups.push(Group {
                 law: ConstraintGroup::Contact { mu: c.mu },
                 frame: c.frame,
                 offset: [c.gap, 0.0, 0.0],
-                parts: vec![(b, vec![(c.vertex, 1.0)])],
+                parts: vec![(b, c.point.weights())],
                 obstacle_shift: c.frame.map(|d| shift.dot(&Vector3::from(d))),
-                key: (b, c.vertex, Partner::Obstacle(c.obstacle)),
+                key,
             });
         }
         for &(v, target) in &body.attachments {

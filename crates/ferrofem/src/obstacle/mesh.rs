@@ -1,0 +1,143 @@
+//! Triangle-mesh obstacles: a closed, outward-oriented surface in parry's
+//! `TriMesh` with its BVH; signed distances from angle-weighted
+//! pseudo-normals (Bærentzen & Aanæs 2005).
+
+use nalgebra::Vector3;
+use parry3d_f64::math::Vector;
+use parry3d_f64::query::PointQueryWithLocation;
+use parry3d_f64::shape::{TriMesh as ParryMesh, TriMeshFlags};
+
+use ferrofem_mesh::TriMesh;
+
+/// A rigid closed surface in its local frame.
+#[derive(Clone)]
+pub struct MeshGeometry {
+    mesh: ParryMesh,
+}
+
+impl std::fmt::Debug for MeshGeometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MeshGeometry")
+            .field("vertices", &self.mesh.vertices().len())
+            .field("triangles", &self.mesh.indices().len())
+            .finish()
+    }
+}
+
+fn from_parry(v: Vector) -> Vector3<f64> {
+    Vector3::new(v.x, v.y, v.z)
+}
+
+/// Six times the signed volume enclosed by a surface (positive when its
+/// triangles are counter-clockwise seen from outside).
+fn signed_volume6(mesh: &TriMesh) -> f64 {
+    let p = |i: usize| Vector3::from(mesh.vertices[i]);
+    mesh.triangles.iter().map(|t| p(t[0]).dot(&p(t[1]).cross(&p(t[2])))).sum()
+}
+
+/// A directed edge without exactly one opposite twin, if any: a closed,
+/// consistently oriented 2-manifold has none.
+fn unmatched_edge(triangles: &[[u32; 3]]) -> Option<(u32, u32)> {
+    let mut edges: Vec<(u32, u32)> =
+        triangles.iter().flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])]).collect();
+    edges.sort_unstable();
+    if let Some(twice) = edges.windows(2).find(|w| w[0] == w[1]) {
+        return Some(twice[0]);
+    }
+    edges.iter().copied().find(|&(a, b)| edges.binary_search(&(b, a)).is_err())
+}
+
+impl MeshGeometry {
+    /// The obstacle of a closed, consistently oriented surface; a surface
+    /// oriented inwards is flipped. Duplicate vertices (as in STL files) are
+    /// merged.
+    pub fn new(surface: &TriMesh) -> Result<Self, String> {
+        let flip = signed_volume6(surface) < 0.0;
+        let vertices = surface.vertices.iter().map(|p| Vector::new(p[0], p[1], p[2])).collect();
+        let indices = surface
+            .triangles
+            .iter()
+            .map(|t| {
+                let t = t.map(|i| i as u32);
+                if flip {
+                    [t[0], t[2], t[1]]
+                } else {
+                    t
+                }
+            })
+            .collect();
+        let flags = TriMeshFlags::ORIENTED | TriMeshFlags::MERGE_DUPLICATE_VERTICES;
+        let closed = "a mesh obstacle must be a closed surface with consistently oriented triangles";
+        let mesh = ParryMesh::with_flags(vertices, indices, flags).map_err(|e| format!("{closed} ({e})"))?;
+        if let Some((a, b)) = unmatched_edge(mesh.indices()) {
+            return Err(format!("{closed}: edge {a}–{b} is not shared by exactly two opposite triangles"));
+        }
+        Ok(MeshGeometry { mesh })
+    }
+
+    /// Vertices in the local frame (after merging duplicates).
+    pub fn vertices(&self) -> impl ExactSizeIterator<Item = Vector3<f64>> + '_ {
+        self.mesh.vertices().iter().map(|v| from_parry(*v))
+    }
+
+    /// Vertex `k` in the local frame.
+    pub fn vertex(&self, k: usize) -> Vector3<f64> {
+        from_parry(self.mesh.vertices()[k])
+    }
+
+    /// Triangles, counter-clockwise seen from outside.
+    pub fn triangles(&self) -> impl ExactSizeIterator<Item = [usize; 3]> + '_ {
+        self.mesh.indices().iter().map(|t| t.map(|i| i as usize))
+    }
+
+    /// Signed distance from local point `q` to the surface (negative
+    /// inside) and the outward normal there, when `|distance| < max`.
+    pub fn signed_distance(&self, q: &Vector3<f64>, max: f64) -> Option<(f64, Vector3<f64>)> {
+        let at = Vector::new(q.x, q.y, q.z);
+        let (proj, (tri, _)) =
+            self.mesh.project_local_point_and_get_location_with_max_dist(at, false, max)?;
+        let offset = q - from_parry(proj.point);
+        let distance = offset.norm();
+        let sign = if proj.is_inside { -1.0 } else { 1.0 };
+        let normal = if distance > 1e-12 * max.min(1.0) {
+            offset * (sign / distance)
+        } else {
+            from_parry(self.mesh.triangle(tri).normal().unwrap_or(Vector::Z))
+        };
+        Some((sign * distance, normal))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrofem_mesh::generate;
+
+    /// The boundary of a generated box is a box: distances and normals
+    /// equal the analytic ones inside and outside, whichever way the input
+    /// triangles turn.
+    #[test]
+    fn box_surface_distances() {
+        let surface = generate::box_mesh([2.0, 1.0, 1.0], [4, 2, 2]).unwrap().boundary().mesh;
+        let mut inverted = surface.clone();
+        inverted.triangles.iter_mut().for_each(|t| t.swap(1, 2));
+        for s in [surface, inverted] {
+            let g = MeshGeometry::new(&s).unwrap();
+            let (d, n) = g.signed_distance(&Vector3::new(0.3, 0.1, 0.8), 1.0).unwrap();
+            assert!((d - 0.3).abs() < 1e-12 && (n - Vector3::z()).norm() < 1e-12, "{d} {n:?}");
+            let (d, n) = g.signed_distance(&Vector3::new(0.9, 0.0, 0.1), 1.0).unwrap();
+            assert!((d + 0.1).abs() < 1e-12 && (n - Vector3::x()).norm() < 1e-12, "{d} {n:?}");
+            let (d, _) = g.signed_distance(&Vector3::new(1.3, 0.9, 0.0), 1.0).unwrap();
+            assert!((d - 0.5).abs() < 1e-12, "corner region {d}");
+            assert!(g.signed_distance(&Vector3::new(0.0, 0.0, 3.0), 1.0).is_none());
+        }
+    }
+
+    #[test]
+    fn open_surface_is_refused() {
+        let mut s = generate::box_mesh([1.0; 3], [1, 1, 1]).unwrap().boundary().mesh;
+        s.triangles.pop();
+        let err = MeshGeometry::new(&s).unwrap_err();
+        assert!(err.contains("closed surface"), "{err}");
+    }
+}

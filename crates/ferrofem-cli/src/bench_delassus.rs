@@ -19,6 +19,7 @@ use ferrofem::delassus::{self, MixedDelassus, UnbuiltBody};
 use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
 use ferrofem::stats::median_p90;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
+use ferrofem_linalg::vector::dot_serial;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 
@@ -44,6 +45,12 @@ pub struct DelassusArgs {
     /// Timed repetitions per method (medians are reported).
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// Also build W by CHOLMOD's route (benchmarks/peers/cholmod_delassus.py).
+    #[arg(long)]
+    pub peers: bool,
+    /// Run one experiment only: fig9, fig10, table1 or table2.
+    #[arg(long, value_parser = ["fig9", "fig10", "table1", "table2"])]
+    pub only: Option<String>,
 }
 
 /// One `bench delassus` record.
@@ -53,7 +60,7 @@ pub struct DelassusBenchRecord {
     pub experiment: &'static str,
     /// Mesh of the case.
     pub case: String,
-    /// `dense`, `isodof`, `isodof-reuse` or `unbuilt`.
+    /// `dense`, `isodof`, `isodof-reuse`, `unbuilt` or `cholmod` (the peer).
     pub method: &'static str,
     /// Scalar DOFs of the body.
     pub dofs: usize,
@@ -67,7 +74,8 @@ pub struct DelassusBenchRecord {
     pub build_ms: f64,
     /// Dense `build_ms` over this one.
     pub speedup_vs_dense: f64,
-    /// `max |W − W_dense| / max |W_dense|` (unbuilt: over `W λ` and the diagonal blocks).
+    /// `max |W − W_dense| / max |W_dense|` (unbuilt: over `W λ` and the
+    /// diagonal blocks; cholmod: over `W p` for a probe `p`).
     pub max_rel_diff_vs_dense: f64,
     /// What the `auto` cost model predicted (ms).
     pub predicted_ms: f64,
@@ -133,6 +141,7 @@ fn measure(
     contacts: usize,
     turnover: f64,
     repeats: usize,
+    peers: bool,
 ) -> Vec<DelassusBenchRecord> {
     let f = &case.factor;
     let h = case.patch(contacts, 0);
@@ -186,6 +195,13 @@ fn measure(
     };
     out.push(record("isodof-reuse", ms, reused, rel_diff(&w, &w_dense), reuse_cost.reuse_ms, None));
     out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
+    if peers {
+        let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
+        if let Some((ms, wp)) = crate::peers::cholmod_delassus(&case.matrix, &h, &probe) {
+            let ours: Vec<f64> = (0..c).map(|i| dot_serial(&w_dense[i * c..(i + 1) * c], &probe)).collect();
+            out.push(record("cholmod", ms, 0, rel_diff(&wp, &ours), f64::NAN, None));
+        }
+    }
     out
 }
 
@@ -255,8 +271,9 @@ pub fn bench_delassus(a: DelassusArgs) -> Result<(), CliError> {
     println!("| experiment | case | DOFs | constraints | method | reused | W ms | vs dense | max rel diff | predicted ms | unbuilt sweep ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut records = Vec::new();
+    let wanted = |e: &str| a.only.as_deref().is_none_or(|o| o == e);
     let run = |experiment, case: &Case, constraints: usize, turnover, records: &mut Vec<_>| {
-        let r = measure(experiment, case, constraints / 3, turnover, a.repeats);
+        let r = measure(experiment, case, constraints / 3, turnover, a.repeats, a.peers);
         print(&r);
         records.extend(r);
     };
@@ -264,21 +281,28 @@ pub fn bench_delassus(a: DelassusArgs) -> Result<(), CliError> {
         let (name, mesh) = ball(21);
         run("quick", &case(&name, &mesh)?, 1002, 0.1, &mut records);
     } else {
-        let (name, mesh) = ball(22);
-        let fig9 = case(&name, &mesh)?;
-        for constraints in [150, 300, 600, 1200, 2250] {
-            run("fig9", &fig9, constraints, 0.1, &mut records);
+        if wanted("fig9") {
+            let (name, mesh) = ball(22);
+            let fig9 = case(&name, &mesh)?;
+            for constraints in [150, 300, 600, 1200, 2250] {
+                run("fig9", &fig9, constraints, 0.1, &mut records);
+            }
         }
-        drop(fig9);
-        for (name, mesh) in [15, 19, 23, 28, 33].map(ball).into_iter().chain(raptor_cases(&a.meshes)) {
-            run("fig10", &case(&name, &mesh)?, 600, 0.1, &mut records);
+        if wanted("fig10") {
+            for (name, mesh) in [15, 19, 23, 28, 33].map(ball).into_iter().chain(raptor_cases(&a.meshes)) {
+                run("fig10", &case(&name, &mesh)?, 600, 0.1, &mut records);
+            }
         }
-        let (name, mesh) = ball(26);
-        run("table1", &case(&name, &mesh)?, 2250, 0.1, &mut records);
-        let (name, mesh) = ball(21);
-        run("table2", &case(&format!("{name} (limited contact)"), &mesh)?, 228, 0.1, &mut records);
-        let (name, mesh) = ball(12);
-        run("table2", &case(&format!("{name} (rich contact)"), &mesh)?, 1329, 0.1, &mut records);
+        if wanted("table1") {
+            let (name, mesh) = ball(26);
+            run("table1", &case(&name, &mesh)?, 2250, 0.1, &mut records);
+        }
+        if wanted("table2") {
+            let (name, mesh) = ball(21);
+            run("table2", &case(&format!("{name} (limited contact)"), &mesh)?, 228, 0.1, &mut records);
+            let (name, mesh) = ball(12);
+            run("table2", &case(&format!("{name} (rich contact)"), &mesh)?, 1329, 0.1, &mut records);
+        }
     }
     if let Some(dir) = &a.plots {
         crate::plot::delassus_figures(dir, &records)?;

@@ -7,7 +7,7 @@ use ferrofem::scene::Scene;
 use ferrofem::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 12] = [
+pub const SCENES: [(&str, &str); 13] = [
     ("cantilever", include_str!("../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../scenes/heterogeneous-beam.toml")),
@@ -17,6 +17,7 @@ pub const SCENES: [(&str, &str); 12] = [
     ("torus-pass", include_str!("../../../scenes/torus-pass.toml")),
     ("multi-body", include_str!("../../../scenes/multi-body.toml")),
     ("needle", include_str!("../../../scenes/needle.toml")),
+    ("blade", include_str!("../../../scenes/blade.toml")),
     ("twisting-bar-lg", include_str!("../../../scenes/twisting-bar-lg.toml")),
     ("cloth-extension", include_str!("../../../scenes/cloth-extension.toml")),
     ("hanging-cloth", include_str!("../../../scenes/hanging-cloth.toml")),

@@ -2,12 +2,13 @@
 //! `benchmarks/peers/` (skipped, with a message, when they cannot run).
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ferrofem_linalg::CsrMatrix;
 
 /// Writes the lower triangle of a symmetric matrix as Matrix Market.
-pub fn write_matrix_market(m: &CsrMatrix, path: &std::path::Path) -> std::io::Result<()> {
+pub fn write_matrix_market(m: &CsrMatrix, path: &Path) -> std::io::Result<()> {
     let p = &m.pattern;
     let mut lower = 0;
     let mut body = String::new();
@@ -24,30 +25,77 @@ pub fn write_matrix_market(m: &CsrMatrix, path: &std::path::Path) -> std::io::Re
     std::fs::write(path, head + &body)
 }
 
-/// CHOLMOD's (numeric ms, nnz(L)) for the matrix, or `None` with a message.
-pub fn cholmod(m: &CsrMatrix) -> Option<(f64, usize)> {
-    let script = std::path::Path::new("benchmarks/peers/cholmod_factor.py");
+/// Writes a general (rectangular) matrix as Matrix Market.
+fn write_general_matrix_market(m: &CsrMatrix, path: &Path) -> std::io::Result<()> {
+    let p = &m.pattern;
+    let mut body = String::new();
+    for i in 0..p.nrows {
+        for k in p.row_ptr[i]..p.row_ptr[i + 1] {
+            let _ = writeln!(body, "{} {} {:e}", i + 1, p.col_idx[k] + 1, m.values[k]);
+        }
+    }
+    let head =
+        format!("%%MatrixMarket matrix coordinate real general\n{} {} {}\n", p.nrows, p.ncols, p.nnz());
+    std::fs::write(path, head + &body)
+}
+
+/// A scratch file of this process in the temporary folder, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        Scratch(std::env::temp_dir().join(format!("ferrofem-peer-{}-{name}", std::process::id())))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Runs a peer script on files (one-thread BLAS) and parses its JSON, or
+/// `None` with a message.
+fn run_script(script: &str, files: &[&Scratch]) -> Option<serde_json::Value> {
+    let script = Path::new(script);
     if !script.exists() {
         eprintln!("peer skipped: run from the repository root ({} not found)", script.display());
         return None;
     }
-    let file = std::env::temp_dir().join(format!("ferrofem-peer-{}.mtx", std::process::id()));
-    write_matrix_market(m, &file).ok()?;
     let out = Command::new("python3")
         .arg(script)
-        .arg(&file)
+        .args(files.iter().map(|f| &f.0))
         .env("OMP_NUM_THREADS", "1")
         .env("OPENBLAS_NUM_THREADS", "1")
-        .output();
-    let _ = std::fs::remove_file(&file);
-    let out = out.ok()?;
+        .output()
+        .ok()?;
     if !out.status.success() {
         eprintln!(
             "peer skipped: {}",
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("CHOLMOD script failed")
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("peer script failed")
         );
         return None;
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// CHOLMOD's (numeric ms, nnz(L)) for the matrix, or `None` with a message.
+pub fn cholmod(m: &CsrMatrix) -> Option<(f64, usize)> {
+    let a = Scratch::new("a.mtx");
+    write_matrix_market(m, &a.0).ok()?;
+    let v = run_script("benchmarks/peers/cholmod_factor.py", &[&a])?;
     Some((v["numeric_ms"].as_f64()?, v["nnz_l"].as_u64()? as usize))
+}
+
+/// `W = H A⁻¹ Hᵀ` by CHOLMOD's route (sparse-right-hand-side solves, then
+/// `Sᵀ D⁻¹ S`): median build ms (factorization excluded) and `W p`.
+pub fn cholmod_delassus(a: &CsrMatrix, h: &CsrMatrix, probe: &[f64]) -> Option<(f64, Vec<f64>)> {
+    let (fa, fh, fp) = (Scratch::new("a.mtx"), Scratch::new("h.mtx"), Scratch::new("p.txt"));
+    write_matrix_market(a, &fa.0).ok()?;
+    write_general_matrix_market(h, &fh.0).ok()?;
+    let text: String = probe.iter().map(|x| format!("{x:e}\n")).collect();
+    std::fs::write(&fp.0, text).ok()?;
+    let v = run_script("benchmarks/peers/cholmod_delassus.py", &[&fa, &fh, &fp])?;
+    let wp = v["w_times_probe"].as_array()?.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>()?;
+    Some((v["build_ms"].as_f64()?, wp))
 }

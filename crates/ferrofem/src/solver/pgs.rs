@@ -3,6 +3,7 @@
 //! the group's local law; stop when the relative change of λ falls under a
 //! tolerance or after `max_iterations` sweeps. Warm-started from the λ given.
 
+use ferrofem_linalg::vector::dot_serial;
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -90,9 +91,7 @@ impl DelassusOperator for AssembledDelassus<'_> {
 
     fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
         let c = self.rows();
-        Vector3::from_fn(|i, _| {
-            self.0[(r0 + i) * c..(r0 + i + 1) * c].iter().zip(lambda).map(|(a, l)| a * l).sum()
-        })
+        Vector3::from_fn(|i, _| dot_serial(&self.0[(r0 + i) * c..(r0 + i + 1) * c], lambda))
     }
 }
 

@@ -65,16 +65,17 @@ pub fn bodies(sim: &Simulation) -> Vec<BodyInfo> {
 
 /// Median / p90 milliseconds per stage, as a text table.
 pub fn stage_table(s: &Summary) -> String {
-    let mut out = format!("{:<14} {:>12} {:>12}\n", "stage", "median ms", "p90 ms");
+    let width = Stage::ALL.iter().map(|st| st.name().len()).max().unwrap_or(0);
+    let mut out = format!("{:<width$} {:>12} {:>12}\n", "stage", "median ms", "p90 ms");
     for st in Stage::ALL.into_iter().filter(|st| s.stage_ms_p90.get(*st) > 0.0) {
         out += &format!(
-            "{:<14} {:>12.3} {:>12.3}\n",
+            "{:<width$} {:>12.3} {:>12.3}\n",
             st.name(),
             s.stage_ms_median.get(st),
             s.stage_ms_p90.get(st)
         );
     }
-    out += &format!("{:<14} {:>12.3} {:>12.3}\n", "step", s.step_ms_median, s.step_ms_p90);
+    out += &format!("{:<width$} {:>12.3} {:>12.3}\n", "step", s.step_ms_median, s.step_ms_p90);
     out += &if s.cg_iterations_max > 0 {
         format!(
             "{} steps; PCG iterations mean {:.1}, max {}; worst relative residual {:.2e}",

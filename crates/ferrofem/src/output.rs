@@ -91,10 +91,8 @@ impl FrameWriter {
             let Geometry::Mesh(mesh) = &o.geometry else { continue };
             let vertices = o.vertices_at(t);
             let points: Vec<[f64; 3]> = vertices.iter().map(|p| [p.x, p.y, p.z]).collect();
-            let velocity: Vec<f64> = vertices
-                .iter()
-                .flat_map(|p| o.velocity_at(p, t).iter().copied().collect::<Vec<_>>())
-                .collect();
+            let velocity: Vec<f64> =
+                vertices.iter().flat_map(|p| <[f64; 3]>::from(o.velocity_at(p, t))).collect();
             let triangles: Vec<[usize; 3]> = mesh.triangles().collect();
             let file = format!("obstacle-{}_{:05}.vtu", o.name, self.frame);
             let fields = [PointField { name: "velocity", components: 3, values: &velocity }];

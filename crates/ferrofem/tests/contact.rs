@@ -1,9 +1,16 @@
 //! Frictional contact against rigid obstacles (zeng2022 §3.2–3.3).
 
 use ferrofem::scene::Scene;
+use ferrofem::stats::StepStats;
 use ferrofem::World;
 
 fn block_scene(extra: &str, obstacle: &str) -> World {
+    block_scene_with(4, 1e5, extra, obstacle)
+}
+
+/// A 0.2 m damped soft cube of `cells`³ hexahedra and Young's modulus
+/// `young`, standing on z = 0, with `extra` settings and `obstacle`s.
+fn block_scene_with(cells: usize, young: f64, extra: &str, obstacle: &str) -> World {
     let text = format!(
         r#"
 [simulation]
@@ -18,14 +25,21 @@ alarm_distance = 0.01
 pgs = {{ max_iterations = 500, tolerance = 1e-10 }}
 [[body]]
 name = "block"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [4, 4, 4] }} }}
+mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}
 transform = {{ translation = [0.0, 0.0, 0.1] }}
-material = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}
+material = {{ young = {young:e}, poisson = 0.3, density = 1000.0 }}
 damping = {{ mass = 2.0, stiffness = 0.01 }}
 {obstacle}
 "#
     );
     Scene::from_toml(&text, ".".into(), "contact-test").unwrap().build().unwrap()
+}
+
+/// The world's contacts carry `weight` within 1 % and let nothing in by more than 1 µm.
+fn assert_carries(s: &StepStats, weight: f64, step: usize) {
+    assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
+    let rel = (s.total_normal_force - weight).abs() / weight;
+    assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
 }
 
 #[test]
@@ -41,9 +55,7 @@ fn block_resting_on_a_plane_carries_its_weight() {
             c_settled = w.state.bodies[0].center_of_mass(&body);
         }
         if step >= 100 {
-            assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
-            let rel = (s.total_normal_force - weight).abs() / weight;
-            assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
+            assert_carries(&s, weight, step);
         }
         last = Some(s);
     }
@@ -331,9 +343,7 @@ fn block_on_a_mesh_floor_carries_its_weight() {
     for step in 1..=150 {
         let s = w.step().unwrap();
         if step >= 100 {
-            assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
-            let rel = (s.total_normal_force - weight).abs() / weight;
-            assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
+            assert_carries(&s, weight, step);
             assert!(s.contacts >= 25, "contacts {}", s.contacts);
         }
     }
@@ -345,22 +355,7 @@ fn block_on_a_mesh_floor_carries_its_weight() {
 /// weight without letting the pillar in.
 #[test]
 fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-max_iterations = 500
-rel_tolerance = 1e-10
-[contact]
-alarm_distance = 0.01
-pgs = { max_iterations = 500, tolerance = 1e-10 }
-[[body]]
-name = "block"
-mesh = { box = { size = [0.2, 0.2, 0.2], cells = [3, 3, 3] } }
-transform = { translation = [0.0, 0.0, 0.1] }
-material = { young = 1e6, poisson = 0.3, density = 1000.0 }
-damping = { mass = 2.0, stiffness = 0.01 }
+    let obstacles = r#"
 [[obstacle]]
 name = "pillar"
 mesh = { box = { size = [0.03, 0.03, 0.2], cells = [1, 1, 2] } }
@@ -371,15 +366,13 @@ name = "floor"
 shape = "half_space"
 transform = { translation = [0.0, 0.0, -0.3] }
 "#;
-    let mut w = Scene::from_toml(text, ".".into(), "pillar").unwrap().build().unwrap();
+    let mut w = block_scene_with(3, 1e6, "", obstacles);
     let body = w.model.bodies[0].clone();
     let weight = body.total_mass() * 9.81;
     for step in 1..=100 {
         let s = w.step().unwrap();
         if step >= 60 {
-            let rel = (s.total_normal_force - weight).abs() / weight;
-            assert!(rel < 0.01, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
-            assert!(s.max_penetration < 1e-6, "step {step}: penetration {}", s.max_penetration);
+            assert_carries(&s, weight, step);
         }
     }
     let held = &w.workspace(0).contacts;

@@ -82,6 +82,7 @@ impl BodyPoint {
     }
 }
 
+/// Vertex `i` of flat positions `x`.
 fn point(x: &[f64], i: usize) -> Vector3<f64> {
     Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
 }
@@ -169,11 +170,9 @@ pub fn detect_contacts(
             .enumerate()
             .filter_map(|(k, p)| {
                 let hit = tree.closest(positions, p, driven)?;
-                let [a, b, c] = hit.triangle.map(|i| point(positions, i));
-                let m = (b - a).cross(&(c - a)).normalize();
-                let q = a * hit.weights[0] + b * hit.weights[1] + c * hit.weights[2];
+                let m = hit.normal(positions);
                 let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
-                let mut found = contact(held, o, -m, m.dot(&(p - q)), settings, obs.friction);
+                let mut found = contact(held, o, -m, m.dot(&(p - hit.point)), settings, obs.friction);
                 found.obstacle_vertex = Some(k);
                 Some(found)
             })

@@ -5,7 +5,7 @@
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use super::{tangents, ContactSettings, SurfaceTree};
+use super::{point, tangents, ContactSettings, SurfaceTree};
 use crate::body::BodyModel;
 
 /// A vertex of body `a` near a triangle of body `b`.
@@ -25,10 +25,6 @@ pub struct PairContact {
     pub frame: [[f64; 3]; 3],
     /// Signed gap along the normal (m).
     pub gap: f64,
-}
-
-fn point(x: &[f64], i: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
 }
 
 /// Closest point of triangle `abc` to `p` as barycentric weights (Ericson,
@@ -98,9 +94,7 @@ pub fn detect_pair_contacts(
                 .filter_map(|&v| {
                     let p = point(positions[a], v);
                     let hit = trees[b].closest(xb, &p, |t| a == b && t.contains(&v))?;
-                    let [i, j, l] = hit.triangle.map(|i| point(xb, i));
-                    let n = (j - i).cross(&(l - i)).normalize();
-                    let q = i * hit.weights[0] + j * hit.weights[1] + l * hit.weights[2];
+                    let n = hit.normal(xb);
                     let (t1, t2) = tangents(&n);
                     Some(PairContact {
                         a,
@@ -109,7 +103,7 @@ pub fn detect_pair_contacts(
                         triangle: hit.triangle,
                         weights: hit.weights,
                         frame: [n.into(), t1.into(), t2.into()],
-                        gap: (p - q).dot(&n) - settings.contact_distance,
+                        gap: (p - hit.point).dot(&n) - settings.contact_distance,
                     })
                 })
                 .collect();

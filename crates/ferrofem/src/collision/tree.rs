@@ -6,7 +6,7 @@ use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
-use super::closest_on_triangle;
+use super::{closest_on_triangle, point};
 use ferrofem_mesh::BoundarySurface;
 
 /// Relative distance (of the search radius) under which two triangles tie.
@@ -19,8 +19,18 @@ pub struct SurfaceHit {
     pub triangle: [usize; 3],
     /// Barycentric weights of the closest point.
     pub weights: [f64; 3],
+    /// The closest point `Σ wᵢ xᵢ` (m).
+    pub point: Vector3<f64>,
     /// Distance from the query point (m).
     pub distance: f64,
+}
+
+impl SurfaceHit {
+    /// The triangle's outward unit normal at positions `x`.
+    pub fn normal(&self, x: &[f64]) -> Vector3<f64> {
+        let [a, b, c] = self.triangle.map(|i| point(x, i));
+        (b - a).cross(&(c - a)).normalize()
+    }
 }
 
 /// Surface triangles of one body (volume numbering) and their BVH, whose
@@ -41,17 +51,8 @@ impl std::fmt::Debug for SurfaceTree {
     }
 }
 
-fn point(x: &[f64], i: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
-}
-
 fn to_parry(p: &Vector3<f64>) -> Vector {
     Vector::new(p.x, p.y, p.z)
-}
-
-/// The box of `p` grown by `r` in every direction.
-pub fn ball_box(p: &Vector3<f64>, r: f64) -> Aabb {
-    Aabb::new(to_parry(&p.add_scalar(-r)), to_parry(&p.add_scalar(r)))
 }
 
 impl SurfaceTree {
@@ -82,12 +83,6 @@ impl SurfaceTree {
         &self.triangles
     }
 
-    /// Whether the point `p` can be within the margin of any triangle.
-    pub fn may_touch(&self, p: &Vector3<f64>) -> bool {
-        let root = self.bvh.root_aabb();
-        !self.bvh.is_empty() && (0..3).all(|d| root.mins[d] <= p[d] && p[d] <= root.maxs[d])
-    }
-
     /// The closest point to `p` among the triangles within the margin,
     /// skipping those for which `skip` holds. Ties within round-off keep the
     /// lowest triangle index, so the choice does not flip with the last bits.
@@ -97,10 +92,7 @@ impl SurfaceTree {
         p: &Vector3<f64>,
         skip: impl Fn(&[usize; 3]) -> bool,
     ) -> Option<SurfaceHit> {
-        if !self.may_touch(p) {
-            return None;
-        }
-        let query = ball_box(p, 0.0);
+        let query = Aabb::new(to_parry(p), to_parry(p));
         let mut leaves: Vec<u32> = self.bvh.intersect_aabb(&query).collect();
         leaves.sort_unstable();
         let mut best: Option<SurfaceHit> = None;
@@ -111,9 +103,10 @@ impl SurfaceTree {
             }
             let [a, b, c] = t.map(|i| point(x, i));
             let w = closest_on_triangle(p, &a, &b, &c);
-            let distance = (p - (a * w[0] + b * w[1] + c * w[2])).norm();
+            let q = a * w[0] + b * w[1] + c * w[2];
+            let distance = (p - q).norm();
             if distance < self.margin && best.is_none_or(|h| distance < h.distance - TIE * self.margin) {
-                best = Some(SurfaceHit { triangle: *t, weights: w, distance });
+                best = Some(SurfaceHit { triangle: *t, weights: w, point: q, distance });
             }
         }
         best

@@ -451,7 +451,8 @@ impl ObstacleSpec {
         if !(self.friction.is_finite() && self.friction >= 0.0) {
             return Err((format!("{key}.friction"), format!("{} must be finite and ≥ 0", self.friction)));
         }
-        let dims: Vec<f64> = match (self.shape, &self.mesh) {
+        let t = self.transform;
+        match (self.shape, &self.mesh) {
             (Some(_), Some(_)) | (None, None) => {
                 return Err((key.into(), "give exactly one of `shape` or `mesh`".into()));
             }
@@ -461,18 +462,18 @@ impl ObstacleSpec {
                     "a sheet is open: a mesh obstacle must be closed".into(),
                 ));
             }
-            (None, Some(_)) => vec![self.transform.scale],
-            (Some(shape), None) => shape_dims(shape),
-        };
-        if dims.iter().any(|d| !(d.is_finite() && *d > 0.0)) {
-            return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
-        }
-        let t = self.transform;
-        if t.scale != 1.0 && self.mesh.is_none() {
-            return Err((
-                format!("{key}.transform.scale"),
-                "analytic obstacles are not scaled: give the shape's size".into(),
-            ));
+            (None, Some(_)) => positive_scale(key, t.scale)?,
+            (Some(shape), None) => {
+                if shape_dims(shape).iter().any(|d| !(d.is_finite() && *d > 0.0)) {
+                    return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
+                }
+                if t.scale != 1.0 {
+                    return Err((
+                        format!("{key}.transform.scale"),
+                        "analytic obstacles are not scaled: give the shape's size".into(),
+                    ));
+                }
+            }
         }
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
         let m = &self.motion;
@@ -482,6 +483,15 @@ impl ObstacleSpec {
             return Err((format!("{key}.motion.path"), "keyframe times must increase".into()));
         }
         Ok(())
+    }
+}
+
+/// `transform.scale` of the item at `key` must be finite and positive.
+fn positive_scale(key: &str, scale: f64) -> Result<(), Invalid> {
+    if scale.is_finite() && scale > 0.0 {
+        Ok(())
+    } else {
+        Err((format!("{key}.transform.scale"), format!("{scale} must be finite and positive")))
     }
 }
 
@@ -508,12 +518,7 @@ impl BodySpec {
             return Err((format!("{key}.damping"), "coefficients must be finite and non-negative".into()));
         }
         let t = self.transform;
-        if !(t.scale.is_finite() && t.scale > 0.0) {
-            return Err((
-                format!("{key}.transform.scale"),
-                format!("{} must be finite and positive", t.scale),
-            ));
-        }
+        positive_scale(key, t.scale)?;
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
         finite(format!("{key}.initial_velocity"), &self.initial_velocity)?;
         for (r, reg) in self.regions.iter().enumerate() {

@@ -63,8 +63,10 @@ pub struct FactorRecord {
     pub symbolic_ms: f64,
     /// Numeric LDLᵀ, median of 3 (ms).
     pub numeric_ms: f64,
-    /// One dense-RHS solve, median of 5 (ms).
+    /// One dense-RHS solve by our supernodal sweeps, median of 5 (ms).
     pub solve_ms: f64,
+    /// The same solve by faer's supernodal solve, median of 5 (ms).
+    pub faer_solve_ms: f64,
     /// 1,000 single-nonzero solves `L s = e_j`, in parallel (ms).
     pub sparse_solves_ms: f64,
     /// Mean etree path length of those solves.
@@ -198,11 +200,31 @@ pub(crate) fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
     median_p90(&mut t).0
 }
 
+/// Medians of `runs` alternating calls of `a` and `b` on copies of `x`
+/// (alternating, so both see the same load on a shared machine).
+fn interleaved_medians_ms(
+    runs: usize,
+    x: &[f64],
+    mut a: impl FnMut(&mut [f64]),
+    mut b: impl FnMut(&mut [f64]),
+) -> (f64, f64) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        for (f, t) in [(&mut a as &mut dyn FnMut(&mut [f64]), &mut ta), (&mut b, &mut tb)] {
+            let mut y = x.to_vec();
+            let s = Instant::now();
+            f(&mut y);
+            t.push(s.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    (median_p90(&mut ta).0, median_p90(&mut tb).0)
+}
+
 /// Runs `bench factor`.
 pub fn bench_factor(a: FactorArgs) -> Result<(), CliError> {
     let mut records = Vec::new();
-    println!("| mesh | DOFs | ordering | nnz(L) | ordering ms | symbolic ms | numeric ms | CHOLMOD numeric ms | solve ms | 1000 etree solves ms | mean path | S MB | S build ms |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| mesh | DOFs | ordering | nnz(L) | ordering ms | symbolic ms | numeric ms | CHOLMOD numeric ms | solve ms | faer solve ms | 1000 etree solves ms | mean path | S MB | S build ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let bar_lg = ("bar 5.3k, local-global A (zeng2025 Table 2)".to_string(), String::new());
     for (name, mesh) in std::iter::once(bar_lg).chain(mesh_cases(a.quick, &a.meshes)) {
         let m = if mesh.is_empty() {
@@ -214,7 +236,7 @@ pub fn bench_factor(a: FactorArgs) -> Result<(), CliError> {
         for ordering in [Ordering::NestedDissection, Ordering::Amd] {
             let r = factor_case(&name, &m, ordering, a.max_inverse_mb, peer, a.fundamental)?;
             println!(
-                "| {} | {} | {:?} | {} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.1} | {:.0} | {:.1} | {} |",
+                "| {} | {} | {:?} | {} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {:.1} | {:.0} | {:.1} | {} |",
                 r.mesh,
                 r.dofs,
                 r.ordering,
@@ -224,6 +246,7 @@ pub fn bench_factor(a: FactorArgs) -> Result<(), CliError> {
                 r.numeric_ms,
                 r.cholmod_numeric_ms.map_or("–".into(), |v| format!("{v:.1}")),
                 r.solve_ms,
+                r.faer_solve_ms,
                 r.sparse_solves_ms,
                 r.sparse_solve_mean_path,
                 r.sparse_inverse_bytes as f64 / 1e6,
@@ -257,10 +280,8 @@ fn factor_case(
     }
     let n = m.nrows();
     let b: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
-    let solve_ms = median_ms(5, || {
-        let mut x = b.clone();
-        f.solve_in_place(&mut x, 1);
-    });
+    let (solve_ms, faer_solve_ms) =
+        interleaved_medians_ms(15, &b, |x| f.solve_in_place(x, 1), |x| f.solve_in_place_faer(x, 1));
     let js: Vec<usize> = (0..1000).map(|k| k * n / 1000).collect();
     let mut path = 0.0;
     let sparse_solves_ms = median_ms(3, || {
@@ -284,6 +305,7 @@ fn factor_case(
         symbolic_ms: sym.symbolic_ms,
         numeric_ms,
         solve_ms,
+        faer_solve_ms,
         sparse_solves_ms,
         sparse_solve_mean_path: path,
         sparse_inverse_ms,

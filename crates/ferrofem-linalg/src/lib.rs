@@ -1,6 +1,6 @@
 //! Sparse linear algebra for ferrofem: a compressed-sparse-row matrix whose
 //! pattern is fixed once ([`CsrMatrix`]), deterministic parallel vector
-//! kernels ([`vector`]), preconditioned conjugate gradients ([`pcg`]), and a
+//! kernels ([`vector`]) on fused multiply-add primitives ([`simd`]), preconditioned conjugate gradients ([`pcg`]), and a
 //! sparse LDLᵀ with its elimination tree, single-nonzero solves and sparse
 //! inverse ([`ldlt`]).
 //!
@@ -13,6 +13,7 @@ mod csr;
 mod error;
 pub mod ldlt;
 pub mod pcg;
+pub mod simd;
 pub mod vector;
 
 pub use csr::{CsrMatrix, CsrPattern};

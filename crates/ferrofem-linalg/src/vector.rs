@@ -13,23 +13,11 @@ pub fn dot(x: &[f64], y: &[f64]) -> f64 {
     partial.iter().sum()
 }
 
-/// Partial sums `dot_serial` keeps: independent chains the compiler maps
-/// to SIMD lanes (a single running sum is bound by the add latency).
-const LANES: usize = 8;
-
-/// `xᵀ y` on one thread, summed in `LANES` interleaved partial sums (a
-/// fixed order: the result does not depend on the caller).
+/// `xᵀ y` on one thread, in a fixed order (the result does not depend on
+/// the caller): [`crate::simd::dot`].
 pub fn dot_serial(x: &[f64], y: &[f64]) -> f64 {
     debug_assert_eq!(x.len(), y.len());
-    let mut acc = [0.0; LANES];
-    let (xc, yc) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
-    let tail: f64 = xc.remainder().iter().zip(yc.remainder()).map(|(p, q)| p * q).sum();
-    for (a, b) in xc.zip(yc) {
-        for k in 0..LANES {
-            acc[k] += a[k] * b[k];
-        }
-    }
-    acc.iter().sum::<f64>() + tail
+    crate::simd::dot(x, y)
 }
 
 /// Euclidean norm.

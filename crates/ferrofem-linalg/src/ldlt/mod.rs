@@ -7,8 +7,10 @@
 pub mod etree;
 mod isodof;
 pub mod ordering;
+mod panel_kernels;
 mod solve;
 mod sparse_inverse;
+mod supernodal_solve;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,6 +29,7 @@ pub use isodof::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};
 pub use sparse_inverse::{SparseInverse, SparseInverseScratch};
+pub use supernodal_solve::SolvePlan;
 
 use crate::{CsrMatrix, CsrPattern, LinalgError};
 
@@ -54,6 +57,8 @@ pub struct LdltSymbolic {
     pub postorder: Vec<usize>,
     /// The supernodes of the stored factor.
     pub supernodes: SupernodeLayout,
+    /// How one-vector solves split the supernodal tree between threads.
+    pub solve_plan: SolvePlan,
     /// Milliseconds spent computing the ordering.
     pub ordering_ms: f64,
     ordering: Ordering,
@@ -94,7 +99,7 @@ impl LdltSymbolic {
             return Ok(best);
         }
         let n = p.nrows;
-        if p.ncols != n || block == 0 || n % block != 0 {
+        if p.ncols != n || block == 0 || !n.is_multiple_of(block) {
             return Err(LinalgError::Dimension(format!("{n}×{} pattern with block {block}", p.ncols)));
         }
         let col_ptr = p.row_ptr.clone();
@@ -149,6 +154,7 @@ impl LdltSymbolic {
             parent: Vec::new(),
             postorder: Vec::new(),
             supernodes: SupernodeLayout::default(),
+            solve_plan: SolvePlan::default(),
             ordering_ms,
             ordering,
             symbolic_ms: 0.0,
@@ -156,6 +162,7 @@ impl LdltSymbolic {
         s.extract_l_pattern()?;
         s.parent = etree::parent_from_l(n, &s.l_col_ptr, &s.l_row_idx);
         s.postorder = etree::postorder(&s.parent);
+        s.solve_plan = SolvePlan::new(&s.supernodes);
         s.symbolic_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(s)
     }
@@ -365,12 +372,29 @@ impl Ldlt {
     pub fn panel(&self, s: usize) -> faer::MatRef<'_, f64> {
         let sn = &self.symbolic.supernodes;
         let (w, q) = (sn.width(s), sn.pattern(s).len());
-        let start = sn.value_ptr[s];
-        faer::MatRef::from_column_major_slice(&self.supernodal[start..start + (w + q) * w], w + q, w)
+        faer::MatRef::from_column_major_slice(self.panel_values(s), w + q, w)
     }
 
-    /// Solves `A X = B` in place for `ncols` right-hand sides stored column-major.
+    /// The values of [`Self::panel`], column-major.
+    fn panel_values(&self, s: usize) -> &[f64] {
+        let sn = &self.symbolic.supernodes;
+        let start = sn.value_ptr[s];
+        &self.supernodal[start..start + (sn.width(s) + sn.pattern(s).len()) * sn.width(s)]
+    }
+
+    /// Solves `A X = B` in place for `ncols` right-hand sides stored
+    /// column-major: one by [`Self::solve_one`], several by faer's blocked solve.
     pub fn solve_in_place(&self, b: &mut [f64], ncols: usize) {
+        if ncols == 1 {
+            self.solve_one(b);
+        } else {
+            self.solve_in_place_faer(b, ncols);
+        }
+    }
+
+    /// Solves `A X = B` in place by faer's supernodal solve (the reference
+    /// [`Self::solve_one`] is checked and benchmarked against).
+    pub fn solve_in_place_faer(&self, b: &mut [f64], ncols: usize) {
         let s = &*self.symbolic;
         let par = if ncols > 1 { Par::rayon(0) } else { Par::Seq };
         let mut mem = MemBuffer::new(s.faer.solve_in_place_scratch::<f64>(ncols, par));

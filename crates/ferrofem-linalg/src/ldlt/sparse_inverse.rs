@@ -225,7 +225,7 @@ impl SparseInverse {
 
 /// A flat buffer as rows of `K` values.
 fn as_rows<const K: usize>(v: &[f64]) -> &[[f64; K]] {
-    assert!(K > 0 && v.len() % K == 0);
+    assert!(K > 0 && v.len().is_multiple_of(K));
     // SAFETY: `[f64; K]` has the layout of K consecutive f64, and the
     // length is a multiple of K.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len() / K) }
@@ -233,7 +233,7 @@ fn as_rows<const K: usize>(v: &[f64]) -> &[[f64; K]] {
 
 /// A flat mutable buffer as rows of `K` values.
 fn as_rows_mut<const K: usize>(v: &mut [f64]) -> &mut [[f64; K]] {
-    assert!(K > 0 && v.len() % K == 0);
+    assert!(K > 0 && v.len().is_multiple_of(K));
     // SAFETY: as in `as_rows`, and the borrow is exclusive.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len() / K) }
 }

@@ -319,3 +319,33 @@ proptest::proptest! {
         proptest::prop_assert!(max_rel_diff(&cols.delassus(&f), &reference) < 1e-10);
     }
 }
+
+#[test]
+fn supernodal_one_vector_solve_matches_faer_and_thread_count() {
+    for (nx, ordering) in [(3, Ordering::Amd), (9, Ordering::NestedDissection), (9, Ordering::Amd)] {
+        let a = random_spd(nx, 7);
+        let f =
+            Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a).unwrap();
+        if nx == 9 && ordering == Ordering::NestedDissection {
+            assert!(f.symbolic().solve_plan.subtrees() >= 2, "a nested-dissection factor splits");
+        }
+        let n = a.nrows();
+        let x_true: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut b = vec![0.0; n];
+        a.mul_vec(&x_true, &mut b);
+        let mut reference = b.clone();
+        f.solve_in_place_faer(&mut reference, 1);
+        let solve = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut x = b.clone();
+            pool.install(|| f.solve_one(&mut x));
+            x
+        };
+        let (one, three) = (solve(1), solve(3));
+        assert_eq!(one, three, "{ordering:?}: independent of the thread count");
+        let diff = one.iter().zip(&reference).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(diff < 1e-12, "{ordering:?} n = {n}: differs from faer's solve by {diff:e}");
+        let err = one.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10, "{ordering:?}: {err:e}");
+    }
+}

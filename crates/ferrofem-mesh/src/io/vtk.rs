@@ -59,7 +59,7 @@ pub(super) fn parse(bytes: &[u8], format: Format, path: &Path) -> Result<Element
 fn points(buf: IOBuffer, path: &Path) -> Result<Vec<[f64; 3]>, MeshError> {
     let v: Vec<f64> =
         buf.cast_into().ok_or_else(|| MeshError::parse(path, 0, "VTK: unreadable point coordinates"))?;
-    if v.len() % 3 != 0 {
+    if !v.len().is_multiple_of(3) {
         return Err(MeshError::parse(path, 0, "VTK: point array length is not a multiple of 3"));
     }
     Ok(v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())

@@ -1,0 +1,178 @@
+//! The dense kernels of a one-vector supernodal solve, on one panel
+//! (`(w + q) × w` column-major: unit-lower `L_ss` on top of `L_bs`) and a
+//! vector `z` of its `w + q` rows: the supernode's own columns, then its
+//! pattern rows.
+//!
+//! A solve streams the panel once and is bound by its loads: four columns
+//! are combined per pass over the rows ([`crate::simd`]), so `z` is read and
+//! written once per four columns. Large panels are cut into blocks of
+//! columns whose row updates are shared between threads.
+
+use rayon::prelude::*;
+
+use crate::simd::{axpy, axpy4, dot, dot4, COLUMNS};
+
+/// Rows per thread, at least, in a parallel update.
+const LANES: usize = 8;
+
+/// Panels with at least this many values are solved by blocks of columns on all threads.
+const PARALLEL_PANEL: usize = 1 << 16;
+
+/// A parallel panel is cut into at most this many blocks of columns: each
+/// block is one hand-off between threads, which costs microseconds.
+const BLOCKS: usize = 4;
+
+/// Columns per block of a panel with `w` columns.
+fn block_width(panel: &[f64], w: usize, parallel: bool) -> usize {
+    if parallel && panel.len() >= PARALLEL_PANEL {
+        w.div_ceil(BLOCKS).next_multiple_of(COLUMNS)
+    } else {
+        w.max(1)
+    }
+}
+
+/// Forward substitution on a supernode, `z = [x; y_b]`:
+/// `x ← L_ss⁻¹ x`, then `y_b ← y_b − L_bs x`.
+pub(super) fn forward(panel: &[f64], z: &mut [f64], w: usize, parallel: bool) {
+    let ld = z.len();
+    let step = block_width(panel, w, parallel);
+    for k0 in (0..w).step_by(step) {
+        let k1 = (k0 + step).min(w);
+        let (head, below) = z.split_at_mut(k1);
+        let xs = &mut head[k0..];
+        triangle_lower(panel, ld, k0, xs);
+        let xs = &*xs;
+        if step == w {
+            update_below(panel, ld, k0, k1, xs, below);
+        } else {
+            let chunk = below.len().div_ceil(rayon::current_num_threads()).max(LANES);
+            below.par_chunks_mut(chunk).enumerate().for_each(|(c, rows)| {
+                update_below(panel, ld, k0, k1 + c * chunk, xs, rows);
+            });
+        }
+    }
+}
+
+/// Backward substitution on a supernode, `z = [x; g]` with `g` final:
+/// `x ← L_ssᵀ⁻¹ (x − L_bsᵀ g)`.
+pub(super) fn backward(panel: &[f64], z: &mut [f64], w: usize, parallel: bool) {
+    let ld = z.len();
+    let step = block_width(panel, w, parallel);
+    for k0 in (0..w).step_by(step).rev() {
+        let k1 = (k0 + step).min(w);
+        let (head, below) = z.split_at_mut(k1);
+        let xs = &mut head[k0..];
+        let below = &*below;
+        if step == w {
+            update_above(panel, ld, k0, k1, below, xs);
+        } else {
+            let chunk = xs.len().div_ceil(rayon::current_num_threads()).next_multiple_of(COLUMNS);
+            xs.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
+                update_above(panel, ld, k0 + c * chunk, k1, below, out);
+            });
+        }
+        triangle_upper(panel, ld, k0, xs);
+    }
+}
+
+/// Rows `r0..r0 + len` of panel column `j`.
+fn column(panel: &[f64], ld: usize, j: usize, r0: usize, len: usize) -> &[f64] {
+    &panel[j * ld + r0..j * ld + r0 + len]
+}
+
+/// `x ← L⁻¹ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
+/// four columns at a time: their small triangle, then the rows below them.
+fn triangle_lower(panel: &[f64], ld: usize, k0: usize, x: &mut [f64]) {
+    for j0 in (0..x.len()).step_by(COLUMNS) {
+        let j1 = (j0 + COLUMNS).min(x.len());
+        let (head, below) = x.split_at_mut(j1);
+        for j in j0..j1 {
+            for i in j + 1..j1 {
+                head[i] -= panel[(k0 + j) * ld + k0 + i] * head[j];
+            }
+        }
+        update_below(panel, ld, k0 + j0, k0 + j1, &head[j0..], below);
+    }
+}
+
+/// `x ← L⁻ᵀ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
+/// four columns at a time from the last: the rows below them, then their small triangle.
+fn triangle_upper(panel: &[f64], ld: usize, k0: usize, x: &mut [f64]) {
+    for j0 in (0..x.len()).step_by(COLUMNS).rev() {
+        let j1 = (j0 + COLUMNS).min(x.len());
+        let (head, below) = x.split_at_mut(j1);
+        update_above(panel, ld, k0 + j0, k0 + j1, below, &mut head[j0..]);
+        for j in (j0..j1).rev() {
+            for i in j + 1..j1 {
+                head[j] -= panel[(k0 + j) * ld + k0 + i] * head[i];
+            }
+        }
+    }
+}
+
+/// `rows ← rows − P[r0.., k0..k0 + x.len()] x` for the rows `r0..r0 + rows.len()`.
+fn update_below(panel: &[f64], ld: usize, k0: usize, r0: usize, x: &[f64], rows: &mut [f64]) {
+    let m = rows.len();
+    let col = |j| column(panel, ld, k0 + j, r0, m);
+    let (blocks, rest) = x.as_chunks::<COLUMNS>();
+    for (b, xs) in blocks.iter().enumerate() {
+        let j = b * COLUMNS;
+        axpy4([col(j), col(j + 1), col(j + 2), col(j + 3)], xs.map(|v| -v), rows);
+    }
+    let first = x.len() - rest.len();
+    for (j, &xj) in rest.iter().enumerate() {
+        axpy(-xj, col(first + j), rows);
+    }
+}
+
+/// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v` for the rows `r0..r0 + v.len()`.
+fn update_above(panel: &[f64], ld: usize, k0: usize, r0: usize, v: &[f64], out: &mut [f64]) {
+    let m = v.len();
+    let col = |j| column(panel, ld, k0 + j, r0, m);
+    let first = out.len() - out.len() % COLUMNS;
+    let (blocks, rest) = out.as_chunks_mut::<COLUMNS>();
+    for (b, os) in blocks.iter_mut().enumerate() {
+        let j = b * COLUMNS;
+        let d = dot4([col(j), col(j + 1), col(j + 2), col(j + 3)], v);
+        os.iter_mut().zip(d).for_each(|(o, d)| *o -= d);
+    }
+    for (j, o) in rest.iter_mut().enumerate() {
+        *o -= dot(col(first + j), v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random panels, blocked and parallel or not, against plain loops.
+    #[test]
+    fn kernels_match_plain_loops_for_every_shape() {
+        let shapes = [(1, 0), (3, 5), (4, 0), (7, 13), (9, 2), (16, 33), (150, 0), (210, 190), (301, 0)];
+        assert!(shapes.iter().any(|&(w, q)| (w + q) * w >= PARALLEL_PANEL), "the blocked path is tested");
+        for (w, q) in shapes {
+            let ld = w + q;
+            let panel: Vec<f64> = (0..ld * w).map(|i| ((i * 37 % 101) as f64 / 101.0 - 0.5) * 0.2).collect();
+            let z0: Vec<f64> = (0..ld).map(|i| (i as f64 * 0.7).sin()).collect();
+            let mut y = z0.clone();
+            for j in 0..w {
+                for i in j + 1..ld {
+                    y[i] -= panel[j * ld + i] * y[j];
+                }
+            }
+            let mut u = z0.clone();
+            for j in (0..w).rev() {
+                u[j] -= (j + 1..ld).map(|i| panel[j * ld + i] * u[i]).sum::<f64>();
+            }
+            let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(p, q)| (p - q).abs() < 1e-11);
+            for parallel in [false, true] {
+                let mut z = z0.clone();
+                forward(&panel, &mut z, w, parallel);
+                assert!(close(&z, &y), "forward, w = {w}, q = {q}, parallel {parallel}");
+                let mut z = z0.clone();
+                backward(&panel, &mut z, w, parallel);
+                assert!(close(&z, &u), "backward, w = {w}, q = {q}, parallel {parallel}");
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! One right-hand side through the supernodal factor, `P A Pᵀ = L D Lᵀ`:
+//! `L y = P b`, `z = D⁻¹ y`, `Lᵀ x = z`, `b ← Pᵀ x`, supernode by supernode,
+//! the independent subtrees of the supernodal elimination tree in parallel
+//! (zeng2022 §3.1: the preconditioner application of every PCG iteration,
+//! and the corrective motion of eq. 17).
+//!
+//! A one-vector solve reads the whole factor and does two flops per entry
+//! per sweep, so its floor is bytes moved; the kernels stream each panel
+//! column once, contiguous, and the two cores share the subtrees.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::{panel_kernels, Ldlt, SupernodeLayout};
+
+/// How a solve is split: disjoint subtrees of the supernodal tree, each a
+/// contiguous range of supernodes and of columns, solved in parallel, and the
+/// remaining supernodes (their common ancestors, the large top separators)
+/// by levels: the supernodes of a level are not ancestors of one another
+/// and are solved in parallel; a level of one supernode is shared by blocks
+/// of its columns. Depends on the pattern only, so results do not depend on
+/// the thread count.
+#[derive(Debug, Clone, Default)]
+pub struct SolvePlan {
+    tasks: Vec<Subtree>,
+    /// The remaining supernodes by height above the subtrees, lowest first.
+    levels: Vec<Vec<usize>>,
+}
+
+#[derive(Debug, Clone)]
+struct Subtree {
+    supernodes: Range<usize>,
+    columns: Range<usize>,
+    /// Root supernode: every row outside the subtree that it updates is in the root's pattern.
+    root: usize,
+}
+
+/// Subtrees are split until none holds more than this share of the factor.
+const SUBTREE_SHARE: f64 = 1.0 / 16.0;
+
+impl SolvePlan {
+    /// Splits the supernodal tree of `sn`, whose panel of supernode `s` holds
+    /// `(width + pattern) · width` values: starting from the roots, the
+    /// heaviest subtree is replaced by its children until every subtree is
+    /// light. A subtree whose supernodes are not a contiguous index range
+    /// (never the case for a postordered factor) leaves the whole solve serial.
+    pub fn new(sn: &SupernodeLayout) -> SolvePlan {
+        let m = sn.len();
+        let own: Vec<f64> = (0..m)
+            .map(|s| {
+                let (w, q) = (sn.width(s), sn.pattern(s).len());
+                (w * (w - 1) / 2 + w * q) as f64
+            })
+            .collect();
+        let mut children = vec![Vec::new(); m];
+        let (mut weight, mut size, mut roots) = (own.clone(), vec![1usize; m], Vec::new());
+        for s in 0..m {
+            match sn.parent[s] {
+                p if p < m => {
+                    children[p].push(s);
+                    weight[p] += weight[s];
+                    size[p] += size[s];
+                }
+                _ => roots.push(s),
+            }
+        }
+        let total: f64 = roots.iter().map(|&r| weight[r]).sum();
+        let (mut tasks, mut top) = (roots, Vec::new());
+        while let Some((i, _)) = tasks
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| weight[t] > SUBTREE_SHARE * total && !children[t].is_empty())
+            .max_by(|a, b| weight[*a.1].total_cmp(&weight[*b.1]))
+        {
+            let t = tasks.swap_remove(i);
+            top.push(t);
+            tasks.extend_from_slice(&children[t]);
+        }
+        top.sort_unstable();
+        tasks.sort_unstable();
+        let contiguous = tasks.iter().all(|&t| (t + 1 - size[t]..=t).all(|s| reaches(sn, s, t)));
+        if !contiguous || tasks.len() < 2 {
+            return SolvePlan { tasks: Vec::new(), levels: levels(sn, &(0..m).collect::<Vec<_>>()) };
+        }
+        let levels = levels(sn, &top);
+        let tasks = tasks
+            .into_iter()
+            .map(|t| {
+                let first = t + 1 - size[t];
+                Subtree { supernodes: first..t + 1, columns: sn.begin[first]..sn.begin[t + 1], root: t }
+            })
+            .collect();
+        SolvePlan { tasks, levels }
+    }
+
+    /// Number of subtrees solved in parallel.
+    pub fn subtrees(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
+/// The supernodes `top` (closed under taking parents, increasing) grouped
+/// by height: 0 for those without a child in `top`, else one more than the
+/// highest such child.
+fn levels(sn: &SupernodeLayout, top: &[usize]) -> Vec<Vec<usize>> {
+    let mut height = vec![0usize; sn.len()];
+    let mut levels: Vec<Vec<usize>> = Vec::new();
+    for &s in top {
+        if levels.len() <= height[s] {
+            levels.resize(height[s] + 1, Vec::new());
+        }
+        levels[height[s]].push(s);
+        if let Some(p) = sn.parent.get(s).copied().filter(|&p| p < sn.len()) {
+            height[p] = height[p].max(height[s] + 1);
+        }
+    }
+    levels
+}
+
+/// Whether `t` is `s` or an ancestor of it (parents have larger indices).
+fn reaches(sn: &SupernodeLayout, mut s: usize, t: usize) -> bool {
+    while s < t {
+        s = sn.parent[s];
+    }
+    s == t
+}
+
+impl Ldlt {
+    /// Solves `A x = b` in place for one right-hand side by the supernodal
+    /// sweeps of [`SolvePlan`].
+    pub fn solve_one(&self, b: &mut [f64]) {
+        let s = &**self.symbolic();
+        assert_eq!(b.len(), s.n(), "right-hand side length");
+        let mut y: Vec<f64> = s.perm.iter().map(|&o| b[o]).collect();
+        self.forward(&mut y);
+        y.iter_mut().zip(&self.d).for_each(|(v, d)| *v /= d);
+        self.backward(&mut y);
+        s.perm.iter().zip(&y).for_each(|(&o, &v)| b[o] = v);
+    }
+
+    /// `L y = y`: subtrees in parallel, each adding its updates of rows
+    /// outside itself (all in its root's pattern) to a private buffer that is
+    /// then merged in subtree order; then the levels of common ancestors,
+    /// whose updates of shared rows are likewise added in a fixed order.
+    fn forward(&self, y: &mut [f64]) {
+        let plan = &self.symbolic().solve_plan;
+        let sn = &self.symbolic().supernodes;
+        let n = y.len();
+        let outside: Vec<Vec<f64>> = split_by_subtree(y, &plan.tasks)
+            .into_par_iter()
+            .map(|(task, local)| {
+                let (lo, hi) = (task.columns.start, task.columns.end);
+                let mut above = vec![0.0; n - hi];
+                let mut z = Vec::new();
+                for s in task.supernodes.clone() {
+                    let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
+                    let row = |r: u32| (r as usize).checked_sub(hi).ok_or(r as usize - lo);
+                    z.clear();
+                    z.extend_from_slice(&local[own.clone()]);
+                    z.extend(sn.pattern(s).iter().map(|&r| match row(r) {
+                        Ok(i) => above[i],
+                        Err(i) => local[i],
+                    }));
+                    panel_kernels::forward(self.panel_values(s), &mut z, own.len(), false);
+                    local[own.clone()].copy_from_slice(&z[..own.len()]);
+                    for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
+                        match row(r) {
+                            Ok(i) => above[i] = v,
+                            Err(i) => local[i] = v,
+                        }
+                    }
+                }
+                above
+            })
+            .collect();
+        for (task, above) in plan.tasks.iter().zip(&outside) {
+            for &r in sn.pattern(task.root) {
+                y[r as usize] += above[r as usize - task.columns.end];
+            }
+        }
+        for level in &plan.levels {
+            let parallel = level.len() == 1;
+            let zs: Vec<Vec<f64>> = level
+                .par_iter()
+                .map(|&s| {
+                    let w = sn.width(s);
+                    let mut z: Vec<f64> = y[sn.begin[s]..sn.begin[s] + w].to_vec();
+                    z.resize(w + sn.pattern(s).len(), 0.0);
+                    panel_kernels::forward(self.panel_values(s), &mut z, w, parallel);
+                    z
+                })
+                .collect();
+            for (&s, z) in level.iter().zip(&zs) {
+                let (x, update) = z.split_at(sn.width(s));
+                y[sn.begin[s]..sn.begin[s + 1]].copy_from_slice(x);
+                sn.pattern(s).iter().zip(update).for_each(|(&r, &v)| y[r as usize] += v);
+            }
+        }
+    }
+
+    /// `[y_own; y_pattern]` of supernode `s`, and its own columns.
+    fn gather(&self, s: usize, y: &[f64]) -> (Range<usize>, Vec<f64>) {
+        let sn = &self.symbolic().supernodes;
+        let own = sn.begin[s]..sn.begin[s + 1];
+        let z = y[own.clone()].iter().copied().chain(sn.pattern(s).iter().map(|&r| y[r as usize])).collect();
+        (own, z)
+    }
+
+    /// `Lᵀ x = y`: the common ancestors first, then the subtrees in parallel,
+    /// each reading the (final) rows of its ancestors from a snapshot.
+    fn backward(&self, y: &mut [f64]) {
+        let plan = &self.symbolic().solve_plan;
+        let sn = &self.symbolic().supernodes;
+        for level in plan.levels.iter().rev() {
+            let parallel = level.len() == 1;
+            let xs: Vec<(Range<usize>, Vec<f64>)> = level
+                .par_iter()
+                .map(|&s| {
+                    let (own, mut z) = self.gather(s, y);
+                    panel_kernels::backward(self.panel_values(s), &mut z, own.len(), parallel);
+                    z.truncate(own.len());
+                    (own, z)
+                })
+                .collect();
+            for (own, x) in xs {
+                y[own].copy_from_slice(&x);
+            }
+        }
+        if plan.tasks.is_empty() {
+            return;
+        }
+        let snapshot = y.to_vec();
+        split_by_subtree(y, &plan.tasks).into_par_iter().for_each(|(task, local)| {
+            let (lo, hi) = (task.columns.start, task.columns.end);
+            let mut z = Vec::new();
+            for s in task.supernodes.clone().rev() {
+                let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
+                z.clear();
+                z.extend_from_slice(&local[own.clone()]);
+                z.extend(sn.pattern(s).iter().map(|&r| {
+                    let r = r as usize;
+                    if r < hi {
+                        local[r - lo]
+                    } else {
+                        snapshot[r]
+                    }
+                }));
+                panel_kernels::backward(self.panel_values(s), &mut z, own.len(), false);
+                local[own.clone()].copy_from_slice(&z[..own.len()]);
+            }
+        });
+    }
+}
+
+/// Disjoint mutable views of `y` on each subtree's columns.
+fn split_by_subtree<'a, 'p>(y: &'a mut [f64], tasks: &'p [Subtree]) -> Vec<(&'p Subtree, &'a mut [f64])> {
+    let mut views = Vec::with_capacity(tasks.len());
+    let (mut rest, mut offset) = (y, 0);
+    for task in tasks {
+        let (_, tail) = rest.split_at_mut(task.columns.start - offset);
+        let (mine, tail) = tail.split_at_mut(task.columns.len());
+        views.push((task, mine));
+        rest = tail;
+        offset = task.columns.end;
+    }
+    views
+}

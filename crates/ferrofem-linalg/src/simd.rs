@@ -1,0 +1,206 @@
+//! Dense vector primitives with 256-bit fused multiply-adds where the
+//! processor has AVX2 and FMA (detected at run time), plain Rust elsewhere:
+//! the inner loops of the supernodal solves and of projected Gauss-Seidel.
+//! Each primitive sums in a fixed order, so its result depends only on its
+//! inputs (and on which of the two builds runs).
+
+/// Columns the four-column primitives combine.
+pub const COLUMNS: usize = 4;
+
+/// Partial sums of the portable dot product: independent chains the compiler maps to SIMD lanes.
+const LANES: usize = 8;
+
+/// Whether the AVX2 + FMA primitives can run here.
+#[cfg(target_arch = "x86_64")]
+fn fused() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+/// Picks the AVX2 + FMA build of a primitive where the processor has them.
+macro_rules! primitive {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+        $(#[$doc])*
+        pub fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            if fused() {
+                // SAFETY: the processor has AVX2 and FMA (checked just above).
+                return unsafe { avx::$name($($arg),*) };
+            }
+            portable::$name($($arg),*)
+        }
+    };
+}
+
+primitive!(
+    /// `y ← y + a x`.
+    fn axpy(a: f64, x: &[f64], y: &mut [f64])
+);
+primitive!(
+    /// `y ← y + Σₖ aₖ cₖ` for four columns `cₖ` as long as `y`.
+    fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64])
+);
+primitive!(
+    /// `aᵀ b`.
+    fn dot(a: &[f64], b: &[f64]) -> f64
+);
+primitive!(
+    /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
+    fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS]
+);
+
+/// The primitives in plain Rust: the reference, and the build for other processors.
+mod portable {
+    use super::{COLUMNS, LANES};
+
+    pub(super) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+        y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += a * xi);
+    }
+
+    pub(super) fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+        for (i, yi) in y.iter_mut().enumerate() {
+            *yi += a[0] * c[0][i] + a[1] * c[1][i] + a[2] * c[2][i] + a[3] * c[3][i];
+        }
+    }
+
+    pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
+        let mut acc = [0.0; LANES];
+        let ((ac, at), (bc, bt)) = (a.as_chunks::<LANES>(), b.as_chunks::<LANES>());
+        for (p, q) in ac.iter().zip(bc) {
+            for k in 0..LANES {
+                acc[k] += p[k] * q[k];
+            }
+        }
+        acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(p, q)| p * q).sum::<f64>()
+    }
+
+    pub(super) fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+        c.map(|col| dot(&col[..g.len()], g))
+    }
+}
+
+/// The primitives with 256-bit fused multiply-adds: the columns stream
+/// through four-lane registers, two independent accumulators per column.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    use super::COLUMNS;
+
+    /// Sum of the four lanes.
+    #[target_feature(enable = "avx2,fma")]
+    fn sum(v: __m256d) -> f64 {
+        let pair = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
+        _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+        let n = y.len();
+        assert!(x.len() >= n);
+        let (av, (xp, yp)) = (_mm256_set1_pd(a), (x.as_ptr(), y.as_mut_ptr()));
+        let mut i = 0;
+        while i + 4 <= n {
+            // SAFETY: i + 4 ≤ n ≤ both lengths.
+            unsafe {
+                _mm256_storeu_pd(
+                    yp.add(i),
+                    _mm256_fmadd_pd(_mm256_loadu_pd(xp.add(i)), av, _mm256_loadu_pd(yp.add(i))),
+                )
+            };
+            i += 4;
+        }
+        for k in i..n {
+            y[k] = a.mul_add(x[k], y[k]);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+        let n = y.len();
+        assert!(c.iter().all(|col| col.len() >= n));
+        let av = a.map(|v| _mm256_set1_pd(v));
+        let (cp, yp) = (c.map(|col| col.as_ptr()), y.as_mut_ptr());
+        let mut i = 0;
+        while i + 4 <= n {
+            // SAFETY: i + 4 ≤ n ≤ every length.
+            unsafe {
+                let mut r = _mm256_loadu_pd(yp.add(i));
+                for k in 0..COLUMNS {
+                    r = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i)), av[k], r);
+                }
+                _mm256_storeu_pd(yp.add(i), r);
+            }
+            i += 4;
+        }
+        // The same fused chain as the lanes: a row's result does not depend on where it falls.
+        for r in i..n {
+            y[r] = (0..COLUMNS).fold(y[r], |acc, k| c[k][r].mul_add(a[k], acc));
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dot(a: &[f64], b: &[f64]) -> f64 {
+        let n = a.len();
+        assert!(b.len() >= n);
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ both lengths.
+            unsafe {
+                s0 = _mm256_fmadd_pd(_mm256_loadu_pd(ap.add(i)), _mm256_loadu_pd(bp.add(i)), s0);
+                s1 = _mm256_fmadd_pd(_mm256_loadu_pd(ap.add(i + 4)), _mm256_loadu_pd(bp.add(i + 4)), s1);
+            }
+            i += 8;
+        }
+        sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| a[k] * b[k]).sum::<f64>()
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+        let n = g.len();
+        assert!(c.iter().all(|col| col.len() >= n));
+        let (cp, gp) = (c.map(|col| col.as_ptr()), g.as_ptr());
+        let mut acc = [[_mm256_setzero_pd(); 2]; COLUMNS];
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ every length.
+            unsafe {
+                let (g0, g1) = (_mm256_loadu_pd(gp.add(i)), _mm256_loadu_pd(gp.add(i + 4)));
+                for k in 0..COLUMNS {
+                    acc[k][0] = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i)), g0, acc[k][0]);
+                    acc[k][1] = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i + 4)), g1, acc[k][1]);
+                }
+            }
+            i += 8;
+        }
+        let mut out = [0.0; COLUMNS];
+        for k in 0..COLUMNS {
+            out[k] = sum(_mm256_add_pd(acc[k][0], acc[k][1])) + (i..n).map(|r| c[k][r] * g[r]).sum::<f64>();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fused_primitives_match_the_portable_ones() {
+        for n in [0, 1, 3, 4, 7, 8, 9, 17, 100] {
+            let col = |s: f64| (0..n).map(|i| ((i as f64 + s) * 0.37).sin()).collect::<Vec<f64>>();
+            let (a, b, c, d, g) = (col(0.0), col(1.0), col(2.0), col(3.0), col(4.0));
+            let close = |p: f64, q: f64| (p - q).abs() <= 1e-13 * (1.0 + q.abs());
+            assert!(close(dot(&a, &g), portable::dot(&a, &g)), "dot, n = {n}");
+            let (fused, plain) = (dot4([&a, &b, &c, &d], &g), portable::dot4([&a, &b, &c, &d], &g));
+            assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4, n = {n}");
+            let (mut y, mut z) = (g.clone(), g.clone());
+            axpy4([&a, &b, &c, &d], [0.5, -1.0, 2.0, 0.25], &mut y);
+            portable::axpy4([&a, &b, &c, &d], [0.5, -1.0, 2.0, 0.25], &mut z);
+            axpy(-0.3, &a, &mut y);
+            portable::axpy(-0.3, &a, &mut z);
+            assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy, n = {n}");
+        }
+    }
+}

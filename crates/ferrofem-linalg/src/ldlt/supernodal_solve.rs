@@ -44,17 +44,19 @@ impl SolvePlan {
     /// `(width + pattern) · width` values: starting from the roots, the
     /// heaviest subtree is replaced by its children until every subtree is
     /// light. A subtree whose supernodes are not a contiguous index range
-    /// (never the case for a postordered factor) leaves the whole solve serial.
+    /// (never the case for a postordered factor) leaves no subtrees: every
+    /// supernode then goes by levels.
     pub fn new(sn: &SupernodeLayout) -> SolvePlan {
         let m = sn.len();
-        let own: Vec<f64> = (0..m)
+        // Entries read per supernode, summed below into subtree weights.
+        let mut weight: Vec<f64> = (0..m)
             .map(|s| {
                 let (w, q) = (sn.width(s), sn.pattern(s).len());
                 (w * (w - 1) / 2 + w * q) as f64
             })
             .collect();
         let mut children = vec![Vec::new(); m];
-        let (mut weight, mut size, mut roots) = (own.clone(), vec![1usize; m], Vec::new());
+        let (mut size, mut roots) = (vec![1usize; m], Vec::new());
         for s in 0..m {
             match sn.parent[s] {
                 p if p < m => {

@@ -15,7 +15,7 @@ use clap::Args;
 use serde::Serialize;
 
 use ferrofem::constraint::ConstraintJacobian;
-use ferrofem::delassus::{self, MixedDelassus, UnbuiltBody};
+use ferrofem::delassus::{self, DelassusBuffers, MixedDelassus, UnbuiltBody};
 use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
 use ferrofem::stats::median_p90;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
@@ -150,15 +150,20 @@ fn measure(
     let isodofs = delassus::isodofs(&h);
     let cost = delassus::predict(f, &h, &IsodofCache::default(), 10.0);
     let mut warmed = IsodofCache::default();
-    warmed.delassus(f, &delassus::isodofs(&previous));
+    warmed.update(f, &delassus::isodofs(&previous));
     let reuse_cost = delassus::predict(f, &h, &warmed, 10.0);
     let flops = IsodofCost::estimate(f.symbolic(), &isodofs);
     let nnz_l = (f.symbolic().nnz_l() + case.dofs()) as f64;
     let mut x = vec![1.0; case.dofs()];
     let solve_ms = median_ms(repeats, || f.solve_in_place(&mut x, 1));
-    let mut w_dense = Vec::new();
-    let dense_ms =
-        median_ms(if cost.dense_ms > 5e3 { 1 } else { repeats }, || w_dense = delassus::dense(f, &h));
+    // Each method keeps its buffers across repeats, as a body does across
+    // steps, and is timed after one untimed call that sizes them.
+    let mut buf = DelassusBuffers::default();
+    let dense_ms = warm_median_ms(if cost.dense_ms > 5e3 { 1 } else { repeats }, || {
+        delassus::dense(f, &h, &mut buf);
+    });
+    let w_dense = buf.w().to_vec();
+    let mut buf = DelassusBuffers::default();
     let record = |method, build_ms: f64, reused, diff, predicted_ms, sweep_ms| DelassusBenchRecord {
         experiment,
         case: case.name.clone(),
@@ -178,22 +183,22 @@ fn measure(
         context: Context::now(),
     };
     let mut out = vec![record("dense", dense_ms, 0, 0.0, cost.dense_ms, None)];
-    let mut w = Vec::new();
-    let ms = median_ms(repeats, || w = delassus::isodof(f, &h).0);
-    out.push(record("isodof", ms, 0, rel_diff(&w, &w_dense), cost.isodof_ms, None));
+    let ms = warm_median_ms(repeats, || {
+        delassus::isodof(f, &h, &mut buf);
+    });
+    out.push(record("isodof", ms, 0, rel_diff(buf.w(), &w_dense), cost.isodof_ms, None));
     let mut reused = 0;
     let ms = {
         let mut t = Vec::new();
-        for _ in 0..repeats.max(1) {
+        for _ in 0..=repeats.max(1) {
             let mut cache = warmed.clone();
             let s = Instant::now();
-            let (wr, r) = delassus::isodof_reuse(&mut cache, f, &h);
+            reused = delassus::isodof_reuse(&mut cache, f, &h, &mut buf).1.reused;
             t.push(s.elapsed().as_secs_f64() * 1e3);
-            (w, reused) = (wr, r.reused);
         }
-        median_p90(&mut t).0
+        median_p90(&mut t[1..]).0
     };
-    out.push(record("isodof-reuse", ms, reused, rel_diff(&w, &w_dense), reuse_cost.reuse_ms, None));
+    out.push(record("isodof-reuse", ms, reused, rel_diff(buf.w(), &w_dense), reuse_cost.reuse_ms, None));
     out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
     if peers {
         let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
@@ -203,6 +208,12 @@ fn measure(
         }
     }
     out
+}
+
+/// [`median_ms`] after one untimed call (the buffers' first use).
+fn warm_median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    median_ms(runs, f)
 }
 
 /// The unbuilt operator: its set-up (diagonal blocks), one exact PGS sweep,

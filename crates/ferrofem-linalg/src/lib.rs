@@ -10,6 +10,7 @@
 
 pub mod bandwidth;
 mod csr;
+pub mod dense;
 mod error;
 pub mod ldlt;
 pub mod pcg;

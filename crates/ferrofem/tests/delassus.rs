@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferrofem::constraint::ConstraintJacobian;
-use ferrofem::delassus::{self, DelassusMethod, MixedDelassus, UnbuiltBody};
+use ferrofem::delassus::{self, DelassusBuffers, DelassusMethod, MixedDelassus, UnbuiltBody};
 use ferrofem::scene::Scene;
 use ferrofem::solver::DelassusOperator;
 use ferrofem::World;
@@ -52,9 +52,10 @@ fn unbuilt_matrix(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
 
 /// All four methods against the dense one for one body's `H`.
 fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
-    let reference = delassus::dense(f, h);
-    let (w, _) = delassus::isodof(f, h);
-    assert!(rel_diff(&w, &reference) < 1e-10, "isodof, {what}");
+    let reference = delassus::dense(f, h, &mut DelassusBuffers::default()).to_vec();
+    let mut buf = DelassusBuffers::default();
+    let (w, _) = delassus::isodof(f, h, &mut buf);
+    assert!(rel_diff(w, &reference) < 1e-10, "isodof, {what}");
     let mut cache = IsodofCache::default();
     // Warm the cache with half of the rows, then ask for all of them.
     let half = h.nrows() / 6 * 3;
@@ -66,10 +67,10 @@ fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
                 .collect();
             first.push_point(&pts, [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
         }
-        delassus::isodof_reuse(&mut cache, f, &first.to_csr());
+        delassus::isodof_reuse(&mut cache, f, &first.to_csr(), &mut buf);
     }
-    let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h);
-    assert!(rel_diff(&w, &reference) < 1e-10, "isodof-reuse, {what}");
+    let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h, &mut buf);
+    assert!(rel_diff(w, &reference) < 1e-10, "isodof-reuse, {what}");
     assert!(half == 0 || reuse.reused > 0, "the warm cache is used, {what}");
     assert!(rel_diff(&unbuilt_matrix(f, h), &reference) < 1e-10, "unbuilt, {what}");
 }
@@ -195,7 +196,10 @@ friction = 0.3
         reused += record.reused_isodofs;
         fresh_steps += usize::from(record.reused_isodofs == 0);
         let reference: Vec<f64> =
-            delassus::dense(&factor(&w, 0), &ws.jacobian).iter().map(|x| h2 * x).collect();
+            delassus::dense(&factor(&w, 0), &ws.jacobian, &mut DelassusBuffers::default())
+                .iter()
+                .map(|x| h2 * x)
+                .collect();
         assert!(rel_diff(&w.constraints().delassus, &reference) < 1e-10, "step {}", s.step);
     }
     assert!(contact_steps > 100, "in contact most of the run ({contact_steps} steps)");

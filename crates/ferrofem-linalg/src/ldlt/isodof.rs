@@ -19,6 +19,7 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
+use rayon::prelude::*;
 
 use super::etree::NONE;
 use super::{Ldlt, LdltSymbolic};
@@ -26,7 +27,9 @@ use super::{Ldlt, LdltSymbolic};
 /// Work above which a supernode's kernels run on all threads.
 const PARALLEL_FLOPS: f64 = 2e6;
 
-/// `S̄ = L⁻¹ P Īᵀ` for a set of DOFs, stored per supernode of their reach.
+/// `S̄ = L⁻¹ P Īᵀ` for a set of DOFs, stored per supernode of their reach
+/// and scaled by `D^{-1/2}` (`Z = D^{-1/2} S̄`, so `W̄ = Zᵀ Z`; `D > 0`
+/// since `A` is positive definite).
 #[derive(Debug, Clone)]
 pub struct IsodofColumns {
     /// The DOFs (original numbering), in the internal order of the columns.
@@ -34,16 +37,24 @@ pub struct IsodofColumns {
     blocks: Vec<Block>,
     /// Block of each supernode of the reach.
     block_of: HashMap<usize, usize>,
+    /// Every block's values, one after another.
+    values: Vec<f64>,
 }
 
-/// The dense rows of one supernode for the columns `lo..lo + cols`.
+/// The dense rows of one supernode for the columns `lo..lo + cols`:
+/// `width × cols` column-major at `values[offset..]`.
 #[derive(Debug, Clone)]
 struct Block {
     sn: usize,
     lo: usize,
     cols: usize,
-    /// `width × cols`, column-major.
-    values: Vec<f64>,
+    offset: usize,
+}
+
+impl Block {
+    fn range(&self, width: usize) -> std::ops::Range<usize> {
+        self.offset..self.offset + width * self.cols
+    }
 }
 
 /// Flop counts of building `W̄` for a set of DOFs (the cost model of `auto`).
@@ -107,63 +118,107 @@ impl IsodofCost {
     }
 }
 
+/// One target supernode of a block's update `Y = L_bs X_s`: the rows
+/// `p0..p1` of `Y` go to the rows `rows` of the target's block.
+struct Target {
+    block: usize,
+    p0: usize,
+    rows: Vec<usize>,
+}
+
 impl IsodofColumns {
-    /// Solves `L S̄ = P Īᵀ` for the unit columns of `dofs` (duplicates
-    /// ignored): supernodes of the reach in increasing order (children
-    /// first), `X_s ← L_ss⁻¹ X_s`, then `X_t −= L_ts X_s` for the ancestors
-    /// `t` that the pattern of `s` reaches.
+    /// [`Self::new_in`] with fresh storage.
     pub fn new(f: &Ldlt, dofs: &[usize]) -> IsodofColumns {
+        IsodofColumns::new_in(f, dofs, Vec::new())
+    }
+
+    /// Solves `L S̄ = P Īᵀ` for the unit columns of `dofs` (duplicates
+    /// ignored), storing the result in `storage` (whose allocation is
+    /// reused: a caller that builds every step keeps its memory warm):
+    /// supernodes of the reach in increasing order (children first),
+    /// `X_s ← L_ss⁻¹ X_s`, then `X_t −= L_ts X_s` for the ancestors `t`
+    /// that the pattern of `s` reaches, then `X_s ← D_s^{-1/2} X_s`.
+    pub fn new_in(f: &Ldlt, dofs: &[usize], mut storage: Vec<f64>) -> IsodofColumns {
         let s = &**f.symbolic();
         let sn = &s.supernodes;
         let (dofs, ranges) = reach(s, dofs);
-        let mut blocks: Vec<Block> = ranges
+        let mut offset = 0;
+        let blocks: Vec<Block> = ranges
             .iter()
-            .map(|&(t, lo, hi)| Block {
-                sn: t,
-                lo,
-                cols: hi - lo,
-                values: vec![0.0; sn.width(t) * (hi - lo)],
+            .map(|&(t, lo, hi)| {
+                let b = Block { sn: t, lo, cols: hi - lo, offset };
+                offset += sn.width(t) * b.cols;
+                b
             })
             .collect();
+        storage.clear();
+        storage.resize(offset, 0.0);
         let block_of: HashMap<usize, usize> = blocks.iter().enumerate().map(|(i, b)| (b.sn, i)).collect();
-        for (i, &d) in dofs.iter().enumerate() {
+        let mut cols = IsodofColumns { dofs, blocks, block_of, values: storage };
+        for (i, &d) in cols.dofs.iter().enumerate() {
             let p = s.perm_inv[d];
-            let b = &mut blocks[block_of[&(sn.of_column[p] as usize)]];
-            let w = sn.width(b.sn);
-            b.values[(i - b.lo) * w + p - sn.begin[b.sn]] = 1.0;
+            let b = &cols.blocks[cols.block_of[&(sn.of_column[p] as usize)]];
+            cols.values[b.offset + (i - b.lo) * sn.width(b.sn) + p - sn.begin[b.sn]] = 1.0;
         }
+        let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
         let mut update = Vec::new();
-        let mut targets: Vec<(usize, usize)> = Vec::new();
-        for bi in 0..blocks.len() {
-            let (done, rest) = blocks.split_at_mut(bi + 1);
-            let blk = &mut done[bi];
-            let (w, k, pattern) = (sn.width(blk.sn), blk.cols, sn.pattern(blk.sn));
-            let q = pattern.len();
-            let panel = f.panel(blk.sn);
-            let par = par_for((w * k * (w + 2 * q)) as f64);
-            let mut x = MatMut::from_column_major_slice_mut(&mut blk.values, w, k);
-            solve_unit_lower_triangular_in_place(panel.submatrix(0, 0, w, w), x.rb_mut(), par);
-            if q == 0 {
-                continue;
-            }
+        for bi in 0..cols.blocks.len() {
+            cols.solve_block(f, bi, &d_inv_sqrt, &mut update);
+        }
+        cols
+    }
+
+    /// The step of [`Self::new_in`] for block `bi`, whose children are done.
+    fn solve_block(&mut self, f: &Ldlt, bi: usize, d_inv_sqrt: &[f64], update: &mut Vec<f64>) {
+        let sn = &f.symbolic().supernodes;
+        let blk = self.blocks[bi].clone();
+        let (w, k, pattern) = (sn.width(blk.sn), blk.cols, sn.pattern(blk.sn));
+        let q = pattern.len();
+        let panel = f.panel(blk.sn);
+        let par = par_for((w * k * (w + 2 * q)) as f64);
+        let targets = if q > 0 { self.targets(sn, bi) } else { Vec::new() };
+        let (head, tail) = self.values.split_at_mut(blk.offset + w * k);
+        let x = &mut head[blk.offset..];
+        let mut xm = MatMut::from_column_major_slice_mut(x, w, k);
+        solve_unit_lower_triangular_in_place(panel.submatrix(0, 0, w, w), xm.rb_mut(), par);
+        if q > 0 {
             update.resize(q * k, 0.0);
-            let mut y = MatMut::from_column_major_slice_mut(&mut update, q, k);
-            matmul(y.rb_mut(), Accum::Replace, panel.submatrix(w, 0, q, w), x.rb(), 1.0, par);
-            targets.clear();
-            targets.extend(pattern.iter().map(|&r| {
-                let t = sn.of_column[r as usize] as usize;
-                (block_of[&t] - bi - 1, r as usize - sn.begin[t])
-            }));
-            for j in 0..k {
-                let col = &update[j * q..(j + 1) * q];
-                for (&(ti, row), &v) in targets.iter().zip(col) {
-                    let tb = &mut rest[ti];
-                    let wt = sn.width(tb.sn);
-                    tb.values[(blk.lo + j - tb.lo) * wt + row] -= v;
-                }
+            let y = MatMut::from_column_major_slice_mut(update, q, k);
+            matmul(y, Accum::Replace, panel.submatrix(w, 0, q, w), xm.rb(), 1.0, par);
+            // Carve each target's columns out of the blocks after this one.
+            let (mut rest, mut consumed) = (tail, blk.offset + w * k);
+            for t in &targets {
+                let tb = &self.blocks[t.block];
+                let wt = sn.width(tb.sn);
+                let start = tb.offset + (blk.lo - tb.lo) * wt;
+                let (dst, after) = std::mem::take(&mut rest)[start - consumed..].split_at_mut(k * wt);
+                subtract_rows(dst, wt, &t.rows, &update[t.p0..], q, !matches!(par, Par::Seq));
+                (rest, consumed) = (after, start + k * wt);
             }
         }
-        IsodofColumns { dofs, blocks, block_of }
+        let scale = &d_inv_sqrt[sn.begin[blk.sn]..sn.begin[blk.sn] + w];
+        let scale_col = |col: &mut [f64]| col.iter_mut().zip(scale).for_each(|(v, d)| *v *= d);
+        if matches!(par, Par::Seq) {
+            x.chunks_exact_mut(w).for_each(scale_col);
+        } else {
+            x.par_chunks_exact_mut(w).for_each(scale_col);
+        }
+    }
+
+    /// The targets of block `bi`'s update, in increasing block order (the
+    /// pattern is sorted and each supernode owns a contiguous range of it).
+    fn targets(&self, sn: &super::SupernodeLayout, bi: usize) -> Vec<Target> {
+        let pattern = sn.pattern(self.blocks[bi].sn);
+        let mut out: Vec<Target> = Vec::new();
+        for (p, &r) in pattern.iter().enumerate() {
+            let t = sn.of_column[r as usize] as usize;
+            let row = r as usize - sn.begin[t];
+            match out.last_mut() {
+                Some(last) if self.blocks[last.block].sn == t => last.rows.push(row),
+                _ => out.push(Target { block: self.block_of[&t], p0: p, rows: vec![row] }),
+            }
+        }
+        out
     }
 
     /// The DOFs (original numbering) in the order of `W̄`'s rows and columns.
@@ -183,103 +238,123 @@ impl IsodofColumns {
 
     /// Stored entries of `S̄`.
     pub fn entries(&self) -> usize {
-        self.blocks.iter().map(|b| b.values.len()).sum()
+        self.values.len()
     }
 
-    /// `W̄ = S̄ᵀ D⁻¹ S̄` (eq. 24), `m × m` column-major in the order of
-    /// [`Self::dofs`]: per supernode of the reach, the lower half of
-    /// `X_sᵀ D_s⁻¹ X_s` into the diagonal block of its column range.
-    pub fn delassus(&self, f: &Ldlt) -> Vec<f64> {
+    /// Gives the storage back, for [`Self::new_in`] to reuse.
+    pub fn into_storage(self) -> Vec<f64> {
+        self.values
+    }
+
+    /// `Z_s` of a block (`width × cols`).
+    fn z(&self, b: &Block, width: usize) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.values[b.range(width)], width, b.cols)
+    }
+
+    /// `W̄ = S̄ᵀ D⁻¹ S̄ = Zᵀ Z` (eq. 24), `m × m` column-major in the order of
+    /// [`Self::dofs`], into `out` (its allocation reused).
+    pub fn delassus_into(&self, f: &Ldlt, out: &mut Vec<f64>) {
         let m = self.len();
-        let mut out = vec![0.0; m * m];
-        let mut scaled = Vec::new();
-        let mut dst = MatMut::from_column_major_slice_mut(&mut out, m, m);
+        out.clear();
+        out.resize(m * m, 0.0);
+        self.add_lower_gram(f, MatMut::from_column_major_slice_mut(out, m, m));
+        crate::dense::mirror(out, m, 0..m);
+    }
+
+    /// [`Self::delassus_into`] into a new matrix.
+    pub fn delassus(&self, f: &Ldlt) -> Vec<f64> {
+        let mut out = Vec::new();
+        self.delassus_into(f, &mut out);
+        out
+    }
+
+    /// `dst += lower(Zᵀ Z)`: per supernode of the reach, the lower half of
+    /// `Z_sᵀ Z_s` into the diagonal block of its column range.
+    fn add_lower_gram(&self, f: &Ldlt, mut dst: MatMut<'_, f64>) {
+        let sn = &f.symbolic().supernodes;
         for b in &self.blocks {
-            let (x, z) = self.scaled(f, b, &mut scaled);
-            let par = par_for((x.nrows() * b.cols * b.cols) as f64);
+            let z = self.z(b, sn.width(b.sn));
             triangular::matmul(
                 dst.rb_mut().submatrix_mut(b.lo, b.lo, b.cols, b.cols),
                 BlockStructure::TriangularLower,
                 Accum::Add,
-                x.transpose(),
+                z.transpose(),
                 BlockStructure::Rectangular,
                 z,
                 BlockStructure::Rectangular,
                 1.0,
-                par,
+                par_for((z.nrows() * b.cols * b.cols) as f64),
             );
         }
-        for j in 0..m {
-            for i in j + 1..m {
-                out[i * m + j] = out[j * m + i];
-            }
-        }
-        out
     }
 
-    /// `S̄ᵀ D⁻¹ S̄_other` (eq. 30b), `m × m_other` column-major: the products
-    /// of the blocks of the supernodes both reaches share.
-    pub fn cross(&self, f: &Ldlt, other: &IsodofColumns) -> Vec<f64> {
-        let (m, mo) = (self.len(), other.len());
-        let mut out = vec![0.0; m * mo];
-        let mut scaled = Vec::new();
-        let mut dst = MatMut::from_column_major_slice_mut(&mut out, m, mo);
+    /// `dst += S̄ᵀ D⁻¹ S̄_other = Zᵀ Z_other` (eq. 30b), `dst` being
+    /// `m × m_other`: the products of the blocks of the supernodes both
+    /// reaches share.
+    pub fn add_cross(&self, f: &Ldlt, other: &IsodofColumns, mut dst: MatMut<'_, f64>) {
+        let sn = &f.symbolic().supernodes;
         for b in &other.blocks {
             let Some(&ai) = self.block_of.get(&b.sn) else { continue };
             let a = &self.blocks[ai];
-            let (_, z) = other.scaled(f, b, &mut scaled);
-            let x = MatRef::from_column_major_slice(&a.values, z.nrows(), a.cols);
-            let par = par_for((z.nrows() * a.cols * b.cols) as f64);
+            let w = sn.width(b.sn);
             matmul(
                 dst.rb_mut().submatrix_mut(a.lo, b.lo, a.cols, b.cols),
                 Accum::Add,
-                x.transpose(),
-                z,
+                self.z(a, w).transpose(),
+                other.z(b, w),
                 1.0,
-                par,
+                par_for((w * a.cols * b.cols) as f64),
             );
         }
-        out
     }
 
-    /// A block `X` and `D⁻¹ X` (in `scratch`).
-    fn scaled<'a>(
-        &'a self,
-        f: &Ldlt,
-        b: &'a Block,
-        scratch: &'a mut Vec<f64>,
-    ) -> (MatRef<'a, f64>, MatRef<'a, f64>) {
-        let sn = &f.symbolic().supernodes;
-        let (w, c0) = (sn.width(b.sn), sn.begin[b.sn]);
-        scratch.clear();
-        scratch.extend(
-            b.values.chunks_exact(w).flat_map(|col| col.iter().zip(&f.d[c0..c0 + w]).map(|(x, d)| x / d)),
-        );
-        (
-            MatRef::from_column_major_slice(&b.values, w, b.cols),
-            MatRef::from_column_major_slice(scratch, w, b.cols),
-        )
+    /// `S̄ᵀ D⁻¹ S̄_other` as a new `m × m_other` column-major matrix.
+    pub fn cross(&self, f: &Ldlt, other: &IsodofColumns) -> Vec<f64> {
+        let (m, mo) = (self.len(), other.len());
+        let mut out = vec![0.0; m * mo];
+        self.add_cross(f, other, MatMut::from_column_major_slice_mut(&mut out, m, mo));
+        out
+    }
+}
+
+/// `X_t[rows, :] −= Y[p0.., :]` for one target of an update: `dst` holds
+/// the target's `k` columns (`wt` rows each), `y` is `Y` from row `p0` on
+/// (`q` rows per column). Columns go in parallel when `parallel`.
+fn subtract_rows(dst: &mut [f64], wt: usize, rows: &[usize], y: &[f64], q: usize, parallel: bool) {
+    let column = |(j, col): (usize, &mut [f64])| {
+        for (&r, &v) in rows.iter().zip(&y[j * q..]) {
+            col[r] -= v;
+        }
+    };
+    if parallel {
+        dst.par_chunks_exact_mut(wt).enumerate().for_each(column);
+    } else {
+        dst.chunks_exact_mut(wt).enumerate().for_each(column);
     }
 }
 
 /// `W̄` of the DOFs touched since the factor last changed (zeng2022 §5):
 /// the columns come in generations, one per step that met new DOFs; each
 /// step solves only the new ones and extends the cached `W̄` with the
-/// new–new and old–new blocks (eq. 29–30). A new factor empties it; so does
+/// new–new and new–old blocks (eq. 29–30). A new factor empties it; so does
 /// growth past twice the DOFs in use (the unused ones are evicted by
-/// starting over from the DOFs of the step).
+/// starting over from the DOFs of the step). The storage of dropped
+/// columns and of `W̄` is kept for the next generations.
 #[derive(Debug, Default, Clone)]
 pub struct IsodofCache {
     factor: Option<Arc<Ldlt>>,
     generations: Vec<IsodofColumns>,
     /// DOF ↦ slot of `wbar`.
     slot: HashMap<usize, usize>,
-    /// `W̄` over the slots, `capacity × capacity` column-major.
+    /// `W̄` over the slots, column-major with leading dimension `capacity`
+    /// (the `len × len` top-left part is in use).
     wbar: Vec<f64>,
     capacity: usize,
+    /// The largest storage of the dropped generations.
+    spare: Vec<f64>,
 }
 
-/// What one [`IsodofCache::delassus`] call did.
+/// What one [`IsodofCache::update`] call did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IsodofReuse {
     /// DOFs asked for.
@@ -302,8 +377,13 @@ impl IsodofCache {
         self.slot.is_empty()
     }
 
-    /// Drops everything.
+    /// Drops every column (keeping the largest storage for reuse).
     pub fn clear(&mut self) {
+        if let Some(g) = self.generations.iter_mut().max_by_key(|g| g.values.capacity()) {
+            if g.values.capacity() > self.spare.capacity() {
+                self.spare = std::mem::take(&mut g.values);
+            }
+        }
         self.generations.clear();
         self.slot.clear();
         self.factor = None;
@@ -326,49 +406,61 @@ impl IsodofCache {
         fresh
     }
 
-    /// `W̄` for `dofs` (distinct, in that order; `m × m`, column-major) with
-    /// factor `f`, solving only the DOFs not cached.
-    pub fn delassus(&mut self, f: &Arc<Ldlt>, dofs: &[usize]) -> (Vec<f64>, IsodofReuse) {
+    /// Makes `W̄` hold every DOF of `dofs` for factor `f`, solving only the
+    /// DOFs not cached.
+    pub fn update(&mut self, f: &Arc<Ldlt>, dofs: &[usize]) -> IsodofReuse {
         let fresh = self.fresh(f, dofs);
         if fresh.len() == dofs.len() {
             self.clear();
             self.factor = Some(f.clone());
         }
-        let reused = dofs.len() - fresh.len();
+        // Room for as many slots as the cache may hold, so that `W̄` is not
+        // reallocated (and its memory touched anew) as generations come.
+        self.reserve(2 * dofs.len() + CACHE_SLACK);
         if !fresh.is_empty() {
             self.extend(f, &fresh);
         }
-        let cap = self.capacity;
-        let slots: Vec<usize> = dofs.iter().map(|d| self.slot[d]).collect();
-        let wbar = &self.wbar;
-        let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| wbar[j * cap + i])).collect();
-        (out, IsodofReuse { isodofs: dofs.len(), reused })
+        IsodofReuse { isodofs: dofs.len(), reused: dofs.len() - fresh.len() }
     }
 
-    /// Solves a new generation and extends `W̄` (eq. 29).
+    /// The slot of `dof` in [`Self::wbar`], if cached.
+    pub fn slot(&self, dof: usize) -> Option<usize> {
+        self.slot.get(&dof).copied()
+    }
+
+    /// `W̄` over the slots and its leading dimension: `W̄[i, j]` (slots) is
+    /// at `values[j · ld + i]`.
+    pub fn wbar(&self) -> (&[f64], usize) {
+        (&self.wbar, self.capacity)
+    }
+
+    /// `W̄` for `dofs` (distinct, in that order; `m × m`, column-major) with
+    /// factor `f`, solving only the DOFs not cached.
+    pub fn delassus(&mut self, f: &Arc<Ldlt>, dofs: &[usize]) -> (Vec<f64>, IsodofReuse) {
+        let reuse = self.update(f, dofs);
+        let slots: Vec<usize> = dofs.iter().map(|d| self.slot[d]).collect();
+        let (wbar, ld) = self.wbar();
+        let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| wbar[j * ld + i])).collect();
+        (out, reuse)
+    }
+
+    /// Solves a new generation and extends `W̄` (eq. 29): the new rows of
+    /// its lower triangle (new–new, new–old), then their mirror image.
     fn extend(&mut self, f: &Ldlt, fresh: &[usize]) {
-        let gen = IsodofColumns::new(f, fresh);
+        let gen = IsodofColumns::new_in(f, fresh, std::mem::take(&mut self.spare));
         let (old, m) = (self.slot.len(), gen.len());
-        self.reserve(old + m);
         let cap = self.capacity;
-        let nn = gen.delassus(f);
-        for j in 0..m {
-            self.wbar[(old + j) * cap + old..(old + j) * cap + old + m]
-                .copy_from_slice(&nn[j * m..(j + 1) * m]);
+        for j in 0..old + m {
+            self.wbar[j * cap + old..j * cap + old + m].fill(0.0);
         }
+        let mut all = MatMut::from_column_major_slice_mut(&mut self.wbar, cap, cap);
+        gen.add_lower_gram(f, all.rb_mut().submatrix_mut(old, old, m, m));
         let mut offset = 0;
         for g in &self.generations {
-            let on = g.cross(f, &gen);
-            let mg = g.len();
-            for j in 0..m {
-                for i in 0..mg {
-                    let v = on[j * mg + i];
-                    self.wbar[(old + j) * cap + offset + i] = v;
-                    self.wbar[(offset + i) * cap + old + j] = v;
-                }
-            }
-            offset += mg;
+            gen.add_cross(f, g, all.rb_mut().submatrix_mut(old, offset, m, g.len()));
+            offset += g.len();
         }
+        crate::dense::mirror(&mut self.wbar, cap, old..old + m);
         for (i, &d) in gen.dofs().iter().enumerate() {
             self.slot.insert(d, old + i);
         }
@@ -380,7 +472,7 @@ impl IsodofCache {
         if slots <= self.capacity {
             return;
         }
-        let cap = slots.next_power_of_two().max(64);
+        let cap = slots;
         let mut grown = vec![0.0; cap * cap];
         let used = self.slot.len();
         for j in 0..used {

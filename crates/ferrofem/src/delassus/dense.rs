@@ -1,24 +1,31 @@
 //! The dense method (zeng2022 Algorithm 1, [CAK14]).
 
+use ferrofem_linalg::dense::symmetrize;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use rayon::prelude::*;
 
+use super::DelassusBuffers;
+
 /// The dense method (zeng2022 Algorithm 1, [CAK14]): `X = A⁻¹ Hᵀ` for all
 /// `c` right-hand sides at once with the supernodal factor (blocked, BLAS-3,
-/// parallel), then `W = H X` by sparse rows. Returns `W` row-major (`c × c`).
-/// Cost: `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
-pub fn dense(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
+/// parallel), then `W = H X` by sparse rows. Returns `W` row-major (`c × c`,
+/// in `buf`). Cost: `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
+pub fn dense<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [f64] {
     let n = f.symbolic().n();
     let c = h.nrows();
     let hp = &h.pattern;
-    let mut x = vec![0.0; n * c];
+    let x = &mut buf.solves;
+    x.clear();
+    x.resize(n * c, 0.0);
     x.par_chunks_mut(n).enumerate().for_each(|(r, col)| {
         for p in hp.row_ptr[r]..hp.row_ptr[r + 1] {
             col[hp.col_idx[p] as usize] = h.values[p];
         }
     });
-    f.solve_in_place(&mut x, c);
-    let mut w = vec![0.0; c * c];
+    f.solve_in_place(x, c);
+    let w = &mut buf.w;
+    w.clear();
+    w.resize(c * c, 0.0);
     w.par_chunks_mut(c).enumerate().for_each(|(r, row)| {
         for (q, out) in row.iter_mut().enumerate() {
             let col = &x[q * n..(q + 1) * n];
@@ -26,19 +33,8 @@ pub fn dense(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
                 (hp.row_ptr[r]..hp.row_ptr[r + 1]).map(|p| h.values[p] * col[hp.col_idx[p] as usize]).sum();
         }
     });
-    symmetrize(&mut w, c);
+    symmetrize(w, c);
     w
-}
-
-/// Averages `W` with its transpose (row-major `c × c`) so PGS sees an exactly symmetric operator.
-pub fn symmetrize(w: &mut [f64], c: usize) {
-    for r in 0..c {
-        for q in r + 1..c {
-            let m = 0.5 * (w[r * c + q] + w[q * c + r]);
-            w[r * c + q] = m;
-            w[q * c + r] = m;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -72,7 +68,7 @@ material = { young = 1e5, poisson = 0.3, density = 1000.0 }
         h.push_point(&[(0, 1.0)], frame);
         h.push_point(&[(3, 0.2), (4, 0.3), (7, 0.5)], [[0.6, 0.0, 0.8], [0.8, 0.0, -0.6], [0.0, 1.0, 0.0]]);
         let h = h.to_csr();
-        let wd = dense(&f, &h);
+        let wd = dense(&f, &h, &mut DelassusBuffers::default()).to_vec();
         let ad = DMatrix::from_fn(n, n, |i, j| a.get(i, j));
         let hd = DMatrix::from_fn(h.nrows(), n, |i, j| h.get(i, j));
         let reference = &hd * ad.try_inverse().unwrap() * hd.transpose();

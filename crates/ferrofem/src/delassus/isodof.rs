@@ -8,11 +8,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ferrofem_linalg::dense::mirror;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse};
+use ferrofem_linalg::simd::axpy;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use rayon::prelude::*;
 
-use super::dense::symmetrize;
+use super::DelassusBuffers;
 
 /// `Ī`: the DOFs `H` touches, sorted.
 pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {
@@ -22,41 +24,75 @@ pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {
     d
 }
 
-/// `W` row-major (`c × c`) by the isodof method, solving every isodof.
-pub fn isodof(f: &Ldlt, h: &CsrMatrix) -> (Vec<f64>, IsodofReuse) {
-    let cols = IsodofColumns::new(f, &isodofs(h));
-    let w = expand(h, cols.dofs(), &cols.delassus(f));
-    (w, IsodofReuse { isodofs: cols.len(), reused: 0 })
+/// `W` row-major (`c × c`, in `buf`) by the isodof method, solving every isodof.
+pub fn isodof<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> (&'b [f64], IsodofReuse) {
+    let cols = IsodofColumns::new_in(f, &isodofs(h), std::mem::take(&mut buf.solves));
+    cols.delassus_into(f, &mut buf.wbar);
+    let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &d)| (d, i)).collect();
+    let m = cols.len();
+    let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
+    expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
+    buf.solves = cols.into_storage();
+    (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }
 
-/// `W` row-major by the isodof method, reusing the columns `cache` holds for factor `f`.
-pub fn isodof_reuse(cache: &mut IsodofCache, f: &Arc<Ldlt>, h: &CsrMatrix) -> (Vec<f64>, IsodofReuse) {
-    let dofs = isodofs(h);
-    let (wbar, reuse) = cache.delassus(f, &dofs);
-    (expand(h, &dofs, &wbar), reuse)
+/// `W` row-major (in `buf`) by the isodof method, reusing the columns
+/// `cache` holds for factor `f`.
+pub fn isodof_reuse<'b>(
+    cache: &mut IsodofCache,
+    f: &Arc<Ldlt>,
+    h: &CsrMatrix,
+    buf: &'b mut DelassusBuffers,
+) -> (&'b [f64], IsodofReuse) {
+    let reuse = cache.update(f, &isodofs(h));
+    let (values, ld) = cache.wbar();
+    let wbar = SlotMatrix { values, ld, len: cache.len() };
+    expand(h, |d| cache.slot(d).expect("updated"), &wbar, &mut buf.t, &mut buf.w);
+    (&buf.w, reuse)
 }
 
-/// `W = Ĥ W̄ Ĥᵀ` (eq. 25): `T = Ĥ W̄` row by row, then `W = T Ĥᵀ`.
-/// `wbar` is `m × m` symmetric over the DOFs `order`.
-pub fn expand(h: &CsrMatrix, order: &[usize], wbar: &[f64]) -> Vec<f64> {
-    let (c, m) = (h.nrows(), order.len());
-    let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &d)| (d, i)).collect();
-    let hp = &h.pattern;
-    let compressed: Vec<usize> = hp.col_idx.iter().map(|&d| pos[&(d as usize)]).collect();
-    let row = |r: usize| (hp.row_ptr[r]..hp.row_ptr[r + 1]).map(|p| (compressed[p], h.values[p]));
-    let mut t = vec![0.0; c * m];
-    t.par_chunks_mut(m.max(1)).enumerate().for_each(|(r, tr)| {
-        for (j, v) in row(r) {
-            tr.iter_mut().zip(&wbar[j * m..(j + 1) * m]).for_each(|(x, w)| *x += v * w);
+/// A symmetric `W̄` over slots: `W̄[i, j]` at `values[j · ld + i]`, `len` slots.
+pub struct SlotMatrix<'a> {
+    /// The entries, column-major.
+    pub values: &'a [f64],
+    /// Leading dimension.
+    pub ld: usize,
+    /// Slots in use.
+    pub len: usize,
+}
+
+/// `W = Ĥ W̄ Ĥᵀ` (eq. 25) into `w` (row-major `c × c`, exactly
+/// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: rows
+/// of `T = Ĥ W̄` (`t`, `c × len`) as combinations of columns of `W̄`, then
+/// the upper half `W[r, q] = Ĥ_q · T_r`, mirrored. Both buffers are reused
+/// and every entry is written, so neither is cleared first.
+pub fn expand(
+    h: &CsrMatrix,
+    slot: impl Fn(usize) -> usize,
+    wbar: &SlotMatrix,
+    t: &mut Vec<f64>,
+    w: &mut Vec<f64>,
+) {
+    let (c, len) = (h.nrows(), wbar.len);
+    let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
+    let slots: Vec<usize> = h.pattern.col_idx.iter().map(|&d| slot(d as usize)).collect();
+    let column = |p: usize| &wbar.values[slots[p] * wbar.ld..slots[p] * wbar.ld + len];
+    t.resize(c * len, 0.0);
+    t.par_chunks_mut(len.max(1)).enumerate().for_each(|(r, tr)| {
+        let (first, end) = (row_ptr[r], row_ptr[r + 1]);
+        if first == end {
+            tr.fill(0.0);
+            return;
         }
+        tr.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
+        (first + 1..end).for_each(|p| axpy(values[p], column(p), tr));
     });
-    let mut w = vec![0.0; c * c];
+    w.resize(c * c, 0.0);
     w.par_chunks_mut(c.max(1)).enumerate().for_each(|(r, wr)| {
-        let tr = &t[r * m..(r + 1) * m];
-        for (q, out) in wr.iter_mut().enumerate() {
-            *out = row(q).map(|(j, v)| v * tr[j]).sum();
+        let tr = &t[r * len..(r + 1) * len];
+        for (q, out) in wr.iter_mut().enumerate().skip(r) {
+            *out = (row_ptr[q]..row_ptr[q + 1]).map(|p| values[p] * tr[slots[p]]).sum();
         }
     });
-    symmetrize(&mut w, c);
-    w
+    mirror(w, c, 0..c);
 }

@@ -12,9 +12,28 @@ use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use serde::{Deserialize, Serialize};
 
-pub use dense::{dense, symmetrize};
-pub use isodof::{expand, isodof, isodof_reuse, isodofs};
+pub use dense::dense;
+pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
+
+/// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
+/// or the isodof columns), `W̄`, `T = Ĥ W̄` and the result `W` — kept from
+/// step to step: at thousands of constraints each is tens of megabytes,
+/// and memory the process has not touched yet costs a page fault per 4 KiB.
+#[derive(Debug, Clone, Default)]
+pub struct DelassusBuffers {
+    solves: Vec<f64>,
+    wbar: Vec<f64>,
+    t: Vec<f64>,
+    w: Vec<f64>,
+}
+
+impl DelassusBuffers {
+    /// The last `W` built (row-major `c × c`; empty before the first build).
+    pub fn w(&self) -> &[f64] {
+        &self.w
+    }
+}
 
 /// How `W` is obtained (`[contact] delassus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
@@ -49,11 +68,13 @@ impl DelassusMethod {
 /// Rates measured by `ferrofem bench delassus` on the 2-core reference
 /// machine (flop/s). The dense multi-RHS solve sweeps all of `L` with many
 /// small supernodes; the isodof kernels are dominated by a few large dense
-/// blocks; a single-RHS solve is memory-bound. Only their ratios matter for
+/// blocks (near the machine's matrix-product rate); a single-RHS solve and
+/// the expansion `Ĥ W̄ Ĥᵀ` are memory-bound. Only their ratios matter for
 /// `auto`, and those are large.
 const DENSE_RATE: f64 = 1.6e10;
-const ISODOF_RATE: f64 = 5.0e10;
-const SINGLE_RATE: f64 = 3.0e9;
+const ISODOF_RATE: f64 = 1.2e11;
+const EXPAND_RATE: f64 = 3.0e9;
+const SINGLE_RATE: f64 = 5.0e9;
 
 /// Predicted milliseconds of each method for one body's step (the `auto` model).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -106,8 +127,8 @@ pub fn predict(f: &std::sync::Arc<Ldlt>, h: &CsrMatrix, cache: &IsodofCache, swe
     let ms = |flops: f64, rate: f64| 1e3 * flops / rate;
     DelassusCosts {
         dense_ms: ms(4.0 * nnz_l * c + 2.0 * c * nnz_h, DENSE_RATE),
-        isodof_ms: ms(all.solve_flops + all.gram_flops + expand, ISODOF_RATE),
-        reuse_ms: ms(reuse + expand, ISODOF_RATE),
+        isodof_ms: ms(all.solve_flops + all.gram_flops, ISODOF_RATE) + ms(expand, EXPAND_RATE),
+        reuse_ms: ms(reuse, ISODOF_RATE) + ms(expand, EXPAND_RATE),
         unbuilt_ms: ms(sweeps.max(1.0) * (c / 3.0) * 4.0 * nnz_l, SINGLE_RATE)
             + ms(all.solve_flops, ISODOF_RATE),
     }

@@ -200,15 +200,16 @@ pub fn build_delassus(
         let predicted = (method == DelassusMethod::Auto)
             .then(|| delassus::predict(f, &w.jacobian, &w.isodof_cache, expected_sweeps));
         let chosen = predicted.map_or(method, |p| p.cheapest());
+        let buf = &mut w.delassus_buffers;
         let (wb, reuse) = match chosen {
             DelassusMethod::Dense | DelassusMethod::Auto => {
-                (delassus::dense(f, &w.jacobian), Default::default())
+                (delassus::dense(f, &w.jacobian, buf), Default::default())
             }
-            DelassusMethod::Isodof => delassus::isodof(f, &w.jacobian),
-            DelassusMethod::IsodofReuse => delassus::isodof_reuse(&mut w.isodof_cache, f, &w.jacobian),
+            DelassusMethod::Isodof => delassus::isodof(f, &w.jacobian, buf),
+            DelassusMethod::IsodofReuse => delassus::isodof_reuse(&mut w.isodof_cache, f, &w.jacobian, buf),
             DelassusMethod::Unbuilt => {
                 space.unbuilt.push(b);
-                (Vec::new(), IsodofReuse { isodofs: delassus::isodofs(&w.jacobian).len(), reused: 0 })
+                (&[][..], IsodofReuse { isodofs: delassus::isodofs(&w.jacobian).len(), reused: 0 })
             }
         };
         w.delassus = Some(DelassusRecord {
@@ -223,7 +224,7 @@ pub fn build_delassus(
             continue;
         }
         if space.delassus.is_empty() {
-            space.delassus = vec![0.0; c * c];
+            space.delassus.resize(c * c, 0.0);
         }
         let r = &w.constraint_rows;
         for (i, &gi) in r.iter().enumerate() {

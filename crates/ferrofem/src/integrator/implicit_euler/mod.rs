@@ -52,6 +52,8 @@ pub struct BodyWorkspace {
     pub contact_forces: Vec<f64>,
     /// Isodof solves kept while the factor is unchanged (`isodof-reuse`).
     pub isodof_cache: ferrofem_linalg::ldlt::IsodofCache,
+    /// Buffers of the Delassus builds, reused from step to step.
+    pub delassus_buffers: crate::delassus::DelassusBuffers,
     /// How `W_b` was obtained this step.
     pub delassus: Option<crate::stats::DelassusRecord>,
 }
@@ -84,6 +86,7 @@ impl BodyWorkspace {
             constraint_rows: Vec::new(),
             contact_forces: vec![0.0; n],
             isodof_cache: Default::default(),
+            delassus_buffers: Default::default(),
             delassus: None,
         }
     }

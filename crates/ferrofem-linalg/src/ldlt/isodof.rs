@@ -8,6 +8,9 @@
 //! start in its subtree — one contiguous range, so each supernode holds a
 //! dense `w × k` block: the shared top separators are solved and multiplied
 //! with BLAS-3 kernels, the lower parts of the paths stay small and sparse.
+//! A block keeps only the rows from the first one any of its columns
+//! reaches, and an update whose rows form a few runs in its targets is
+//! multiplied straight into them.
 //! [`IsodofCache`] keeps the columns while the factor is unchanged and only
 //! solves the DOFs it has not seen (§5, eq. 26–30).
 
@@ -41,36 +44,54 @@ pub struct IsodofColumns {
     values: Vec<f64>,
 }
 
-/// The dense rows of one supernode for the columns `lo..lo + cols`:
-/// `width × cols` column-major at `values[offset..]`.
+/// The rows `rho..width` of one supernode for the columns `lo..lo + cols`
+/// (`rows × cols` column-major at `values[offset..]`, `rows = width − rho`);
+/// the rows above `rho` are zero in every column (see [`Span`]).
 #[derive(Debug, Clone)]
 struct Block {
     sn: usize,
     lo: usize,
     cols: usize,
+    rho: usize,
+    rows: usize,
     offset: usize,
 }
 
 impl Block {
-    fn range(&self, width: usize) -> std::ops::Range<usize> {
-        self.offset..self.offset + width * self.cols
+    fn range(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.rows * self.cols
     }
 }
 
-/// Flop counts of building `W̄` for a set of DOFs (the cost model of `auto`).
+/// A supernode of the reach: the columns `lo..hi` cross it, and its rows
+/// before `rho` are structurally zero in all of them. A column of `S̄`
+/// enters a supernode either at its own DOF or through the rows its
+/// descendants' updates reach, so `rho` is the least of those rows; at a
+/// ball's top separator it cuts a quarter of the rows (and ≈ 18% of the
+/// flops of a bottom contact patch).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    sn: usize,
+    lo: usize,
+    hi: usize,
+    rho: usize,
+}
+
+/// Flop counts of building `W̄` for a set of DOFs (the cost model of
+/// `auto`), with `r_s = w_s − rho_s` the rows a supernode's block keeps.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct IsodofCost {
-    /// Triangular solves and updates, `Σ_s w_s² k_s + 2 w_s q_s k_s`.
+    /// Triangular solves and updates, `Σ_s r_s² k_s + 2 r_s q_s k_s`.
     pub solve_flops: f64,
-    /// `W̄ = S̄ᵀ D⁻¹ S̄` (lower half), `Σ_s w_s k_s (k_s + 1)`.
+    /// `W̄ = S̄ᵀ D⁻¹ S̄` (lower half), `Σ_s r_s k_s (k_s + 1)`.
     pub gram_flops: f64,
-    /// Stored entries of `S̄`, `Σ_s w_s k_s`.
+    /// Stored entries of `S̄`, `Σ_s r_s k_s`.
     pub entries: f64,
 }
 
 /// DOFs sorted by (postorder rank of their supernode, permuted index), and
-/// for every supernode of the reach the range of columns that cross it.
-fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<(usize, usize, usize)>) {
+/// the supernodes of their reach in increasing order.
+fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
     let sn = &s.supernodes;
     let key = |d: usize| {
         let p = s.perm_inv[d];
@@ -89,9 +110,21 @@ fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<(usize, usize, us
             t = sn.parent[t];
         }
     }
-    let mut ranges: Vec<(usize, usize, usize)> = range.into_iter().map(|(t, (lo, hi))| (t, lo, hi)).collect();
-    ranges.sort_unstable();
-    (sorted, ranges)
+    let mut spans: Vec<Span> =
+        range.into_iter().map(|(t, (lo, hi))| Span { sn: t, lo, hi, rho: sn.width(t) }).collect();
+    spans.sort_unstable_by_key(|x| x.sn);
+    let index: HashMap<usize, usize> = spans.iter().enumerate().map(|(i, x)| (x.sn, i)).collect();
+    let mut lower = |row: usize| {
+        let x = &mut spans[index[&(sn.of_column[row] as usize)]];
+        x.rho = x.rho.min(row - sn.begin[x.sn]);
+    };
+    for &d in &sorted {
+        lower(s.perm_inv[d]);
+    }
+    for &t in index.keys() {
+        sn.pattern(t).iter().for_each(|&r| lower(r as usize));
+    }
+    (sorted, spans)
 }
 
 fn par_for(flops: f64) -> Par {
@@ -105,25 +138,49 @@ fn par_for(flops: f64) -> Par {
 impl IsodofCost {
     /// The cost of `S̄` and `W̄` for `dofs`, from the symbolic structure alone.
     pub fn estimate(s: &LdltSymbolic, dofs: &[usize]) -> IsodofCost {
-        let (_, ranges) = reach(s, dofs);
+        let (_, spans) = reach(s, dofs);
         let sn = &s.supernodes;
-        ranges.iter().fold(IsodofCost::default(), |c, &(t, lo, hi)| {
-            let (w, q, k) = (sn.width(t) as f64, sn.pattern(t).len() as f64, (hi - lo) as f64);
+        spans.iter().fold(IsodofCost::default(), |c, x| {
+            let (r, q, k) =
+                ((sn.width(x.sn) - x.rho) as f64, sn.pattern(x.sn).len() as f64, (x.hi - x.lo) as f64);
             IsodofCost {
-                solve_flops: c.solve_flops + w * w * k + 2.0 * w * q * k,
-                gram_flops: c.gram_flops + w * k * (k + 1.0),
-                entries: c.entries + w * k,
+                solve_flops: c.solve_flops + r * r * k + 2.0 * r * q * k,
+                gram_flops: c.gram_flops + r * k * (k + 1.0),
+                entries: c.entries + r * k,
             }
         })
     }
 }
 
 /// One target supernode of a block's update `Y = L_bs X_s`: the rows
-/// `p0..p1` of `Y` go to the rows `rows` of the target's block.
+/// `p0..p0 + rows.len()` of `Y` go to the rows `rows` of the target's block.
 struct Target {
     block: usize,
     p0: usize,
     rows: Vec<usize>,
+}
+
+/// Most runs of consecutive target rows for which a block's update goes
+/// straight into its targets (one product per run) instead of through a
+/// buffer and a scatter. The widest update of a ball's isodofs, from the
+/// second separator into the root, is a single run.
+const DIRECT_RUNS: usize = 4;
+
+impl Target {
+    /// Runs of consecutive target rows: (index into `rows`, length).
+    fn run_starts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let breaks: Vec<usize> =
+            (1..self.rows.len()).filter(|&i| self.rows[i] != self.rows[i - 1] + 1).collect();
+        std::iter::once(0)
+            .chain(breaks.clone())
+            .zip(breaks.into_iter().chain(std::iter::once(self.rows.len())))
+            .map(|(a, b)| (a, b - a))
+    }
+
+    /// Number of runs of consecutive target rows.
+    fn runs(&self) -> usize {
+        1 + self.rows.windows(2).filter(|p| p[1] != p[0] + 1).count()
+    }
 }
 
 impl IsodofColumns {
@@ -141,13 +198,14 @@ impl IsodofColumns {
     pub fn new_in(f: &Ldlt, dofs: &[usize], mut storage: Vec<f64>) -> IsodofColumns {
         let s = &**f.symbolic();
         let sn = &s.supernodes;
-        let (dofs, ranges) = reach(s, dofs);
+        let (dofs, spans) = reach(s, dofs);
         let mut offset = 0;
-        let blocks: Vec<Block> = ranges
+        let blocks: Vec<Block> = spans
             .iter()
-            .map(|&(t, lo, hi)| {
-                let b = Block { sn: t, lo, cols: hi - lo, offset };
-                offset += sn.width(t) * b.cols;
+            .map(|x| {
+                let rows = sn.width(x.sn) - x.rho;
+                let b = Block { sn: x.sn, lo: x.lo, cols: x.hi - x.lo, rho: x.rho, rows, offset };
+                offset += rows * b.cols;
                 b
             })
             .collect();
@@ -158,7 +216,7 @@ impl IsodofColumns {
         for (i, &d) in cols.dofs.iter().enumerate() {
             let p = s.perm_inv[d];
             let b = &cols.blocks[cols.block_of[&(sn.of_column[p] as usize)]];
-            cols.values[b.offset + (i - b.lo) * sn.width(b.sn) + p - sn.begin[b.sn]] = 1.0;
+            cols.values[b.offset + (i - b.lo) * b.rows + p - sn.begin[b.sn] - b.rho] = 1.0;
         }
         let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
         let mut update = Vec::new();
@@ -172,50 +230,69 @@ impl IsodofColumns {
     fn solve_block(&mut self, f: &Ldlt, bi: usize, d_inv_sqrt: &[f64], update: &mut Vec<f64>) {
         let sn = &f.symbolic().supernodes;
         let blk = self.blocks[bi].clone();
-        let (w, k, pattern) = (sn.width(blk.sn), blk.cols, sn.pattern(blk.sn));
-        let q = pattern.len();
-        let panel = f.panel(blk.sn);
-        let par = par_for((w * k * (w + 2 * q)) as f64);
+        let (w, r0, r, k, q) = (sn.width(blk.sn), blk.rho, blk.rows, blk.cols, sn.pattern(blk.sn).len());
+        // The block's rows and the panel's columns from `rho` on: the rows
+        // above are zero, so only the trailing triangle of `L_ss` acts.
+        let panel = f.panel(blk.sn).subcols(r0, r);
+        let par = par_for((r * k * (r + 2 * q)) as f64);
         let targets = if q > 0 { self.targets(sn, bi) } else { Vec::new() };
-        let (head, tail) = self.values.split_at_mut(blk.offset + w * k);
+        let (head, tail) = self.values.split_at_mut(blk.offset + r * k);
         let x = &mut head[blk.offset..];
-        let mut xm = MatMut::from_column_major_slice_mut(x, w, k);
-        solve_unit_lower_triangular_in_place(panel.submatrix(0, 0, w, w), xm.rb_mut(), par);
+        let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
+        solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), par);
         if q > 0 {
-            update.resize(q * k, 0.0);
-            let y = MatMut::from_column_major_slice_mut(update, q, k);
-            matmul(y, Accum::Replace, panel.submatrix(w, 0, q, w), xm.rb(), 1.0, par);
+            let direct = targets.iter().map(Target::runs).sum::<usize>() <= DIRECT_RUNS;
+            if !direct {
+                update.resize(q * k, 0.0);
+                let y = MatMut::from_column_major_slice_mut(update, q, k);
+                matmul(y, Accum::Replace, panel.submatrix(w, 0, q, r), xm.rb(), 1.0, par);
+            }
             // Carve each target's columns out of the blocks after this one.
-            let (mut rest, mut consumed) = (tail, blk.offset + w * k);
+            let (mut rest, mut consumed) = (tail, blk.offset + r * k);
             for t in &targets {
                 let tb = &self.blocks[t.block];
-                let wt = sn.width(tb.sn);
-                let start = tb.offset + (blk.lo - tb.lo) * wt;
-                let (dst, after) = std::mem::take(&mut rest)[start - consumed..].split_at_mut(k * wt);
-                subtract_rows(dst, wt, &t.rows, &update[t.p0..], q, !matches!(par, Par::Seq));
-                (rest, consumed) = (after, start + k * wt);
+                let start = tb.offset + (blk.lo - tb.lo) * tb.rows;
+                let (dst, after) = std::mem::take(&mut rest)[start - consumed..].split_at_mut(k * tb.rows);
+                if direct {
+                    // `X_t[run, :] −= L_run,s X_s` straight into the target.
+                    for (i, len) in t.run_starts() {
+                        let view = MatMut::from_column_major_slice_with_stride_mut(
+                            &mut dst[t.rows[i]..],
+                            len,
+                            k,
+                            tb.rows,
+                        );
+                        let l = panel.submatrix(w + t.p0 + i, 0, len, r);
+                        matmul(view, Accum::Add, l, xm.rb(), -1.0, par);
+                    }
+                } else {
+                    subtract_rows(dst, tb.rows, &t.rows, &update[t.p0..], q, !matches!(par, Par::Seq));
+                }
+                (rest, consumed) = (after, start + k * tb.rows);
             }
         }
-        let scale = &d_inv_sqrt[sn.begin[blk.sn]..sn.begin[blk.sn] + w];
+        let scale = &d_inv_sqrt[sn.begin[blk.sn] + r0..sn.begin[blk.sn] + w];
         let scale_col = |col: &mut [f64]| col.iter_mut().zip(scale).for_each(|(v, d)| *v *= d);
         if matches!(par, Par::Seq) {
-            x.chunks_exact_mut(w).for_each(scale_col);
+            x.chunks_exact_mut(r).for_each(scale_col);
         } else {
-            x.par_chunks_exact_mut(w).for_each(scale_col);
+            x.par_chunks_exact_mut(r).for_each(scale_col);
         }
     }
 
     /// The targets of block `bi`'s update, in increasing block order (the
-    /// pattern is sorted and each supernode owns a contiguous range of it).
+    /// pattern is sorted and each supernode owns a contiguous range of it),
+    /// with rows counted from each target's `rho`.
     fn targets(&self, sn: &super::SupernodeLayout, bi: usize) -> Vec<Target> {
         let pattern = sn.pattern(self.blocks[bi].sn);
         let mut out: Vec<Target> = Vec::new();
-        for (p, &r) in pattern.iter().enumerate() {
-            let t = sn.of_column[r as usize] as usize;
-            let row = r as usize - sn.begin[t];
+        for (p, &row) in pattern.iter().enumerate() {
+            let t = sn.of_column[row as usize] as usize;
+            let block = self.block_of[&t];
+            let local = row as usize - sn.begin[t] - self.blocks[block].rho;
             match out.last_mut() {
-                Some(last) if self.blocks[last.block].sn == t => last.rows.push(row),
-                _ => out.push(Target { block: self.block_of[&t], p0: p, rows: vec![row] }),
+                Some(last) if last.block == block => last.rows.push(local),
+                _ => out.push(Target { block, p0: p, rows: vec![local] }),
             }
         }
         out
@@ -241,39 +318,52 @@ impl IsodofColumns {
         self.values.len()
     }
 
+    /// Zero rows left out of the blocks (`Σ rho k`) and blocks whose update
+    /// goes straight into its targets: the two shortcuts, for tests.
+    #[cfg(test)]
+    pub(super) fn shortcuts(&self, f: &Ldlt) -> (usize, usize) {
+        let trimmed = self.blocks.iter().map(|b| b.rho * b.cols).sum();
+        let direct = (0..self.blocks.len())
+            .filter(|&bi| {
+                let targets = self.targets(&f.symbolic().supernodes, bi);
+                !targets.is_empty() && targets.iter().map(Target::runs).sum::<usize>() <= DIRECT_RUNS
+            })
+            .count();
+        (trimmed, direct)
+    }
+
     /// Gives the storage back, for [`Self::new_in`] to reuse.
     pub fn into_storage(self) -> Vec<f64> {
         self.values
     }
 
-    /// `Z_s` of a block (`width × cols`).
-    fn z(&self, b: &Block, width: usize) -> MatRef<'_, f64> {
-        MatRef::from_column_major_slice(&self.values[b.range(width)], width, b.cols)
+    /// `Z_s` of a block (`rows × cols`, the rows from `rho` on).
+    fn z(&self, b: &Block) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.values[b.range()], b.rows, b.cols)
     }
 
     /// `W̄ = S̄ᵀ D⁻¹ S̄ = Zᵀ Z` (eq. 24), `m × m` column-major in the order of
     /// [`Self::dofs`], into `out` (its allocation reused).
-    pub fn delassus_into(&self, f: &Ldlt, out: &mut Vec<f64>) {
+    pub fn delassus_into(&self, out: &mut Vec<f64>) {
         let m = self.len();
         out.clear();
         out.resize(m * m, 0.0);
-        self.add_lower_gram(f, MatMut::from_column_major_slice_mut(out, m, m));
+        self.add_lower_gram(MatMut::from_column_major_slice_mut(out, m, m));
         crate::dense::mirror(out, m, 0..m);
     }
 
     /// [`Self::delassus_into`] into a new matrix.
-    pub fn delassus(&self, f: &Ldlt) -> Vec<f64> {
+    pub fn delassus(&self) -> Vec<f64> {
         let mut out = Vec::new();
-        self.delassus_into(f, &mut out);
+        self.delassus_into(&mut out);
         out
     }
 
     /// `dst += lower(Zᵀ Z)`: per supernode of the reach, the lower half of
     /// `Z_sᵀ Z_s` into the diagonal block of its column range.
-    fn add_lower_gram(&self, f: &Ldlt, mut dst: MatMut<'_, f64>) {
-        let sn = &f.symbolic().supernodes;
+    fn add_lower_gram(&self, mut dst: MatMut<'_, f64>) {
         for b in &self.blocks {
-            let z = self.z(b, sn.width(b.sn));
+            let z = self.z(b);
             triangular::matmul(
                 dst.rb_mut().submatrix_mut(b.lo, b.lo, b.cols, b.cols),
                 BlockStructure::TriangularLower,
@@ -291,28 +381,30 @@ impl IsodofColumns {
     /// `dst += S̄ᵀ D⁻¹ S̄_other = Zᵀ Z_other` (eq. 30b), `dst` being
     /// `m × m_other`: the products of the blocks of the supernodes both
     /// reaches share.
-    pub fn add_cross(&self, f: &Ldlt, other: &IsodofColumns, mut dst: MatMut<'_, f64>) {
-        let sn = &f.symbolic().supernodes;
+    pub fn add_cross(&self, other: &IsodofColumns, mut dst: MatMut<'_, f64>) {
         for b in &other.blocks {
             let Some(&ai) = self.block_of.get(&b.sn) else { continue };
             let a = &self.blocks[ai];
-            let w = sn.width(b.sn);
+            // Both are zero above the larger `rho`.
+            let r0 = a.rho.max(b.rho);
+            let rows = a.rows + a.rho - r0;
+            let (za, zb) = (self.z(a).subrows(r0 - a.rho, rows), other.z(b).subrows(r0 - b.rho, rows));
             matmul(
                 dst.rb_mut().submatrix_mut(a.lo, b.lo, a.cols, b.cols),
                 Accum::Add,
-                self.z(a, w).transpose(),
-                other.z(b, w),
+                za.transpose(),
+                zb,
                 1.0,
-                par_for((w * a.cols * b.cols) as f64),
+                par_for((rows * a.cols * b.cols) as f64),
             );
         }
     }
 
     /// `S̄ᵀ D⁻¹ S̄_other` as a new `m × m_other` column-major matrix.
-    pub fn cross(&self, f: &Ldlt, other: &IsodofColumns) -> Vec<f64> {
+    pub fn cross(&self, other: &IsodofColumns) -> Vec<f64> {
         let (m, mo) = (self.len(), other.len());
         let mut out = vec![0.0; m * mo];
-        self.add_cross(f, other, MatMut::from_column_major_slice_mut(&mut out, m, mo));
+        self.add_cross(other, MatMut::from_column_major_slice_mut(&mut out, m, mo));
         out
     }
 }
@@ -454,10 +546,10 @@ impl IsodofCache {
             self.wbar[j * cap + old..j * cap + old + m].fill(0.0);
         }
         let mut all = MatMut::from_column_major_slice_mut(&mut self.wbar, cap, cap);
-        gen.add_lower_gram(f, all.rb_mut().submatrix_mut(old, old, m, m));
+        gen.add_lower_gram(all.rb_mut().submatrix_mut(old, old, m, m));
         let mut offset = 0;
         for g in &self.generations {
-            gen.add_cross(f, g, all.rb_mut().submatrix_mut(old, offset, m, g.len()));
+            gen.add_cross(g, all.rb_mut().submatrix_mut(old, offset, m, g.len()));
             offset += g.len();
         }
         crate::dense::mirror(&mut self.wbar, cap, old..old + m);

@@ -27,7 +27,7 @@ pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {
 /// `W` row-major (`c × c`, in `buf`) by the isodof method, solving every isodof.
 pub fn isodof<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> (&'b [f64], IsodofReuse) {
     let cols = IsodofColumns::new_in(f, &isodofs(h), std::mem::take(&mut buf.solves));
-    cols.delassus_into(f, &mut buf.wbar);
+    cols.delassus_into(&mut buf.wbar);
     let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &d)| (d, i)).collect();
     let m = cols.len();
     let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };

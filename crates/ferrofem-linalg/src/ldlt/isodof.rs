@@ -168,18 +168,20 @@ const DIRECT_RUNS: usize = 4;
 
 impl Target {
     /// Runs of consecutive target rows: (index into `rows`, length).
-    fn run_starts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let breaks: Vec<usize> =
-            (1..self.rows.len()).filter(|&i| self.rows[i] != self.rows[i - 1] + 1).collect();
-        std::iter::once(0)
-            .chain(breaks.clone())
-            .zip(breaks.into_iter().chain(std::iter::once(self.rows.len())))
-            .map(|(a, b)| (a, b - a))
+    fn run_starts(&self) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (i, &row) in self.rows.iter().enumerate() {
+            match out.last_mut() {
+                Some((start, len)) if self.rows[*start] + *len == row => *len += 1,
+                _ => out.push((i, 1)),
+            }
+        }
+        out
     }
 
     /// Number of runs of consecutive target rows.
     fn runs(&self) -> usize {
-        1 + self.rows.windows(2).filter(|p| p[1] != p[0] + 1).count()
+        self.run_starts().len()
     }
 }
 

@@ -179,9 +179,10 @@ impl Target {
         out
     }
 
-    /// Number of runs of consecutive target rows.
-    fn runs(&self) -> usize {
-        self.run_starts().len()
+    /// Whether an update with these targets goes straight into them: at
+    /// most [`DIRECT_RUNS`] runs of consecutive rows in all.
+    fn go_direct(targets: &[Target]) -> bool {
+        targets.iter().map(|t| t.run_starts().len()).sum::<usize>() <= DIRECT_RUNS
     }
 }
 
@@ -243,7 +244,7 @@ impl IsodofColumns {
         let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
         solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), par);
         if q > 0 {
-            let direct = targets.iter().map(Target::runs).sum::<usize>() <= DIRECT_RUNS;
+            let direct = Target::go_direct(&targets);
             if !direct {
                 update.resize(q * k, 0.0);
                 let y = MatMut::from_column_major_slice_mut(update, q, k);
@@ -328,7 +329,7 @@ impl IsodofColumns {
         let direct = (0..self.blocks.len())
             .filter(|&bi| {
                 let targets = self.targets(&f.symbolic().supernodes, bi);
-                !targets.is_empty() && targets.iter().map(Target::runs).sum::<usize>() <= DIRECT_RUNS
+                !targets.is_empty() && Target::go_direct(&targets)
             })
             .count();
         (trimmed, direct)

@@ -24,8 +24,7 @@ pub fn dense<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [
     });
     f.solve_in_place(x, c);
     let w = &mut buf.w;
-    w.clear();
-    w.resize(c * c, 0.0);
+    w.resize(c * c, 0.0); // every entry is written below
     w.par_chunks_mut(c).enumerate().for_each(|(r, row)| {
         for (q, out) in row.iter_mut().enumerate() {
             let col = &x[q * n..(q + 1) * n];

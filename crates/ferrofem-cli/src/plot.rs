@@ -23,13 +23,10 @@ pub fn delassus_figures(dir: &Path, records: &[DelassusBenchRecord]) -> Result<(
     register_font();
     let fig9: Vec<_> = records.iter().filter(|r| r.experiment == "fig9").collect();
     let fig10: Vec<_> = records.iter().filter(|r| r.experiment == "fig10").collect();
-    chart(
-        &dir.join("fig9.png"),
-        "Build W against constraints (ball, 36.5k DOFs)",
-        "constraints",
-        &fig9,
-        |r| r.constraints as f64,
-    )?;
+    let title = fig9.first().map_or(String::new(), |r| {
+        format!("Build W against constraints ({}, {:.1}k DOFs)", r.case, r.dofs as f64 / 1e3)
+    });
+    chart(&dir.join("fig9.png"), &title, "constraints", &fig9, |r| r.constraints as f64)?;
     chart(&dir.join("fig10.png"), "Build W against mesh size (600 constraints)", "DOFs", &fig10, |r| {
         r.dofs as f64
     })

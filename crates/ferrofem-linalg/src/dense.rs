@@ -6,6 +6,10 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
+use crate::split::SharedColumns;
+
 /// Side of the square tiles.
 const TILE: usize = 32;
 
@@ -37,11 +41,38 @@ pub fn symmetrize(a: &mut [f64], n: usize) {
 /// `j < i`: those rows of the lower triangle of a column-major matrix
 /// (leading dimension `ld`) onto the matching columns of its upper one.
 /// `mirror(a, n, 0..n)` makes a column-major `n × n` matrix symmetric
-/// from its lower triangle.
+/// from its lower triangle. Tiles of columns go in parallel.
 pub fn mirror(a: &mut [f64], ld: usize, rows: Range<usize>) {
     assert!(rows.end <= ld && a.len() >= rows.end * ld, "mirror: rows {rows:?} of a {} matrix", a.len());
-    for_each_strict_lower(rows, |i, j| a[i * ld + j] = a[j * ld + i]);
+    let shared = SharedColumns::new(a);
+    let tile = |i0: usize| {
+        let i1 = (i0 + TILE).min(rows.end);
+        for j0 in (0..i1).step_by(TILE) {
+            for i in i0..i1 {
+                let j1 = (j0 + TILE).min(i);
+                if j1 <= j0 {
+                    continue;
+                }
+                // SAFETY: this task alone writes columns `i0..i1` above the
+                // diagonal (`j < i`); every read is below the diagonal, which
+                // no task writes, and all indices lie in `a` (asserted).
+                let upper = unsafe { shared.column(i * ld + j0, j1 - j0) };
+                for (j, x) in (j0..j1).zip(upper) {
+                    *x = unsafe { shared.finished(j * ld + i, 1)[0] };
+                }
+            }
+        }
+    };
+    let tiles: Vec<usize> = rows.clone().step_by(TILE).collect();
+    if rows.len() * ld < PARALLEL_ENTRIES {
+        tiles.into_iter().for_each(tile);
+    } else {
+        tiles.into_par_iter().for_each(tile);
+    }
 }
+
+/// Entries (`rows × ld`) above which [`mirror`] runs on all threads.
+const PARALLEL_ENTRIES: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {
@@ -53,7 +84,7 @@ mod tests {
 
     #[test]
     fn tiled_loops_match_plain_ones_across_tile_edges() {
-        for n in [0, 1, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 7] {
+        for n in [0, 1, 5, TILE - 1, TILE, TILE + 1, 3 * TILE + 7, 9 * TILE + 3] {
             let a = sample(n);
             let (mut s, mut m) = (a.clone(), a.clone());
             symmetrize(&mut s, n);
@@ -75,15 +106,17 @@ mod tests {
 
     #[test]
     fn mirror_of_some_rows_touches_only_their_pairs() {
-        let (n, ld) = (70, 75);
-        let a = sample(ld);
-        let mut m = a.clone();
-        mirror(&mut m, ld, 37..n);
-        for i in 0..ld {
-            for j in 0..ld {
-                let mirrored = (37..n).contains(&j) && i < j;
-                let want = if mirrored { a[i * ld + j] } else { a[j * ld + i] };
-                assert_eq!(m[j * ld + i], want, "({i},{j})");
+        // The second case is large enough to run in parallel.
+        for (lo, n, ld) in [(37, 70, 75), (301, 650, 700)] {
+            let a = sample(ld);
+            let mut m = a.clone();
+            mirror(&mut m, ld, lo..n);
+            for i in 0..ld {
+                for j in 0..ld {
+                    let mirrored = (lo..n).contains(&j) && i < j;
+                    let want = if mirrored { a[i * ld + j] } else { a[j * ld + i] };
+                    assert_eq!(m[j * ld + i], want, "({i},{j}) rows {lo}..{n}");
+                }
             }
         }
     }

@@ -15,6 +15,7 @@ mod error;
 pub mod ldlt;
 pub mod pcg;
 pub mod simd;
+mod split;
 pub mod vector;
 
 pub use csr::{CsrMatrix, CsrPattern};

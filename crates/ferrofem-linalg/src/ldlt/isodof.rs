@@ -10,11 +10,14 @@
 //! with BLAS-3 kernels, the lower parts of the paths stay small and sparse.
 //! A block keeps only the rows from the first one any of its columns
 //! reaches, and an update whose rows form a few runs in its targets is
-//! multiplied straight into them.
+//! multiplied straight into them. The columns are independent, so the
+//! solve and the product `Zᵀ Z` run as a few ranges of columns side by side,
+//! each with sequential kernels (the same ranges whatever the thread count).
 //! [`IsodofCache`] keeps the columns while the factor is unchanged and only
 //! solves the DOFs it has not seen (§5, eq. 26–30).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use faer::linalg::matmul::matmul;
@@ -26,9 +29,7 @@ use rayon::prelude::*;
 
 use super::etree::NONE;
 use super::{Ldlt, LdltSymbolic};
-
-/// Work above which a supernode's kernels run on all threads.
-const PARALLEL_FLOPS: f64 = 2e6;
+use crate::split::balanced_parts;
 
 /// `S̄ = L⁻¹ P Īᵀ` for a set of DOFs, stored per supernode of their reach
 /// and scaled by `D^{-1/2}` (`Z = D^{-1/2} S̄`, so `W̄ = Zᵀ Z`; `D > 0`
@@ -127,14 +128,6 @@ fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
     (sorted, spans)
 }
 
-fn par_for(flops: f64) -> Par {
-    if flops > PARALLEL_FLOPS {
-        Par::rayon(0)
-    } else {
-        Par::Seq
-    }
-}
-
 impl IsodofCost {
     /// The cost of `S̄` and `W̄` for `dofs`, from the symbolic structure alone.
     pub fn estimate(s: &LdltSymbolic, dofs: &[usize]) -> IsodofCost {
@@ -221,66 +214,40 @@ impl IsodofColumns {
             let b = &cols.blocks[cols.block_of[&(sn.of_column[p] as usize)]];
             cols.values[b.offset + (i - b.lo) * b.rows + p - sn.begin[b.sn] - b.rho] = 1.0;
         }
-        let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
-        let mut update = Vec::new();
-        for bi in 0..cols.blocks.len() {
-            cols.solve_block(f, bi, &d_inv_sqrt, &mut update);
-        }
+        cols.solve_in_parts(f);
         cols
     }
 
-    /// The step of [`Self::new_in`] for block `bi`, whose children are done.
-    fn solve_block(&mut self, f: &Ldlt, bi: usize, d_inv_sqrt: &[f64], update: &mut Vec<f64>) {
+    /// The solve of [`Self::new_in`], the columns split into up to
+    /// [`PARTS`] ranges of about equal work: the columns of `S̄` are
+    /// independent, so each range goes through every block of the reach
+    /// (restricted to its columns) as a task of its own, with sequential
+    /// kernels. The many small blocks low in the tree then run side by
+    /// side, and no range waits for another.
+    fn solve_in_parts(&mut self, f: &Ldlt) {
         let sn = &f.symbolic().supernodes;
-        let blk = self.blocks[bi].clone();
-        let (w, r0, r, k, q) = (sn.width(blk.sn), blk.rho, blk.rows, blk.cols, sn.pattern(blk.sn).len());
-        // The block's rows and the panel's columns from `rho` on: the rows
-        // above are zero, so only the trailing triangle of `L_ss` acts.
-        let panel = f.panel(blk.sn).subcols(r0, r);
-        let par = par_for((r * k * (r + 2 * q)) as f64);
-        let targets = if q > 0 { self.targets(sn, bi) } else { Vec::new() };
-        let (head, tail) = self.values.split_at_mut(blk.offset + r * k);
-        let x = &mut head[blk.offset..];
-        let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
-        solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), par);
-        if q > 0 {
-            let direct = Target::go_direct(&targets);
-            if !direct {
-                update.resize(q * k, 0.0);
-                let y = MatMut::from_column_major_slice_mut(update, q, k);
-                matmul(y, Accum::Replace, panel.submatrix(w, 0, q, r), xm.rb(), 1.0, par);
-            }
-            // Carve each target's columns out of the blocks after this one.
-            let (mut rest, mut consumed) = (tail, blk.offset + r * k);
-            for t in &targets {
-                let tb = &self.blocks[t.block];
-                let start = tb.offset + (blk.lo - tb.lo) * tb.rows;
-                let (dst, after) = std::mem::take(&mut rest)[start - consumed..].split_at_mut(k * tb.rows);
-                if direct {
-                    // `X_t[run, :] −= L_run,s X_s` straight into the target.
-                    for (i, len) in t.run_starts() {
-                        let view = MatMut::from_column_major_slice_with_stride_mut(
-                            &mut dst[t.rows[i]..],
-                            len,
-                            k,
-                            tb.rows,
-                        );
-                        let l = panel.submatrix(w + t.p0 + i, 0, len, r);
-                        matmul(view, Accum::Add, l, xm.rb(), -1.0, par);
-                    }
-                } else {
-                    subtract_rows(dst, tb.rows, &t.rows, &update[t.p0..], q, !matches!(par, Par::Seq));
-                }
-                (rest, consumed) = (after, start + k * tb.rows);
-            }
+        let targets: Vec<Vec<Target>> = (0..self.blocks.len()).map(|bi| self.targets(sn, bi)).collect();
+        // Work per column, `Σ r² + 2 r q` over the blocks it crosses.
+        let mut diff = vec![0.0; self.len() + 1];
+        for b in &self.blocks {
+            let (r, q) = (b.rows as f64, sn.pattern(b.sn).len() as f64);
+            diff[b.lo] += r * r + 2.0 * r * q;
+            diff[b.lo + b.cols] -= r * r + 2.0 * r * q;
         }
-        let scale = &d_inv_sqrt[sn.begin[blk.sn] + r0..sn.begin[blk.sn] + w];
-        let scale_col = |col: &mut [f64]| col.iter_mut().zip(scale).for_each(|(v, d)| *v *= d);
-        if matches!(par, Par::Seq) {
-            x.chunks_exact_mut(r).for_each(scale_col);
-        } else {
-            x.par_chunks_exact_mut(r).for_each(scale_col);
-        }
+        let ranges = column_parts(diff[..self.len()].iter().scan(0.0, |acc, d| {
+            *acc += d;
+            Some(*acc)
+        }));
+        let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
+        let blocks = &self.blocks;
+        let pieces = split_by_columns(&mut self.values, blocks, &ranges);
+        pieces.into_par_iter().zip(&ranges).for_each(|(mut pieces, range)| {
+            let mut update = Vec::new();
+            for bi in 0..blocks.len() {
+                let piece = Piece { blocks, bi, first: range.start };
+                piece.solve(f, &targets[bi], &mut pieces, &d_inv_sqrt, &mut update);
+            }
+        });
     }
 
     /// The targets of block `bi`'s update, in increasing block order (the
@@ -363,44 +330,72 @@ impl IsodofColumns {
     }
 
     /// `dst += lower(Zᵀ Z)`: per supernode of the reach, the lower half of
-    /// `Z_sᵀ Z_s` into the diagonal block of its column range.
-    fn add_lower_gram(&self, mut dst: MatMut<'_, f64>) {
+    /// `Z_sᵀ Z_s` into the diagonal block of its column range. The columns
+    /// of `dst` are split into ranges of about equal work, done side by side.
+    fn add_lower_gram(&self, dst: MatMut<'_, f64>) {
+        // Work per column `j` of the lower half, `Σ r (hi − j)`.
+        let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
-            let z = self.z(b);
-            triangular::matmul(
-                dst.rb_mut().submatrix_mut(b.lo, b.lo, b.cols, b.cols),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                z.transpose(),
-                BlockStructure::Rectangular,
-                z,
-                BlockStructure::Rectangular,
-                1.0,
-                par_for((z.nrows() * b.cols * b.cols) as f64),
-            );
+            let hi = b.lo + b.cols;
+            cost[b.lo..hi].iter_mut().zip(b.lo..).for_each(|(c, j)| *c += (b.rows * (hi - j)) as f64);
         }
+        let ranges = column_parts(cost.into_iter());
+        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
+            for b in &self.blocks {
+                let (j0, j1, hi) = (range.start.max(b.lo), range.end.min(b.lo + b.cols), b.lo + b.cols);
+                if j0 >= j1 {
+                    continue;
+                }
+                let z = self.z(b);
+                let zj = z.subcols(j0 - b.lo, j1 - j0);
+                let mut out = cols.rb_mut().subcols_mut(j0 - range.start, j1 - j0);
+                triangular::matmul(
+                    out.rb_mut().subrows_mut(j0, j1 - j0),
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    zj.transpose(),
+                    BlockStructure::Rectangular,
+                    zj,
+                    BlockStructure::Rectangular,
+                    1.0,
+                    Par::Seq,
+                );
+                let below = z.subcols(j1 - b.lo, hi - j1);
+                matmul(out.subrows_mut(j1, hi - j1), Accum::Add, below.transpose(), zj, 1.0, Par::Seq);
+            }
+        });
     }
 
     /// `dst += S̄ᵀ D⁻¹ S̄_other = Zᵀ Z_other` (eq. 30b), `dst` being
     /// `m × m_other`: the products of the blocks of the supernodes both
     /// reaches share.
-    pub fn add_cross(&self, other: &IsodofColumns, mut dst: MatMut<'_, f64>) {
-        for b in &other.blocks {
-            let Some(&ai) = self.block_of.get(&b.sn) else { continue };
-            let a = &self.blocks[ai];
-            // Both are zero above the larger `rho`.
-            let r0 = a.rho.max(b.rho);
-            let rows = a.rows + a.rho - r0;
-            let (za, zb) = (self.z(a).subrows(r0 - a.rho, rows), other.z(b).subrows(r0 - b.rho, rows));
-            matmul(
-                dst.rb_mut().submatrix_mut(a.lo, b.lo, a.cols, b.cols),
-                Accum::Add,
-                za.transpose(),
-                zb,
-                1.0,
-                par_for((rows * a.cols * b.cols) as f64),
-            );
+    pub fn add_cross(&self, other: &IsodofColumns, dst: MatMut<'_, f64>) {
+        let shared: Vec<(&Block, &Block)> = other
+            .blocks
+            .iter()
+            .filter_map(|b| self.block_of.get(&b.sn).map(|&ai| (&self.blocks[ai], b)))
+            .collect();
+        // Work per column `j` of `dst`, `Σ r k` over the shared blocks.
+        let mut cost = vec![0.0; other.len()];
+        for (a, b) in &shared {
+            cost[b.lo..b.lo + b.cols].iter_mut().for_each(|c| *c += (a.rows * a.cols) as f64);
         }
+        let ranges = column_parts(cost.into_iter());
+        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
+            for (a, b) in &shared {
+                let (j0, j1) = (range.start.max(b.lo), range.end.min(b.lo + b.cols));
+                if j0 >= j1 {
+                    continue;
+                }
+                // Both are zero above the larger `rho`.
+                let r0 = a.rho.max(b.rho);
+                let rows = a.rows + a.rho - r0;
+                let za = self.z(a).subrows(r0 - a.rho, rows);
+                let zb = other.z(b).subrows(r0 - b.rho, rows).subcols(j0 - b.lo, j1 - j0);
+                let out = cols.rb_mut().submatrix_mut(a.lo, j0 - range.start, a.cols, j1 - j0);
+                matmul(out, Accum::Add, za.transpose(), zb, 1.0, Par::Seq);
+            }
+        });
     }
 
     /// `S̄ᵀ D⁻¹ S̄_other` as a new `m × m_other` column-major matrix.
@@ -412,19 +407,157 @@ impl IsodofColumns {
     }
 }
 
+/// Block `bi` restricted to one range of columns, the range starting at
+/// column `first`: its values and those of every block are the pieces
+/// [`split_by_columns`] made for that range.
+struct Piece<'a> {
+    blocks: &'a [Block],
+    bi: usize,
+    first: usize,
+}
+
+impl Piece<'_> {
+    /// First column of block `b`'s piece.
+    fn start(&self, b: &Block) -> usize {
+        self.first.max(b.lo)
+    }
+
+    /// The columns `j0..j0 + cols` of this piece in target `t`, whose piece
+    /// is in `after` (the pieces after this block's), and its rows.
+    fn target<'p>(
+        &self,
+        after: &'p mut [&mut [f64]],
+        t: &Target,
+        j0: usize,
+        cols: usize,
+    ) -> (&'p mut [f64], usize) {
+        let tb = &self.blocks[t.block];
+        let start = (self.start(&self.blocks[self.bi]) - self.start(tb) + j0) * tb.rows;
+        (&mut after[t.block - self.bi - 1][start..start + cols * tb.rows], tb.rows)
+    }
+
+    /// The step of [`IsodofColumns::new_in`] for this piece, whose children
+    /// are done: `X_s ← L_ss⁻¹ X_s` on the rows from `rho` on (the rows
+    /// above are zero, so only the trailing triangle of `L_ss` acts), then
+    /// `X_t −= L_ts X_s` into the targets, then `X_s ← D_s^{-1/2} X_s`.
+    fn solve(
+        &self,
+        f: &Ldlt,
+        targets: &[Target],
+        pieces: &mut [&mut [f64]],
+        d_inv_sqrt: &[f64],
+        update: &mut Vec<f64>,
+    ) {
+        let sn = &f.symbolic().supernodes;
+        let blk = &self.blocks[self.bi];
+        let (w, r0, r, q) = (sn.width(blk.sn), blk.rho, blk.rows, sn.pattern(blk.sn).len());
+        let (head, tail) = pieces.split_at_mut(self.bi + 1);
+        let x = &mut *head[self.bi];
+        let k = x.len() / r;
+        if k == 0 {
+            return;
+        }
+        let panel = f.panel(blk.sn).subcols(r0, r);
+        let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
+        solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), Par::Seq);
+        let lower = panel.submatrix(w, 0, q, r);
+        if Target::go_direct(targets) {
+            // `X_t[run, :] −= L_run,s X_s` straight into the targets.
+            for t in targets {
+                let (dst, ld) = self.target(tail, t, 0, k);
+                for (i, len) in t.run_starts() {
+                    let view =
+                        MatMut::from_column_major_slice_with_stride_mut(&mut dst[t.rows[i]..], len, k, ld);
+                    matmul(view, Accum::Add, lower.subrows(t.p0 + i, len), xm.rb(), -1.0, Par::Seq);
+                }
+            }
+        } else {
+            // `Y = L_{pattern,s} X_s` a panel of columns at a time,
+            // scattered into the targets while it is still in cache.
+            for j0 in (0..k).step_by(UPDATE_PANEL) {
+                let cols = UPDATE_PANEL.min(k - j0);
+                update.resize(q * cols, 0.0);
+                let y = MatMut::from_column_major_slice_mut(update, q, cols);
+                matmul(y, Accum::Replace, lower, xm.rb().subcols(j0, cols), 1.0, Par::Seq);
+                for t in targets {
+                    let (dst, ld) = self.target(tail, t, j0, cols);
+                    subtract_rows(dst, ld, &t.rows, &update[t.p0..], q);
+                }
+            }
+        }
+        let scale = &d_inv_sqrt[sn.begin[blk.sn] + r0..sn.begin[blk.sn] + w];
+        for col in x.chunks_exact_mut(r) {
+            col.iter_mut().zip(scale).for_each(|(v, d)| *v *= d);
+        }
+    }
+}
+
+/// The values of every block cut into one piece per range of `ranges`
+/// (which cover the columns in order): `out[range][block]` holds the
+/// block's columns in that range, possibly none.
+fn split_by_columns<'a>(
+    values: &'a mut [f64],
+    blocks: &[Block],
+    ranges: &[Range<usize>],
+) -> Vec<Vec<&'a mut [f64]>> {
+    let mut out: Vec<Vec<&mut [f64]>> = ranges.iter().map(|_| Vec::with_capacity(blocks.len())).collect();
+    let mut rest = values;
+    for b in blocks {
+        let (mut block, after) = rest.split_at_mut(b.rows * b.cols);
+        rest = after;
+        for (range, list) in ranges.iter().zip(&mut out) {
+            let k = range.end.min(b.lo + b.cols).saturating_sub(range.start.max(b.lo));
+            let (piece, tail) = std::mem::take(&mut block).split_at_mut(k * b.rows);
+            block = tail;
+            list.push(piece);
+        }
+    }
+    out
+}
+
+/// `dst` cut into the columns of each of `ranges` (which cover its columns
+/// in order).
+fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -> Vec<MatMut<'a, f64>> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut rest = dst;
+    for range in ranges {
+        let (cols, after) = rest.split_at_col_mut(range.len());
+        out.push(cols);
+        rest = after;
+    }
+    out
+}
+
+/// Columns of a block's update computed and scattered at a time.
+const UPDATE_PANEL: usize = 64;
+
+/// Ranges the columns are split into, whatever the number of threads (so
+/// that results do not depend on it), each of at least
+/// [`MIN_PART_COLUMNS`] columns.
+const PARTS: usize = 8;
+
+/// Fewest columns worth a range of their own.
+const MIN_PART_COLUMNS: usize = 16;
+
+/// Ranges of about equal cost covering `0..cost.len()`, `cost[j]` being
+/// column `j`'s work.
+fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
+    let mut prefix = vec![0];
+    for c in cost {
+        prefix.push(prefix[prefix.len() - 1] + c as usize);
+    }
+    let m = prefix.len() - 1;
+    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(1))
+}
+
 /// `X_t[rows, :] −= Y[p0.., :]` for one target of an update: `dst` holds
 /// the target's `k` columns (`wt` rows each), `y` is `Y` from row `p0` on
-/// (`q` rows per column). Columns go in parallel when `parallel`.
-fn subtract_rows(dst: &mut [f64], wt: usize, rows: &[usize], y: &[f64], q: usize, parallel: bool) {
-    let column = |(j, col): (usize, &mut [f64])| {
+/// (`q` rows per column).
+fn subtract_rows(dst: &mut [f64], wt: usize, rows: &[usize], y: &[f64], q: usize) {
+    for (j, col) in dst.chunks_exact_mut(wt).enumerate() {
         for (&r, &v) in rows.iter().zip(&y[j * q..]) {
             col[r] -= v;
         }
-    };
-    if parallel {
-        dst.par_chunks_exact_mut(wt).enumerate().for_each(column);
-    } else {
-        dst.chunks_exact_mut(wt).enumerate().for_each(column);
     }
 }
 

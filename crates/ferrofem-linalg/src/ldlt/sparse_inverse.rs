@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use super::etree::{path_len, NONE};
 use super::Ldlt;
+use crate::split::{balanced_parts, SharedColumns};
 
 /// `S = L⁻¹` in CSC (permuted numbering), with `D` and `P` to apply `A⁻¹`.
 #[derive(Debug, Clone)]
@@ -64,7 +65,7 @@ impl SparseInverse {
         let mut values = vec![0.0; col_ptr[n]];
         let mut by_depth: Vec<Vec<usize>> = vec![Vec::new(); depth.iter().copied().max().unwrap_or(0) + 1];
         (0..n).for_each(|j| by_depth[depth[j]].push(j));
-        let out = SharedColumns(values.as_mut_ptr());
+        let out = SharedColumns::new(&mut values);
         for level in &by_depth {
             level.par_iter().with_min_len(16).for_each(|&j| {
                 // SAFETY: column j's range is written by this task only; the
@@ -259,45 +260,4 @@ fn path_runs(parent: &[usize]) -> (Vec<usize>, Vec<(u32, u32)>) {
         run_ptr.push(runs.len());
     }
     (run_ptr, runs)
-}
-
-/// Splits columns into `parts` contiguous ranges of about equal entries.
-fn balanced_parts(col_ptr: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
-    let n = col_ptr.len() - 1;
-    let total = col_ptr[n];
-    let mut out = Vec::with_capacity(parts);
-    let mut start = 0;
-    for p in 1..=parts {
-        let target = total * p / parts;
-        let end = if p == parts { n } else { col_ptr.partition_point(|&c| c < target).min(n).max(start) };
-        out.push(start..end);
-        start = end;
-    }
-    out
-}
-
-/// Raw access to disjoint columns of `S` while it is being built.
-#[derive(Clone, Copy)]
-struct SharedColumns(*mut f64);
-
-// SAFETY: used only as described in `SparseInverse::new`: concurrent tasks
-// write disjoint ranges and read ranges no task writes concurrently.
-unsafe impl Sync for SharedColumns {}
-unsafe impl Send for SharedColumns {}
-
-impl SharedColumns {
-    /// # Safety
-    /// `start..start + len` must lie in the buffer, and no other live
-    /// reference may write that range.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn column(&self, start: usize, len: usize) -> &mut [f64] {
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
-    }
-
-    /// # Safety
-    /// `start..start + len` must lie in the buffer, and no task may write
-    /// that range while the returned slice lives.
-    unsafe fn finished(&self, start: usize, len: usize) -> &[f64] {
-        unsafe { std::slice::from_raw_parts(self.0.add(start), len) }
-    }
 }

@@ -303,6 +303,21 @@ fn isodof_shortcuts_are_taken_and_exact() {
 }
 
 #[test]
+fn isodof_results_do_not_depend_on_the_thread_count() {
+    // Enough columns to be split into ranges, whose edges cut blocks.
+    let f = factor(9, 5, Ordering::NestedDissection);
+    let dofs: Vec<usize> = (0..81 * 3).chain(1200..1300).collect();
+    let build = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| IsodofColumns::new(&f, &dofs).delassus())
+    };
+    let one = build(1);
+    assert_eq!(one, build(3));
+    let reference = super::isodof::reference(&f, IsodofColumns::new(&f, &dofs).dofs());
+    assert!(max_rel_diff(&one, &reference) < 1e-12);
+}
+
+#[test]
 fn isodof_cache_matches_a_fresh_build_as_sets_change() {
     let f = factor(6, 9, Ordering::NestedDissection);
     let g = factor(6, 9, Ordering::NestedDissection);

@@ -64,8 +64,9 @@ pub struct SlotMatrix<'a> {
 /// `W = Ĥ W̄ Ĥᵀ` (eq. 25) into `w` (row-major `c × c`, exactly
 /// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: rows
 /// of `T = Ĥ W̄` (`t`, `c × len`) as combinations of columns of `W̄`, then
-/// the upper half `W[r, q] = Ĥ_q · T_r`, mirrored. Both buffers are reused
-/// and every entry is written, so neither is cleared first.
+/// the upper half `W[r, q] = Ĥ_q · T_r` with `Ĥ`'s rows padded to one
+/// width, mirrored. Both buffers are reused and every entry is written, so
+/// neither is cleared first.
 pub fn expand(
     h: &CsrMatrix,
     slot: impl Fn(usize) -> usize,
@@ -87,12 +88,51 @@ pub fn expand(
         tr.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
         (first + 1..end).for_each(|p| axpy(values[p], column(p), tr));
     });
+    let padded = PaddedRows::new(h, &slots);
     w.resize(c * c, 0.0);
     w.par_chunks_mut(c.max(1)).enumerate().for_each(|(r, wr)| {
         let tr = &t[r * len..(r + 1) * len];
-        for (q, out) in wr.iter_mut().enumerate().skip(r) {
-            *out = (row_ptr[q]..row_ptr[q + 1]).map(|p| values[p] * tr[slots[p]]).sum();
+        match padded.width {
+            0 => wr[r..].fill(0.0),
+            1 => padded.upper(1, tr, r, wr),
+            3 => padded.upper(3, tr, r, wr),
+            n => padded.upper(n, tr, r, wr),
         }
     });
     mirror(w, c, 0..c);
+}
+
+/// `Ĥ` with every row padded to the width of the longest (zero values at
+/// slot 0), so that a row of `W` is one pass over flat arrays; rows of one
+/// or three entries (a contact's rows on one vertex) get unrolled loops.
+struct PaddedRows {
+    width: usize,
+    slots: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl PaddedRows {
+    fn new(h: &CsrMatrix, slots: &[usize]) -> PaddedRows {
+        let rp = &h.pattern.row_ptr;
+        let width = (0..h.nrows()).map(|r| rp[r + 1] - rp[r]).max().unwrap_or(0);
+        let mut padded =
+            PaddedRows { width, slots: vec![0; h.nrows() * width], values: vec![0.0; h.nrows() * width] };
+        for r in 0..h.nrows() {
+            for (k, p) in (rp[r]..rp[r + 1]).enumerate() {
+                padded.slots[r * width + k] = slots[p];
+                padded.values[r * width + k] = h.values[p];
+            }
+        }
+        padded
+    }
+
+    /// `out[q] = Ĥ_q · t` for `q ≥ r`. Inlined into each arm of the
+    /// caller's match, so that the common widths get constant-length loops.
+    #[inline(always)]
+    fn upper(&self, n: usize, t: &[f64], r: usize, out: &mut [f64]) {
+        let rows = self.slots[r * n..].chunks_exact(n).zip(self.values[r * n..].chunks_exact(n));
+        for (o, (s, v)) in out[r..].iter_mut().zip(rows) {
+            *o = s.iter().zip(v).map(|(&s, v)| v * t[s]).sum();
+        }
+    }
 }

@@ -228,16 +228,12 @@ impl IsodofColumns {
         let sn = &f.symbolic().supernodes;
         let targets: Vec<Vec<Target>> = (0..self.blocks.len()).map(|bi| self.targets(sn, bi)).collect();
         // Work per column, `Σ r² + 2 r q` over the blocks it crosses.
-        let mut diff = vec![0.0; self.len() + 1];
+        let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
             let (r, q) = (b.rows as f64, sn.pattern(b.sn).len() as f64);
-            diff[b.lo] += r * r + 2.0 * r * q;
-            diff[b.lo + b.cols] -= r * r + 2.0 * r * q;
+            cost[b.lo..b.lo + b.cols].iter_mut().for_each(|c| *c += r * r + 2.0 * r * q);
         }
-        let ranges = column_parts(diff[..self.len()].iter().scan(0.0, |acc, d| {
-            *acc += d;
-            Some(*acc)
-        }));
+        let ranges = column_parts(cost.into_iter());
         let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
         let blocks = &self.blocks;
         let pieces = split_by_columns(&mut self.values, blocks, &ranges);

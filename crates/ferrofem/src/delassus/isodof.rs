@@ -63,10 +63,11 @@ pub struct SlotMatrix<'a> {
 
 /// `W = Ĥ W̄ Ĥᵀ` (eq. 25) into `w` (row-major `c × c`, exactly
 /// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: rows
-/// of `T = Ĥ W̄` (`t`, `c × len`) as combinations of columns of `W̄`, then
+/// of `T = Ĥ W̄` (`t`, `c × len`) as combinations of columns of `W̄` (a row
+/// of `Ĥ` with one entry reads its column of `W̄` in place instead), then
 /// the upper half `W[r, q] = Ĥ_q · T_r` with `Ĥ`'s rows padded to one
-/// width, mirrored. Both buffers are reused and every entry is written, so
-/// neither is cleared first.
+/// width, mirrored. Both buffers are reused and every entry of `W` is
+/// written, so neither is cleared first.
 pub fn expand(
     h: &CsrMatrix,
     slot: impl Fn(usize) -> usize,
@@ -78,25 +79,37 @@ pub fn expand(
     let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
     let slots: Vec<usize> = h.pattern.col_idx.iter().map(|&d| slot(d as usize)).collect();
     let column = |p: usize| &wbar.values[slots[p] * wbar.ld..slots[p] * wbar.ld + len];
-    t.resize(c * len, 0.0);
-    t.par_chunks_mut(len.max(1)).enumerate().for_each(|(r, tr)| {
-        let (first, end) = (row_ptr[r], row_ptr[r + 1]);
-        if first == end {
-            tr.fill(0.0);
-            return;
-        }
-        tr.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
-        (first + 1..end).for_each(|p| axpy(values[p], column(p), tr));
-    });
+    let single = |r: usize| row_ptr[r + 1] - row_ptr[r] == 1;
+    // `T_r` of a row with one entry is that entry times a column of `W̄`,
+    // read in place below; the other rows are formed here.
+    if (0..c).any(|r| !single(r)) {
+        t.resize(c * len, 0.0);
+        t.par_chunks_mut(len.max(1)).enumerate().filter(|(r, _)| !single(*r)).for_each(|(r, tr)| {
+            let (first, end) = (row_ptr[r], row_ptr[r + 1]);
+            if first == end {
+                tr.fill(0.0);
+                return;
+            }
+            tr.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
+            (first + 1..end).for_each(|p| axpy(values[p], column(p), tr));
+        });
+    }
     let padded = PaddedRows::new(h, &slots);
     w.resize(c * c, 0.0);
     w.par_chunks_mut(c.max(1)).enumerate().for_each(|(r, wr)| {
-        let tr = &t[r * len..(r + 1) * len];
+        let (tr, scale) = if single(r) {
+            (column(row_ptr[r]), values[row_ptr[r]])
+        } else {
+            (&t[r * len..(r + 1) * len], 1.0)
+        };
         match padded.width {
             0 => wr[r..].fill(0.0),
             1 => padded.upper(1, tr, r, wr),
             3 => padded.upper(3, tr, r, wr),
             n => padded.upper(n, tr, r, wr),
+        }
+        if scale != 1.0 {
+            wr[r..].iter_mut().for_each(|x| *x *= scale);
         }
     });
     mirror(w, c, 0..c);

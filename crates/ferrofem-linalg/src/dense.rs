@@ -45,23 +45,15 @@ pub fn symmetrize(a: &mut [f64], n: usize) {
 pub fn mirror(a: &mut [f64], ld: usize, rows: Range<usize>) {
     assert!(rows.end <= ld && a.len() >= rows.end * ld, "mirror: rows {rows:?} of a {} matrix", a.len());
     let shared = SharedColumns::new(a);
+    // One task per tile of rows `i0..i1`: it alone writes their columns
+    // above the diagonal (`j < i`), and every read is below the diagonal,
+    // which no task writes; all indices lie in `a` (asserted).
     let tile = |i0: usize| {
-        let i1 = (i0 + TILE).min(rows.end);
-        for j0 in (0..i1).step_by(TILE) {
-            for i in i0..i1 {
-                let j1 = (j0 + TILE).min(i);
-                if j1 <= j0 {
-                    continue;
-                }
-                // SAFETY: this task alone writes columns `i0..i1` above the
-                // diagonal (`j < i`); every read is below the diagonal, which
-                // no task writes, and all indices lie in `a` (asserted).
-                let upper = unsafe { shared.column(i * ld + j0, j1 - j0) };
-                for (j, x) in (j0..j1).zip(upper) {
-                    *x = unsafe { shared.finished(j * ld + i, 1)[0] };
-                }
-            }
-        }
+        for_each_strict_lower(i0..(i0 + TILE).min(rows.end), |i, j| {
+            // SAFETY: as above: entry `(j, i)` is this task's, `(i, j)` is
+            // read-only for every task.
+            unsafe { shared.column(i * ld + j, 1)[0] = shared.finished(j * ld + i, 1)[0] };
+        });
     };
     let tiles: Vec<usize> = rows.clone().step_by(TILE).collect();
     if rows.len() * ld < PARALLEL_ENTRIES {

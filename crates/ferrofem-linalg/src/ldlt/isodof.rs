@@ -62,6 +62,16 @@ impl Block {
     fn range(&self) -> std::ops::Range<usize> {
         self.offset..self.offset + self.rows * self.cols
     }
+
+    /// The columns of `W̄` (or of the build) the block holds.
+    fn columns(&self) -> Range<usize> {
+        self.lo..self.lo + self.cols
+    }
+
+    /// Those of its columns that lie in `range` (empty when none do).
+    fn columns_in(&self, range: &Range<usize>) -> Range<usize> {
+        range.start.max(self.lo)..range.end.min(self.lo + self.cols)
+    }
 }
 
 /// A supernode of the reach: the columns `lo..hi` cross it, and its rows
@@ -231,7 +241,7 @@ impl IsodofColumns {
         let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
             let (r, q) = (b.rows as f64, sn.pattern(b.sn).len() as f64);
-            cost[b.lo..b.lo + b.cols].iter_mut().for_each(|c| *c += r * r + 2.0 * r * q);
+            cost[b.columns()].iter_mut().for_each(|c| *c += r * r + 2.0 * r * q);
         }
         let ranges = column_parts(cost.into_iter());
         let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
@@ -332,13 +342,13 @@ impl IsodofColumns {
         // Work per column `j` of the lower half, `Σ r (hi − j)`.
         let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
-            let hi = b.lo + b.cols;
-            cost[b.lo..hi].iter_mut().zip(b.lo..).for_each(|(c, j)| *c += (b.rows * (hi - j)) as f64);
+            let hi = b.columns().end;
+            cost[b.columns()].iter_mut().zip(b.lo..).for_each(|(c, j)| *c += (b.rows * (hi - j)) as f64);
         }
         let ranges = column_parts(cost.into_iter());
         split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
             for b in &self.blocks {
-                let (j0, j1, hi) = (range.start.max(b.lo), range.end.min(b.lo + b.cols), b.lo + b.cols);
+                let (Range { start: j0, end: j1 }, hi) = (b.columns_in(range), b.columns().end);
                 if j0 >= j1 {
                     continue;
                 }
@@ -374,12 +384,12 @@ impl IsodofColumns {
         // Work per column `j` of `dst`, `Σ r k` over the shared blocks.
         let mut cost = vec![0.0; other.len()];
         for (a, b) in &shared {
-            cost[b.lo..b.lo + b.cols].iter_mut().for_each(|c| *c += (a.rows * a.cols) as f64);
+            cost[b.columns()].iter_mut().for_each(|c| *c += (a.rows * a.cols) as f64);
         }
         let ranges = column_parts(cost.into_iter());
         split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
             for (a, b) in &shared {
-                let (j0, j1) = (range.start.max(b.lo), range.end.min(b.lo + b.cols));
+                let Range { start: j0, end: j1 } = b.columns_in(range);
                 if j0 >= j1 {
                     continue;
                 }
@@ -502,7 +512,7 @@ fn split_by_columns<'a>(
         let (mut block, after) = rest.split_at_mut(b.rows * b.cols);
         rest = after;
         for (range, list) in ranges.iter().zip(&mut out) {
-            let k = range.end.min(b.lo + b.cols).saturating_sub(range.start.max(b.lo));
+            let k = b.columns_in(range).len();
             let (piece, tail) = std::mem::take(&mut block).split_at_mut(k * b.rows);
             block = tail;
             list.push(piece);

@@ -109,13 +109,14 @@ const Y_UP: usize = 1;
 
 fn case(name: &str, mesh: &str, up: usize) -> Result<Case, CliError> {
     let w = one_step_world(mesh, 1e5, "bench-delassus")?;
-    let matrix = w.workspace(0).system.clone();
+    let matrix = crate::bench::system_matrix(&w)?.clone();
     let err = |e: ferrofem_linalg::LinalgError| CliError::Other(format!("{name}: {e}"));
     let sym = Arc::new(LdltSymbolic::analyze(&matrix.pattern, Ordering::Auto, 3).map_err(err)?);
     let factor = Arc::new(Ldlt::factorize(sym, &matrix).map_err(err)?);
     let body = &w.model.bodies[0];
     let mut bottom = body.surface.volume_vertex.clone();
-    bottom.sort_by(|&a, &b| body.mesh.vertices[a][up].total_cmp(&body.mesh.vertices[b][up]).then(a.cmp(&b)));
+    let rest = body.rest_vertices();
+    bottom.sort_by(|&a, &b| rest[a][up].total_cmp(&rest[b][up]).then(a.cmp(&b)));
     Ok(Case { name: name.to_string(), factor, matrix, bottom, up })
 }
 
@@ -152,6 +153,7 @@ fn measure(
     peers: bool,
 ) -> Vec<DelassusBenchRecord> {
     let f = &case.factor;
+    let compliance = ferrofem::constraint::Compliance::Ldlt(f.clone());
     let h = case.patch(contacts, 0);
     let previous = case.patch(contacts, (turnover * contacts as f64).round() as usize);
     let c = h.nrows();
@@ -168,7 +170,7 @@ fn measure(
     // steps, and is timed after one untimed call that sizes them.
     let mut buf = DelassusBuffers::default();
     let dense_ms = warm_median_ms(if cost.dense_ms > 5e3 { 1 } else { repeats }, || {
-        delassus::dense(f, &h, &mut buf);
+        delassus::dense(&compliance, &h, &mut buf);
     });
     let w_dense = buf.w().to_vec();
     let mut buf = DelassusBuffers::default();

@@ -143,14 +143,21 @@ fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
 /// expanded per axis): the coordinates do not couple, so the pattern holds
 /// only same-axis entries (unlike implicit Euler's 3×3 blocks).
 fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, CliError> {
+    use ferrofem::body::{Body, BodyMaterial, Shape};
     use ferrofem::element::Constitutive;
-    use ferrofem::integrator::local_global::{global::global_matrix, LocalGlobalBody, Shape};
+    use ferrofem::integrator::local_global::global::global_matrix;
     use ferrofem::material::Material;
     let mesh = ferrofem_mesh::generate::box_mesh(size, cells)?;
-    let free = vec![None; mesh.vertices.len()];
     let mat = Material { young: 1e9, poisson: 0.45, density: 1000.0 };
-    let body = LocalGlobalBody::new("bar".into(), Shape::Volume(mesh), mat, Constitutive::Arap, None, &free)?;
-    let s = global_matrix(&body, 0.01);
+    let def = BodyMaterial {
+        materials: vec![mat; mesh.tets.len()],
+        constitutive: Constitutive::Arap,
+        damping: Default::default(),
+        bending: None,
+        kinematic: vec![None; mesh.vertices.len()],
+    };
+    let body = Body::new("bar".into(), Shape::Volume(mesh), def)?;
+    let s = global_matrix(&body, &[], 0.01);
     let nv = s.nrows();
     let mut rows = vec![Vec::new(); 3 * nv];
     for (a, row) in rows.chunks_exact_mut(3).enumerate() {
@@ -174,7 +181,7 @@ fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, C
 
 /// The implicit-Euler system matrix of a mesh after one step.
 fn system_matrix(mesh: &str) -> Result<CsrMatrix, CliError> {
-    Ok(one_step_world(mesh, 1e6, "bench-factor")?.workspace(0).system.clone())
+    Ok(crate::bench::system_matrix(&one_step_world(mesh, 1e6, "bench-factor")?)?.clone())
 }
 
 /// A one-body world of `mesh` (Young's modulus `young`, ν = 0.4) after one

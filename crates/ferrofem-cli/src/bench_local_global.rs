@@ -13,10 +13,10 @@ use serde::Serialize;
 use ferrofem::integrator::local_global::energy::{energy, StepTarget};
 use ferrofem::integrator::local_global::global::factorize;
 use ferrofem::integrator::local_global::newton::newton_reference;
-use ferrofem::integrator::local_global::LocalGlobalWorld;
+use ferrofem::integrator::LocalGlobal;
 use ferrofem::scene::Scene;
 use ferrofem::stats::{median_p90, Stage};
-use ferrofem::{Simulation, State};
+use ferrofem::{State, World};
 use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
 use ferrofem_linalg::Ordering;
 
@@ -183,18 +183,24 @@ constitutive = "neo-hookean"
     )
 }
 
-fn build(text: &str, label: &str) -> Result<LocalGlobalWorld, CliError> {
-    match Scene::from_toml(text, ".".into(), label)?.build_simulation()? {
-        Simulation::LocalGlobal(w) => Ok(w),
-        Simulation::ImplicitEuler(_) => Err(CliError::Other(format!("{label}: not a local-global scene"))),
+fn build(text: &str, label: &str) -> Result<World, CliError> {
+    let w = Scene::from_toml(text, ".".into(), label)?.build()?;
+    match w.local_global() {
+        Some(_) => Ok(w),
+        None => Err(CliError::Other(format!("{label}: not a local-global scene"))),
     }
 }
 
+/// The local-global integrator of a world [`build`] made.
+fn lg(w: &World) -> &LocalGlobal {
+    w.local_global().expect("built as a local-global world")
+}
+
 /// A record with the static figures of a world (sizes, memory).
-fn record(experiment: &'static str, scene: &str, w: &LocalGlobalWorld, copy_gbs: f64) -> LocalGlobalRecord {
+fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> LocalGlobalRecord {
     let body = &w.model.bodies[0];
-    let g = w.global_solver(0);
-    let n = body.vertices();
+    let g = lg(w).global_solver(0);
+    let n = body.vertex_count();
     let (s_bytes, nnz) = g.sparse_inverse().map_or((0, 0), |s| (s.stream_bytes(), s.nnz()));
     LocalGlobalRecord {
         experiment,
@@ -204,7 +210,7 @@ fn record(experiment: &'static str, scene: &str, w: &LocalGlobalWorld, copy_gbs:
         constitutive: body.constitutive.name(),
         young: 0.0,
         global_method: g.method.name().to_string(),
-        iterations: w.model.settings.iterations,
+        iterations: lg(w).settings.iterations,
         local_ms: 0.0,
         global_ms: 0.0,
         frame_ms: 0.0,
@@ -221,11 +227,11 @@ fn record(experiment: &'static str, scene: &str, w: &LocalGlobalWorld, copy_gbs:
 }
 
 /// Times `frames` frames after 2 warm-up frames: medians per iteration.
-fn time_frames(w: &mut LocalGlobalWorld, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), CliError> {
+fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), CliError> {
     for _ in 0..2 {
         w.step()?;
     }
-    let k = w.model.settings.iterations as f64;
+    let k = lg(w).settings.iterations as f64;
     let (mut local, mut global, mut frame) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..frames.max(1) {
         let s = w.step()?;
@@ -236,7 +242,7 @@ fn time_frames(w: &mut LocalGlobalWorld, frames: usize, r: &mut LocalGlobalRecor
     r.local_ms = median_p90(&mut local).0;
     r.global_ms = median_p90(&mut global).0;
     r.frame_ms = median_p90(&mut frame).0;
-    if let Some(s) = w.global_solver(0).sparse_inverse() {
+    if let Some(s) = lg(w).global_solver(0).sparse_inverse() {
         // Two passes over S, plus b, x and the intermediate vectors (~6 × 3n doubles).
         let bytes = 2 * s.stream_bytes() + 6 * 8 * w.model.bodies[0].dofs();
         r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
@@ -260,9 +266,10 @@ fn twisted_frame(cells: [usize; 3], young: f64, lead: usize) -> Result<TwistedFr
     let state = w.state.clone();
     let mut last = Vec::new();
     w.step_observed(|_, _, q| last = q.to_vec())?;
-    let predicted = w.predicted(0).to_vec();
-    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time };
-    let factor = factorize(&w.global_solver(0).matrix, Ordering::Auto)
+    let predicted = lg(&w).predicted(0).to_vec();
+    let pins = lg(&w).pins(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time, pins: &pins };
+    let factor = factorize(&lg(&w).global_solver(0).matrix, Ordering::Auto)
         .map_err(|e| CliError::Other(format!("Newton reference: {e}")))?;
     let report = newton_reference(&w.model.bodies[0], &factor, &mut last, at, 1e-10, 60);
     Ok(TwistedFrame { state, reference: report.energy })
@@ -284,8 +291,9 @@ fn convergence(
     w.step_observed(|_, _, q| trace.push(q.to_vec()))?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let body = &w.model.bodies[0];
-    let predicted = w.predicted(0).to_vec();
-    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time };
+    let predicted = lg(&w).predicted(0).to_vec();
+    let pins = lg(&w).pins(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time, pins: &pins };
     let e = |q: &[f64]| energy(body, q, at).unwrap_or(f64::NAN);
     let e0 = e(&trace[0]);
     Ok((trace[1..].iter().map(|q| (e(q) - frame.reference) / (e0 - frame.reference)).collect(), ms))

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use ferrofem::stats::{Stage, StepStats, Summary};
-use ferrofem::Simulation;
+use ferrofem::World;
 
 use crate::sysinfo::Context;
 
@@ -48,9 +48,12 @@ pub struct StatsFile<'a> {
 }
 
 /// Body descriptions of a simulation.
-pub fn bodies(sim: &Simulation) -> Vec<BodyInfo> {
-    sim.bodies()
-        .into_iter()
+pub fn bodies(world: &World) -> Vec<BodyInfo> {
+    world
+        .model
+        .bodies
+        .iter()
+        .map(|b| b.summary())
         .map(|b| BodyInfo {
             dofs: 3 * b.vertices,
             name: b.name,

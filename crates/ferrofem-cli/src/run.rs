@@ -34,7 +34,7 @@ pub struct RunArgs {
 /// Runs a scene to the end or to the first error.
 pub fn run(args: RunArgs) -> Result<(), CliError> {
     let scene = builtin::load(&args.scene)?;
-    let mut sim = scene.build_simulation()?;
+    let mut sim = scene.build()?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
     let mut writer = match (&args.out, args.no_output) {
@@ -42,14 +42,14 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         (Some(dir), _) => Some(FrameWriter::new(dir, &sim)?),
         (None, _) => Some(FrameWriter::new(&PathBuf::from("out").join(scene.name()), &sim)?),
     };
-    let infos = sim.bodies();
+    let infos = bodies(&sim);
     let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
     eprintln!(
         "{}: {} bodies, {dofs} DOFs, {}, h = {} s, {steps} steps, {} threads",
         scene.name(),
         infos.len(),
-        sim.integrator(),
-        sim.time_step(),
+        sim.integrator.name(),
+        sim.model.time_step,
         rayon::current_num_threads()
     );
     if let Some(w) = writer.as_mut() {
@@ -77,7 +77,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
             }
         }
         if let Some(w) = writer.as_mut() {
-            if sim.state().step % every == 0 {
+            if sim.state.step % every == 0 {
                 w.write(&sim)?;
             }
         }
@@ -89,7 +89,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         let file = StatsFile {
             format: 1,
             scene: scene.name(),
-            time_step: sim.time_step(),
+            time_step: sim.model.time_step,
             bodies: bodies(&sim),
             context: Context::now(),
             steps: &records,

@@ -1,8 +1,9 @@
 //! ferrofem: real-time finite-element simulation of soft bodies.
 //!
-//! A [`World`] holds a [`Model`] (what the scene defines: meshes, rest
-//! state, materials, boundary conditions), a [`State`] (positions and
-//! velocities) and a workspace (matrices, solver scratch, rotations).
+//! A [`World`] holds one [`Model`] (what the scene defines: meshes, rest
+//! elements, materials, obstacles, boundary conditions), one [`State`]
+//! (positions, velocities, warm starts), the integrator-neutral constraint
+//! stack and an [`integrator::Integrator`] that owns its workspace.
 //! [`World::step`] advances the state by one time step as a short sequence
 //! of named, timed stages; see `docs/architecture.md`.
 #![warn(missing_docs)]
@@ -15,14 +16,17 @@ pub mod element;
 mod error;
 pub mod integrator;
 pub mod material;
+mod model;
 pub mod obstacle;
 pub mod output;
 pub mod scene;
-mod simulation;
 pub mod solver;
+mod state;
 pub mod stats;
 mod world;
 
+pub use body::{Body, BodySummary, MeshView};
 pub use error::SimError;
-pub use simulation::{BodySummary, MeshView, Simulation};
-pub use world::{BodyState, Model, State, World};
+pub use model::Model;
+pub use state::{BodyState, State};
+pub use world::World;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
 
 use crate::obstacle::Geometry;
-use crate::{SimError, Simulation, World};
+use crate::{SimError, World};
 
 /// Writes frames of every body of a world into a folder.
 #[derive(Debug)]
@@ -25,24 +25,21 @@ impl FrameWriter {
     /// Creates `dir` and one `<body>.pvd` series per body (plus
     /// `contacts.pvd` and one `<obstacle>.pvd` per mesh obstacle under
     /// implicit Euler).
-    pub fn new(dir: &Path, sim: &Simulation) -> Result<FrameWriter, SimError> {
+    pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
+        let model = &world.model;
         let series =
-            sim.bodies().iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
-        let contacts =
-            matches!(sim, Simulation::ImplicitEuler(_)).then(|| PvdSeries::new(dir.join("contacts.pvd")));
-        let obstacles = match sim {
-            Simulation::ImplicitEuler(world) => world
-                .model
-                .obstacles
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| matches!(o.geometry, Geometry::Mesh(_)))
-                .map(|(i, o)| (i, PvdSeries::new(dir.join(format!("obstacle-{}.pvd", o.name)))))
-                .collect(),
-            Simulation::LocalGlobal(_) => Vec::new(),
-        };
+            model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
+        let contact = world.integrator.resolves_contact();
+        let contacts = contact.then(|| PvdSeries::new(dir.join("contacts.pvd")));
+        let obstacles = model
+            .obstacles
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| contact && matches!(o.geometry, Geometry::Mesh(_)))
+            .map(|(i, o)| (i, PvdSeries::new(dir.join(format!("obstacle-{}.pvd", o.name)))))
+            .collect();
         Ok(FrameWriter {
             dir: dir.to_path_buf(),
             series,
@@ -55,26 +52,27 @@ impl FrameWriter {
 
     /// Writes the current state as the next frame: per body a `.vtu` with
     /// `velocity`, `displacement` and (implicit Euler) `contact_force`.
-    pub fn write(&mut self, sim: &Simulation) -> Result<(), SimError> {
-        let state = sim.state();
-        for (b, (info, s)) in sim.bodies().iter().zip(&state.bodies).enumerate() {
-            let file = format!("{}_{:05}.vtu", info.name, self.frame);
+    pub fn write(&mut self, world: &World) -> Result<(), SimError> {
+        let state = &world.state;
+        let contact = world.integrator.resolves_contact();
+        for (b, (body, s)) in world.model.bodies.iter().zip(&state.bodies).enumerate() {
+            let file = format!("{}_{:05}.vtu", body.name, self.frame);
             let points: Vec<[f64; 3]> = s.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
-            let (rest, tets, triangles) = sim.mesh(b);
+            let (rest, tets, triangles) = body.mesh_view();
             self.displacement.clear();
             self.displacement.extend(s.positions.iter().zip(rest.iter().flatten()).map(|(x, x0)| x - x0));
             let mut fields = vec![
                 PointField { name: "velocity", components: 3, values: &s.velocities },
                 PointField { name: "displacement", components: 3, values: &self.displacement },
             ];
-            if let Simulation::ImplicitEuler(world) = sim {
-                let values = &world.workspace(b).contact_forces;
+            if contact {
+                let values = &world.constraints().bodies[b].forces;
                 fields.push(PointField { name: "contact_force", components: 3, values });
             }
             write_vtu_frame(&self.dir.join(&file), &points, tets, triangles, &fields)?;
             self.series[b].push(state.time, &file)?;
         }
-        if let Simulation::ImplicitEuler(world) = sim {
+        if contact {
             self.write_contacts(world)?;
             self.write_obstacles(world)?;
         }

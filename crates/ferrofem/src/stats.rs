@@ -17,6 +17,8 @@ pub enum Stage {
     Factorize,
     /// `A Δv = b` by PCG (zeng2022 eq. 13, dahl2019 §3.2).
     FreeMotion,
+    /// Constraint groups from contacts and attachments, and each body's rows `H_b` (zeng2022 §3.2).
+    AssembleConstraints,
     /// `W = h² H A⁻¹ Hᵀ` (zeng2022 eq. 12).
     BuildDelassus,
     /// `δ_free` and projected Gauss-Seidel (zeng2022 eq. 14–16).
@@ -33,11 +35,12 @@ pub enum Stage {
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::DetectContacts,
         Stage::Assemble,
         Stage::Factorize,
         Stage::FreeMotion,
+        Stage::AssembleConstraints,
         Stage::BuildDelassus,
         Stage::SolveConstraints,
         Stage::Correct,
@@ -53,6 +56,7 @@ impl Stage {
             Stage::Assemble => "assemble",
             Stage::Factorize => "factorize",
             Stage::FreeMotion => "free_motion",
+            Stage::AssembleConstraints => "assemble_constraints",
             Stage::BuildDelassus => "build_delassus",
             Stage::SolveConstraints => "solve_constraints",
             Stage::Correct => "correct",
@@ -264,9 +268,10 @@ mod tests {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
         let json =
-            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0])).unwrap();
+            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0]))
+                .unwrap();
         assert!(json.starts_with(
-            r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"build_delassus":0.0"#
+            r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"assemble_constraints":0.25,"build_delassus":0.0"#
         ));
     }
 }

@@ -1,5 +1,7 @@
 //! Cantilever under its own weight against Euler–Bernoulli beam theory.
 
+mod common;
+
 use ferrofem::scene::Scene;
 
 /// Tip deflection of a clamped beam `L × h × h` under gravity, settled by
@@ -33,8 +35,9 @@ box = {{ min = [-1e-9, -1.0, -1.0], max = [1e-9, 1.0, 1.0] }}
     let body = &world.model.bodies[0];
     let state = &world.state.bodies[0];
     // Mean vertical displacement of the free end face.
-    let tip: Vec<usize> = (0..body.vertex_count()).filter(|&i| body.mesh.vertices[i][0] > l - 1e-9).collect();
-    let sim = -tip.iter().map(|&i| state.positions[3 * i + 2] - body.mesh.vertices[i][2]).sum::<f64>()
+    let tip: Vec<usize> =
+        (0..body.vertex_count()).filter(|&i| body.rest_vertices()[i][0] > l - 1e-9).collect();
+    let sim = -tip.iter().map(|&i| state.positions[3 * i + 2] - body.rest_vertices()[i][2]).sum::<f64>()
         / tip.len() as f64;
     let q = rho * g * t * t;
     let inertia = t.powi(4) / 12.0;

@@ -1,6 +1,7 @@
 //! Frictional contact against rigid obstacles (zeng2022 §3.2–3.3).
 
-use ferrofem::scene::Scene;
+mod common;
+
 use ferrofem::stats::StepStats;
 use ferrofem::World;
 
@@ -22,7 +23,9 @@ rel_tolerance = 1e-10
 {extra}
 [contact]
 alarm_distance = 0.01
-pgs = {{ max_iterations = 500, tolerance = 1e-10 }}
+[constraint_solver]
+max_iterations = 500
+tolerance = 1e-10
 [[body]]
 name = "block"
 mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}
@@ -32,7 +35,7 @@ damping = {{ mass = 2.0, stiffness = 0.01 }}
 {obstacle}
 "#
     );
-    Scene::from_toml(&text, ".".into(), "contact-test").unwrap().build().unwrap()
+    common::world(&text)
 }
 
 /// The world's contacts carry `weight` within 1 % and let nothing in by more than 1 µm.
@@ -82,7 +85,9 @@ max_iterations = 2000
 rel_tolerance = 1e-12
 [contact]
 alarm_distance = 0.005
-pgs = {{ max_iterations = 1000, tolerance = 1e-12 }}
+[constraint_solver]
+max_iterations = 1000
+tolerance = 1e-12
 [[body]]
 name = "block"
 mesh = {{ box = {{ size = [0.2, 0.2, 0.1], cells = [4, 4, 2] }} }}
@@ -98,7 +103,7 @@ friction = {mu}
         ty = -0.05 * s,
         tz = 0.05 * c
     );
-    let mut w = Scene::from_toml(&text, ".".into(), "slope").unwrap().build().unwrap();
+    let mut w = common::world(&text);
     let body = w.model.bodies[0].clone();
     let m = body.total_mass();
     // Downhill along the plane: (0, −cos θ, −sin θ).
@@ -150,7 +155,9 @@ steps = 1
 max_iterations = 500
 rel_tolerance = 1e-10
 [contact]
-pgs = { max_iterations = 500, tolerance = 1e-12 }
+[constraint_solver]
+max_iterations = 500
+tolerance = 1e-12
 [[body]]
 name = "hanging"
 mesh = { box = { size = [0.1, 0.1, 0.3], cells = [2, 2, 6] } }
@@ -159,7 +166,7 @@ damping = { mass = 2.0, stiffness = 0.01 }
 [[body.attach]]
 box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
 "#;
-    let mut w = Scene::from_toml(text, ".".into(), "hang").unwrap().build().unwrap();
+    let mut w = common::world(text);
     let body = w.model.bodies[0].clone();
     assert_eq!(body.attachments.len(), 9);
     let weight = body.total_mass() * 9.81;
@@ -167,8 +174,9 @@ box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
         w.step().unwrap();
         let s = &w.state.bodies[0];
         for &(v, _) in &body.attachments {
-            let off =
-                (0..3).map(|d| (s.positions[3 * v + d] - body.mesh.vertices[v][d]).abs()).fold(0.0, f64::max);
+            let off = (0..3)
+                .map(|d| (s.positions[3 * v + d] - body.rest_vertices()[v][d]).abs())
+                .fold(0.0, f64::max);
             assert!(off < 1e-6, "step {step}: attached vertex {v} is {off:e} m off its target");
         }
     }
@@ -176,8 +184,8 @@ box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
     let lift: f64 = w.constraints().impulses.chunks(3).map(|l| l[2]).sum();
     assert!((lift - weight).abs() < 0.01 * weight, "attachment force {lift} vs weight {weight}");
     // The body hangs: its bottom sagged below the rest position.
-    let bottom = (0..body.vertex_count()).find(|&i| body.mesh.vertices[i][2] < -0.149).unwrap();
-    assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.mesh.vertices[bottom][2] - 1e-4);
+    let bottom = (0..body.vertex_count()).find(|&i| body.rest_vertices()[i][2] < -0.149).unwrap();
+    assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.rest_vertices()[bottom][2] - 1e-4);
 }
 
 fn cube(name: &str, size: f64, cells: usize, z: f64, young: f64, vz: f64) -> String {
@@ -196,11 +204,11 @@ initial_velocity = [0.0, 0.0, {vz}]
 #[test]
 fn two_bodies_pressed_together_conserve_momentum() {
     let text = format!(
-        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\npgs = {{ max_iterations = 2000, tolerance = 1e-12 }}\n{}{}",
+        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\n[constraint_solver]\nmax_iterations = 2000\ntolerance = 1e-12\n{}{}",
         cube("low", 0.2, 3, 0.0, 1e5, 0.5),
         cube("high", 0.2, 4, 0.205, 3e5, -0.5)
     );
-    let mut w = Scene::from_toml(&text, ".".into(), "press").unwrap().build().unwrap();
+    let mut w = common::world(&text);
     let (a, b) = (w.model.bodies[0].clone(), w.model.bodies[1].clone());
     let total = |w: &World| {
         let (pa, pb) = (w.state.bodies[0].momentum(&a), w.state.bodies[1].momentum(&b));
@@ -226,13 +234,13 @@ fn two_bodies_pressed_together_conserve_momentum() {
 #[test]
 fn stack_of_three_carries_the_weight_above_each_interface() {
     let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-12\n[contact]\nalarm_distance = 0.01\nbody_friction = 0.5\npgs = {{ max_iterations = 3000, tolerance = 1e-10 }}\n{}{}{}[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
+        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-12\n[contact]\nalarm_distance = 0.01\nbody_friction = 0.5\n[constraint_solver]\nmax_iterations = 3000\ntolerance = 1e-10\n{}{}{}[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
         cube("bottom", 0.3, 3, 0.15, 2e5, 0.0),
         cube("middle", 0.2, 3, 0.4, 1e5, 0.0),
         cube("top", 0.1, 2, 0.55, 5e4, 0.0)
     )
     .replace("initial_velocity = [0.0, 0.0, 0.0]", "initial_velocity = [0.0, 0.0, 0.0]\ndamping = { mass = 3.0, stiffness = 0.01 }");
-    let mut w = Scene::from_toml(&text, ".".into(), "stack").unwrap().build().unwrap();
+    let mut w = common::world(&text);
     let m: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
     for _ in 0..300 {
         w.step().unwrap();
@@ -270,11 +278,11 @@ fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
         std::env::temp_dir().join(format!("ferrofem-two-part-{}-{self_collision}.msh", std::process::id()));
     ferrofem_mesh::io::write_tet_mesh(&path, &mesh).unwrap();
     let text = format!(
-        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.0\npgs = {{ max_iterations = 2000, tolerance = 1e-12 }}\n[[body]]\nname = \"pair\"\nmesh = {{ file = {{ path = {:?} }} }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\nself_collision = {self_collision}\n",
+        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.0\n[constraint_solver]\nmax_iterations = 2000\ntolerance = 1e-12\n[[body]]\nname = \"pair\"\nmesh = {{ file = {{ path = {:?} }} }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\nself_collision = {self_collision}\n",
         path.display().to_string()
     );
-    let mut w = Scene::from_toml(&text, ".".into(), "two-part").unwrap().build().unwrap();
-    let left: Vec<bool> = w.model.bodies[0].mesh.vertices.iter().map(|p| p[0] < 0.0).collect();
+    let mut w = common::world(&text);
+    let left: Vec<bool> = w.model.bodies[0].rest_vertices().iter().map(|p| p[0] < 0.0).collect();
     for (i, l) in left.iter().enumerate() {
         w.state.bodies[0].velocities[3 * i] = if *l { 1.0 } else { -1.0 };
     }
@@ -375,7 +383,7 @@ transform = { translation = [0.0, 0.0, -0.3] }
             assert_carries(&s, weight, step);
         }
     }
-    let held = &w.workspace(0).contacts;
+    let held = &w.contacts().obstacle[0];
     assert_eq!(held.len(), 4, "the pillar's four top corners hold the block");
     assert!(held.iter().all(|c| c.obstacle_vertex.is_some() && c.obstacle == 0));
     let z = w.state.bodies[0].center_of_mass(&body)[2];

@@ -1,12 +1,12 @@
 //! The Delassus builders (zeng2022 §3.5, §4, §5): every method gives the
 //! dense method's `W`, step after step and through whole simulations.
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 
-use ferrofem::constraint::ConstraintJacobian;
+use ferrofem::constraint::{Compliance, ConstraintJacobian};
 use ferrofem::delassus::{self, DelassusBuffers, DelassusMethod, MixedDelassus, UnbuiltBody};
-use ferrofem::scene::Scene;
 use ferrofem::solver::DelassusOperator;
 use ferrofem::World;
 use ferrofem_linalg::ldlt::IsodofCache;
@@ -14,19 +14,11 @@ use ferrofem_linalg::{CsrMatrix, Ldlt};
 use proptest::prelude::*;
 
 fn scene(name: &str, method: DelassusMethod) -> World {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes").join(format!("{name}.toml"));
-    let mut s = Scene::from_file(&path).unwrap();
-    s.spec.contact.delassus = method;
-    s.build().unwrap()
+    common::builtin(name, |s| s.spec.constraint_solver.delassus = method)
 }
 
 fn factor(w: &World, b: usize) -> Arc<Ldlt> {
-    w.workspace(b).refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized")
-}
-
-fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    common::workspace(w, b).refactorizer.as_ref().and_then(|r| r.factor()).expect("factorized")
 }
 
 /// `W` of the unbuilt operator, column by column (`λ = e_j`).
@@ -52,10 +44,11 @@ fn unbuilt_matrix(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
 
 /// All four methods against the dense one for one body's `H`.
 fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
-    let reference = delassus::dense(f, h, &mut DelassusBuffers::default()).to_vec();
+    let reference =
+        delassus::dense(&Compliance::Ldlt(f.clone()), h, &mut DelassusBuffers::default()).to_vec();
     let mut buf = DelassusBuffers::default();
     let (w, _) = delassus::isodof(f, h, &mut buf);
-    assert!(rel_diff(w, &reference) < 1e-10, "isodof, {what}");
+    assert!(common::rel_diff(w, &reference) < 1e-10, "isodof, {what}");
     let mut cache = IsodofCache::default();
     // Warm the cache with half of the rows, then ask for all of them.
     let half = h.nrows() / 6 * 3;
@@ -70,9 +63,9 @@ fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
         delassus::isodof_reuse(&mut cache, f, &first.to_csr(), &mut buf);
     }
     let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h, &mut buf);
-    assert!(rel_diff(w, &reference) < 1e-10, "isodof-reuse, {what}");
+    assert!(common::rel_diff(w, &reference) < 1e-10, "isodof-reuse, {what}");
     assert!(half == 0 || reuse.reused > 0, "the warm cache is used, {what}");
-    assert!(rel_diff(&unbuilt_matrix(f, h), &reference) < 1e-10, "unbuilt, {what}");
+    assert!(common::rel_diff(&unbuilt_matrix(f, h), &reference) < 1e-10, "unbuilt, {what}");
 }
 
 #[test]
@@ -84,7 +77,7 @@ fn every_method_builds_the_dense_w_for_one_to_three_bodies() {
         }
         let mut checked = 0;
         for b in 0..w.model.bodies.len() {
-            let h = &w.workspace(b).jacobian;
+            let h = &w.constraints().bodies[b].jacobian;
             if h.nrows() == 0 {
                 continue;
             }
@@ -103,7 +96,7 @@ fn rows_on_triangle_points_of_two_bodies_agree() {
     for _ in 0..3 {
         w.step().unwrap();
     }
-    let h = &w.workspace(0).jacobian;
+    let h = &w.constraints().bodies[0].jacobian;
     let max_row = (0..h.nrows()).map(|r| h.pattern.row_ptr[r + 1] - h.pattern.row_ptr[r]).max().unwrap();
     assert!(max_row >= 7, "barycentric rows present (max {max_row} entries per row)");
 }
@@ -125,7 +118,7 @@ name = "b"
 mesh = { box = { size = [0.4, 0.2, 0.2], cells = [6, 3, 3] } }
 material = { young = 1e5, poisson = 0.3, density = 1000.0 }
 "#;
-        let mut w = Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        let mut w = common::world(text);
         w.step().unwrap();
         let f = factor(&w, 0);
         let mesh = &w.model.bodies[0].surface;
@@ -167,6 +160,7 @@ max_iterations = 100
 rel_tolerance = 1e-10
 [contact]
 alarm_distance = 0.02
+[constraint_solver]
 delassus = "isodof-reuse"
 [[body]]
 name = "ball"
@@ -180,27 +174,27 @@ name = "floor"
 shape = "half_space"
 friction = 0.3
 "#;
-    let mut w = Scene::from_toml(text, ".".into(), "reuse").unwrap().build().unwrap();
+    let mut w = common::world(text);
     let h2 = 0.01f64 * 0.01;
     let (mut reused, mut fresh_steps, mut contact_steps, mut counts) = (0, 0, 0, Vec::new());
     for _ in 0..200 {
         let s = w.step().unwrap();
         counts.push(s.contacts);
-        let ws = w.workspace(0);
+        let ws = &w.constraints().bodies[0];
         if ws.jacobian.nrows() == 0 {
             continue;
         }
         contact_steps += 1;
-        let record = ws.delassus.expect("a record for a constrained body");
+        let record = ws.delassus.record.expect("a record for a constrained body");
         assert_eq!(record.method, "isodof-reuse");
         reused += record.reused_isodofs;
         fresh_steps += usize::from(record.reused_isodofs == 0);
         let reference: Vec<f64> =
-            delassus::dense(&factor(&w, 0), &ws.jacobian, &mut DelassusBuffers::default())
+            delassus::dense(&Compliance::Ldlt(factor(&w, 0)), &ws.jacobian, &mut DelassusBuffers::default())
                 .iter()
                 .map(|x| h2 * x)
                 .collect();
-        assert!(rel_diff(&w.constraints().delassus, &reference) < 1e-10, "step {}", s.step);
+        assert!(common::rel_diff(&w.constraints().delassus, &reference) < 1e-10, "step {}", s.step);
     }
     assert!(contact_steps > 100, "in contact most of the run ({contact_steps} steps)");
     assert!(counts.windows(2).any(|p| p[1] > p[0]) && counts.windows(2).any(|p| p[1] < p[0]));

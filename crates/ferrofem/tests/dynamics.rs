@@ -2,6 +2,8 @@
 //! assembled stiffness against finite differences, kinematic conditions,
 //! determinism across thread counts.
 
+mod common;
+
 use ferrofem::element::PolarMethod;
 use ferrofem::scene::Scene;
 use ferrofem::{SimError, World};
@@ -10,7 +12,7 @@ use nalgebra::{Rotation3, Unit, Vector3};
 fn world(body: &str, sim: &str, integrator: &str) -> World {
     let text =
         format!("[simulation]\n{sim}\n[implicit_euler]\n{integrator}\n[[body]]\nname = \"b\"\n{body}\n");
-    Scene::from_toml(&text, ".".into(), "test").unwrap().build().unwrap()
+    common::world(&text)
 }
 
 const BALL: &str = r#"mesh = { ball = { radius = 0.2, resolution = 6 } }
@@ -30,7 +32,7 @@ fn free_flight_momentum_and_center_of_mass() {
     let v0 = Vector3::new(0.5, -0.2, 1.0);
     let omega = Vector3::new(0.0, 3.0, 1.0);
     let c0 = w.state.bodies[0].center_of_mass(&body);
-    for (i, p) in body.mesh.vertices.iter().enumerate() {
+    for (i, p) in body.rest_vertices().iter().enumerate() {
         let v = v0 + omega.cross(&(Vector3::from(*p) - Vector3::from(c0)));
         w.state.bodies[0].velocities[3 * i..3 * i + 3].copy_from_slice(v.as_slice());
     }
@@ -71,13 +73,13 @@ fn rotated_rest_shape_has_zero_elastic_force() {
             let axis = Unit::new_normalize(Vector3::new(1.0, -0.5 + k as f64, 0.3));
             let r = Rotation3::from_axis_angle(&axis, 0.7 * k as f64 + 0.4);
             let s = &mut w.state.bodies[0];
-            for (i, p) in body.mesh.vertices.iter().enumerate() {
+            for (i, p) in body.rest_vertices().iter().enumerate() {
                 let q = r * Vector3::from(*p) + Vector3::new(1.0, 2.0, 3.0);
                 s.positions[3 * i..3 * i + 3].copy_from_slice(q.as_slice());
                 s.velocities[3 * i..3 * i + 3].fill(0.0);
             }
             w.step().unwrap();
-            let f = &w.workspace(0).elastic_forces;
+            let f = &common::workspace(&w, 0).elastic_forces;
             let fmax = f.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             // Scale: the force of a 1% stretch on one vertex, E·ε·(mesh spacing)².
             let scale = 2e5 * 0.01 * (0.4f64 / 6.0).powi(2);
@@ -111,7 +113,7 @@ fn assembled_stiffness_matches_force_differences() {
         w.state.bodies[0].positions.copy_from_slice(x);
         w.state.bodies[0].velocities.fill(0.0);
         w.step().unwrap();
-        let ws = w.workspace(0);
+        let ws = common::workspace(&w, 0);
         (ws.elastic_forces.clone(), ws.system.clone())
     };
     let (_, a) = eval(&base);
@@ -149,14 +151,14 @@ fn prescribed_rotation_is_followed_exactly() {
     }
     let body = &w.model.bodies[0];
     let angle = 10.0 * h;
-    for (i, p) in body.mesh.vertices.iter().enumerate() {
+    for (i, p) in body.rest_vertices().iter().enumerate() {
         if p[0] < -0.999 {
             let q = Rotation3::from_axis_angle(&Vector3::x_axis(), angle) * Vector3::from(*p);
             let x = &w.state.bodies[0].positions[3 * i..3 * i + 3];
             assert!((Vector3::new(x[0], x[1], x[2]) - q).norm() < 1e-12);
         }
     }
-    assert!(w.workspace(0).elastic_energy > 0.0);
+    assert!(common::workspace(&w, 0).elastic_energy > 0.0);
 }
 
 #[test]
@@ -192,7 +194,7 @@ fn both_polar_methods_agree_on_a_bent_body() {
     let mut results = Vec::new();
     for polar in [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 20, tolerance: 1e-14 }] {
         let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "max_iterations = 500\nrel_tolerance = 1e-12");
-        w.model.integrator.polar = polar;
+        common::settings(&mut w).polar = polar;
         w.state.bodies[0]
             .velocities
             .iter_mut()

@@ -1,8 +1,9 @@
 //! The LDLᵀ engine on real FEM matrices and as the free-motion preconditioner.
 
+mod common;
+
 use std::sync::Arc;
 
-use ferrofem::scene::Scene;
 use ferrofem::World;
 use ferrofem_linalg::ldlt::etree::NONE;
 use ferrofem_linalg::{Ldlt, LdltSymbolic, Ordering, SparseInverse};
@@ -16,7 +17,7 @@ fn twisting_bar(preconditioner: &str, every: usize, asynchronous: bool) -> World
             "refresh = { every = 5, asynchronous = true }",
             &format!("refresh = {{ every = {every}, asynchronous = {asynchronous} }}"),
         );
-    Scene::from_toml(&text, ".".into(), "twisting-bar").unwrap().build().unwrap()
+    common::world(&text)
 }
 
 #[test]
@@ -32,9 +33,9 @@ material = { young = 1e6, poisson = 0.45, density = 1000.0 }
 [[body.fixed]]
 box = { min = [-0.6, -1.0, -1.0], max = [-0.49, 1.0, 1.0] }
 "#;
-    let mut w = Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+    let mut w = common::world(text);
     w.step().unwrap();
-    let a = w.workspace(0).system.clone();
+    let a = common::workspace(&w, 0).system.clone();
     let n = a.nrows();
     let dense = a.to_dense();
     for ordering in [Ordering::NestedDissection, Ordering::Amd] {
@@ -83,7 +84,7 @@ box = { min = [-0.6, -1.0, -1.0], max = [-0.49, 1.0, 1.0] }
 #[test]
 fn fresh_factor_converges_in_one_iteration() {
     let mut w = twisting_bar("ldlt", 1, false);
-    w.model.integrator.rel_tolerance = Some(1e-8);
+    common::settings(&mut w).rel_tolerance = Some(1e-8);
     for _ in 0..10 {
         let s = w.step().unwrap();
         assert_eq!(s.bodies[0].factor_age, Some(0));
@@ -108,7 +109,7 @@ fn factor_refreshed_every_five_steps_needs_at_most_five_iterations() {
         assert!(s.cg_rel_residual <= 1e-5);
     }
     assert_eq!(&ages[..7], &[0, 1, 2, 3, 4, 0, 1]);
-    assert_eq!(w.workspace(0).refactorizer.as_ref().unwrap().completed, 6);
+    assert_eq!(common::workspace(&w, 0).refactorizer.as_ref().unwrap().completed, 6);
 }
 
 #[test]
@@ -116,8 +117,8 @@ fn asynchronous_refresh_matches_jacobi_solution() {
     let mut a = twisting_bar("ldlt", 2, true);
     let mut b = twisting_bar("jacobi", 1, false);
     for w in [&mut a, &mut b] {
-        w.model.integrator.rel_tolerance = Some(1e-10);
-        w.model.integrator.max_iterations = Some(5000);
+        common::settings(w).rel_tolerance = Some(1e-10);
+        common::settings(w).max_iterations = Some(5000);
     }
     let mut max_age = 0;
     for _ in 0..20 {
@@ -132,7 +133,7 @@ fn asynchronous_refresh_matches_jacobi_solution() {
         .map(|(p, q)| (p - q).abs())
         .fold(0.0, f64::max);
     assert!(diff < 1e-6, "{diff:e}");
-    assert!(a.workspace(0).refactorizer.as_ref().unwrap().completed >= 2);
+    assert!(common::workspace(&a, 0).refactorizer.as_ref().unwrap().completed >= 2);
     assert!(max_age >= 1);
 }
 
@@ -141,7 +142,7 @@ fn auto_ordering_keeps_the_cheaper_factorization() {
     let w = twisting_bar("ldlt", 1, false);
     let mut w = w;
     w.step().unwrap();
-    let a = &w.workspace(0).system;
+    let a = &common::workspace(&w, 0).system;
     let nd = LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 3).unwrap();
     let amd = LdltSymbolic::analyze(&a.pattern, Ordering::Amd, 3).unwrap();
     let auto = LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap();
@@ -150,7 +151,7 @@ fn auto_ordering_keeps_the_cheaper_factorization() {
     assert_eq!(auto.ordering(), Ordering::NestedDissection);
     assert_eq!(auto.factor_flops(), nd.factor_flops());
     assert_eq!(
-        w.workspace(0).refactorizer.as_ref().unwrap().symbolic().ordering(),
+        common::workspace(&w, 0).refactorizer.as_ref().unwrap().symbolic().ordering(),
         Ordering::NestedDissection
     );
 }

@@ -2,19 +2,19 @@
 //! convergence against a Newton reference on the twisting bar, material
 //! behaviour of stretched cloth, pins, and refused input.
 
+mod common;
+
 use ferrofem::integrator::local_global::energy::{energy, StepTarget};
 use ferrofem::integrator::local_global::global::factorize;
 use ferrofem::integrator::local_global::newton::newton_reference;
-use ferrofem::integrator::local_global::LocalGlobalWorld;
 use ferrofem::scene::Scene;
-use ferrofem::Simulation;
+use ferrofem::World;
 use ferrofem_linalg::Ordering;
 
-fn world(text: &str) -> LocalGlobalWorld {
-    match Scene::from_toml(text, ".".into(), "lg").unwrap().build_simulation().unwrap() {
-        Simulation::LocalGlobal(w) => w,
-        Simulation::ImplicitEuler(_) => panic!("expected a local-global scene"),
-    }
+fn world(text: &str) -> World {
+    let w = common::world(text);
+    assert!(w.local_global().is_some(), "expected a local-global scene");
+    w
 }
 
 /// A 1 m × 0.25 m × 0.25 m bar, ARAP, ends twisted at ±`omega` rad/s.
@@ -129,9 +129,10 @@ fn relative_errors(young: f64, global: &str, iterations: usize, cells: [usize; 3
     let body = w.model.bodies[0].clone();
     let mut trace = Vec::new();
     w.step_observed(|_, _, q| trace.push(q.to_vec())).unwrap();
-    let predicted = w.predicted(0).to_vec();
-    let at = StepTarget { predicted: &predicted, h: 0.01, t_next: w.state.time };
-    let factor = factorize(&w.global_solver(0).matrix, Ordering::Auto).unwrap();
+    let predicted = common::local_global(&w).predicted(0).to_vec();
+    let pins = common::local_global(&w).pins(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: 0.01, t_next: w.state.time, pins: &pins };
+    let factor = factorize(&common::local_global(&w).global_solver(0).matrix, Ordering::Auto).unwrap();
     let mut star = predicted.clone();
     let report = newton_reference(&body, &factor, &mut star, at, 1e-11, 100);
     assert!(report.rel_gradient < 1e-9, "Newton reference did not converge: {report:?}");
@@ -172,7 +173,7 @@ fn stretched(model: &str) -> (f64, f64) {
     let body = &w.model.bodies[0];
     let (x, rest) = (&w.state.bodies[0].positions, body.rest_positions());
     let area = |p: &[f64]| -> f64 {
-        let ferrofem::integrator::local_global::Shape::Shell(m, _) = &body.shape else { panic!() };
+        let ferrofem::body::Shape::Shell(m, _) = &body.shape else { panic!() };
         m.triangles
             .iter()
             .map(|t| {
@@ -182,7 +183,7 @@ fn stretched(model: &str) -> (f64, f64) {
             .sum()
     };
     // Width: y-extent of the vertices on the middle column (x = 0 at rest).
-    let mid: Vec<usize> = (0..body.vertices()).filter(|&v| rest[3 * v].abs() < 1e-9).collect();
+    let mid: Vec<usize> = (0..body.vertex_count()).filter(|&v| rest[3 * v].abs() < 1e-9).collect();
     let span = |p: &[f64]| {
         let ys = mid.iter().map(|&v| p[3 * v + 1]);
         ys.clone().fold(f64::MIN, f64::max) - ys.fold(f64::MAX, f64::min)
@@ -221,10 +222,10 @@ fn pins_hold_a_hanging_cloth() {
     for _ in 0..100 {
         w.step().unwrap();
     }
-    let body = &w.model.bodies[0];
     let x = &w.state.bodies[0].positions;
-    assert_eq!(body.pins.len(), 2);
-    for p in &body.pins {
+    let pins = common::local_global(&w).pins(0);
+    assert_eq!(pins.len(), 2);
+    for p in pins {
         let miss = (0..3).map(|d| (x[3 * p.vertex + d] - p.rest[d]).powi(2)).sum::<f64>().sqrt();
         assert!(miss < 1e-4, "pinned corner {} is {miss:e} m off its target", p.vertex);
     }

@@ -1,13 +1,12 @@
 //! Every built-in scene loads and runs; malformed scenes fail with the key.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::Path;
+
+use common::scenes_dir;
 use ferrofem::scene::Scene;
 use ferrofem::SimError;
-
-fn scenes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
-}
 
 /// FNV-1a over the bits of every body's positions and velocities.
 fn state_hash(state: &ferrofem::State) -> u64 {
@@ -51,12 +50,12 @@ fn every_builtin_scene_runs() {
                 .replace("asynchronous = true", "asynchronous = false");
             let label = path.display().to_string();
             let scene = Scene::from_toml(&text, scenes_dir(), &label).unwrap_or_else(|e| panic!("{e}"));
-            let mut w = scene.build_simulation().unwrap_or_else(|e| panic!("{e}"));
+            let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
             for _ in 0..HASH_STEPS {
                 let s = w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert!(s.kinetic_energy.is_finite() && s.elastic_energy.is_finite());
             }
-            seen.push((scene.name(), state_hash(w.state())));
+            seen.push((scene.name(), state_hash(&w.state)));
         }
     }
     seen.sort();
@@ -78,14 +77,14 @@ fn heterogeneous_beam_sags_between_its_two_materials() {
             .replace("time_step = 0.01", "time_step = 1.0")
             .replace("max_iterations = 150", "max_iterations = 20000")
             .replace("rel_tolerance = 1e-6", "rel_tolerance = 1e-10");
-        let mut w = Scene::from_toml(&text, ".".into(), "h").unwrap().build().unwrap();
+        let mut w = common::world(&text);
         for _ in 0..6 {
             w.step().unwrap();
         }
         let b = &w.model.bodies[0];
         (0..b.vertex_count())
-            .filter(|&i| b.mesh.vertices[i][0] > 0.999)
-            .map(|i| b.mesh.vertices[i][2] - w.state.bodies[0].positions[3 * i + 2])
+            .filter(|&i| b.rest_vertices()[i][0] > 0.999)
+            .map(|i| b.rest_vertices()[i][2] - w.state.bodies[0].positions[3 * i + 2])
             .sum::<f64>()
     };
     let mixed = tip(&text);
@@ -164,7 +163,7 @@ fn external_raptor_mesh_builds_when_present() {
         "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
         &format!("{{ file = {{ path = {:?} }} }}", path.display().to_string()),
     );
-    let mut w = Scene::from_toml(&text, ".".into(), "raptor").unwrap().build().unwrap();
+    let mut w = common::world(&text);
     assert!(w.model.bodies[0].vertex_count() > 4000);
     w.step().unwrap();
 }
@@ -179,9 +178,44 @@ fn external_scenes_run_when_meshes_are_present() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        let mut w = scene.build_simulation().unwrap_or_else(|e| panic!("{e}"));
+        let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
         for _ in 0..3 {
             w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
+    }
+}
+
+#[test]
+fn solver_keys_under_contact_say_where_they_moved() {
+    let with = |keys: &str| format!("{GOOD}[contact]\nalarm_distance = 0.01\n{keys}\n");
+    let msg = scene_error(&with("pgs = { max_iterations = 10, tolerance = 1e-8 }"));
+    assert!(msg.contains("contact") && msg.contains("[constraint_solver]"), "{msg}");
+    let msg = scene_error(&with("delassus = \"dense\""));
+    assert!(msg.contains("[constraint_solver]"), "{msg}");
+    let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmax_iterations = 0\n"));
+    assert!(msg.contains("constraint_solver") && msg.contains("max_iterations"), "{msg}");
+    let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmethod = \"newton\"\n"));
+    assert!(msg.contains("constraint_solver") && msg.contains("newton"), "{msg}");
+}
+
+/// A state cloned into a world built afresh from the same scene continues
+/// the run bitwise: warm starts (co-rotations, constraint impulses) travel
+/// with the state. `W` by the dense method, whose round-off does not
+/// depend on a cache's history.
+#[test]
+fn a_cloned_state_reproduces_the_run() {
+    let text = std::fs::read_to_string(scenes_dir().join("stack.toml")).unwrap();
+    let text = text.replace("[constraint_solver]", "[constraint_solver]\ndelassus = \"dense\"");
+    let build = || Scene::from_toml(&text, scenes_dir(), "stack").unwrap().build().unwrap();
+    let mut a = build();
+    for _ in 0..4 {
+        a.step().unwrap();
+    }
+    let mut b = build();
+    b.state = a.state.clone();
+    for _ in 0..3 {
+        let (sa, sb) = (a.step().unwrap(), b.step().unwrap());
+        assert!(sa.contacts > 0 && sa.contacts == sb.contacts);
+        assert_eq!(a.state, b.state, "step {}", sa.step);
     }
 }

@@ -1,20 +1,19 @@
-//! A deformable body's model: rest mesh, per-element rest data and
-//! materials, lumped masses, damping, kinematic boundary conditions and the
-//! assembly pattern of its system matrix. Nothing here changes during a run.
+//! A body's model, shared by both integrators: its rest mesh (a volume of
+//! tets or a membrane of triangles), rest elements with their Lamé
+//! parameters, bending stencils, lumped masses, damping and kinematic
+//! boundary conditions. Nothing here changes during a run.
 
 mod kinematics;
-mod pattern;
 
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 pub use kinematics::{Kinematic, Motion};
-pub use pattern::AssemblyPattern;
 
-use crate::element::TetRest;
+use crate::element::{Bending, Constitutive, Lame, Stencil, TetElement, TriElement};
 use crate::material::Material;
 use crate::SimError;
-use ferrofem_mesh::{BoundarySurface, TetMesh};
+use ferrofem_mesh::{BoundarySurface, TetMesh, TriMesh};
 
 /// Rayleigh damping `B = α M + β K` (α in 1/s, β in s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -28,87 +27,166 @@ pub struct Rayleigh {
     pub stiffness: f64,
 }
 
+/// The mesh of a body: a volume (tets) or a membrane (cloth triangles).
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// A tetrahedral solid.
+    Volume(TetMesh),
+    /// A triangle membrane with a thickness (m).
+    Shell(TriMesh, f64),
+}
+
+impl Shape {
+    /// Rest vertex positions.
+    pub fn vertices(&self) -> &[[f64; 3]] {
+        match self {
+            Shape::Volume(m) => &m.vertices,
+            Shape::Shell(m, _) => &m.vertices,
+        }
+    }
+
+    /// The surface contact sees: a volume's boundary, or the membrane itself.
+    fn surface(&self) -> BoundarySurface {
+        match self {
+            Shape::Volume(m) => m.boundary(),
+            Shape::Shell(m, _) => {
+                BoundarySurface { mesh: m.clone(), volume_vertex: (0..m.vertices.len()).collect() }
+            }
+        }
+    }
+}
+
+/// What defines a body besides its mesh: one material per element (tets
+/// or triangles), the constitutive model, damping, bending and the
+/// kinematic condition of each vertex.
+#[derive(Debug, Clone)]
+pub struct BodyMaterial {
+    /// Per-element material.
+    pub materials: Vec<Material>,
+    /// Constitutive model of every element.
+    pub constitutive: Constitutive,
+    /// Rayleigh damping.
+    pub damping: Rayleigh,
+    /// Bending of a membrane.
+    pub bending: Option<Bending>,
+    /// Kinematic condition per vertex (`None`: free).
+    pub kinematic: Vec<Option<Kinematic>>,
+}
+
 /// Everything the scene defines about one deformable body.
 #[derive(Debug, Clone)]
-pub struct BodyModel {
+pub struct Body {
     /// Name used in output files and messages.
     pub name: String,
     /// Rest mesh, in world coordinates.
-    pub mesh: TetMesh,
-    /// Per-tet rest data.
-    pub rest: Vec<TetRest>,
-    /// Per-tet material.
-    pub materials: Vec<Material>,
-    /// Lumped mass per vertex (kg): `Σ ρ V / 4` over incident tets.
+    pub shape: Shape,
+    /// Constitutive model of every element.
+    pub constitutive: Constitutive,
+    /// Rest tetrahedra (solids).
+    pub tets: Vec<TetElement>,
+    /// Rest membrane triangles (cloth).
+    pub triangles: Vec<TriElement>,
+    /// Bending stencils (cloth).
+    pub bending: Vec<Stencil>,
+    /// Lumped mass per vertex (kg): `Σ ρ V / (D + 1)` over incident elements.
     pub mass: Vec<f64>,
     /// Rayleigh damping.
     pub damping: Rayleigh,
     /// Kinematic condition per vertex (`None`: free).
     pub kinematic: Vec<Option<Kinematic>>,
-    /// `kinematic[i].is_some()`, packed for the assembly's inner loop.
+    /// `kinematic[i].is_some()`, packed for inner loops.
     pub is_kinematic: Vec<bool>,
     /// Bilateral attachments: vertex held on a (fixed or moving) target by
     /// constraint forces rather than by elimination (needles, cable anchors).
     pub attachments: Vec<(usize, Kinematic)>,
     /// Test this body's surface vertices against its own surface triangles.
     pub self_collision: bool,
-    /// Boundary surface with its map to volume vertices.
+    /// Contact surface with its map to body vertices.
     pub surface: BoundarySurface,
-    /// Sparsity pattern and scatter slots of the system matrix.
-    pub pattern: AssemblyPattern,
 }
 
-impl BodyModel {
-    /// Builds a body from a validated mesh, one material per tet and per-vertex
-    /// kinematic conditions.
-    pub fn new(
+impl Body {
+    /// Builds a body from a validated mesh: rest elements, masses and
+    /// bending stencils. Errors name the body and the element.
+    pub fn new(name: String, shape: Shape, def: BodyMaterial) -> Result<Self, SimError> {
+        let err = |message: String| SimError::Body { body: name.clone(), message };
+        let rest = shape.vertices();
+        let elements = match &shape {
+            Shape::Volume(m) => m.tets.len(),
+            Shape::Shell(m, _) => m.triangles.len(),
+        };
+        if def.materials.len() != elements || def.kinematic.len() != rest.len() {
+            return Err(err("material or kinematic list has the wrong length".into()));
+        }
+        let lame = |e: usize| {
+            let (lambda, mu) = def.materials[e].lame();
+            Lame { lambda, mu }
+        };
+        let mut mass = vec![0.0; rest.len()];
+        let (mut tets, mut triangles, mut bending) = (Vec::new(), Vec::new(), Vec::new());
+        match &shape {
+            Shape::Volume(mesh) => {
+                for (e, t) in mesh.tets.iter().enumerate() {
+                    let el = TetElement::tet(rest, *t, def.constitutive, lame(e))
+                        .ok_or_else(|| err(format!("tet {e} is degenerate or inverted")))?;
+                    t.iter().for_each(|&v| mass[v] += def.materials[e].density * el.measure / 4.0);
+                    tets.push(el);
+                }
+            }
+            Shape::Shell(mesh, thickness) => {
+                for (e, t) in mesh.triangles.iter().enumerate() {
+                    let el = TriElement::triangle(rest, *t, *thickness, def.constitutive, lame(e))
+                        .ok_or_else(|| err(format!("triangle {e} has no positive rest area")))?;
+                    t.iter().for_each(|&v| mass[v] += def.materials[e].density * el.measure / 3.0);
+                    triangles.push(el);
+                }
+                bending = def.bending.map(|b| b.stencils(rest, &mesh.triangles)).unwrap_or_default();
+            }
+        }
+        let unused = mass.iter().filter(|m| **m <= 0.0).count();
+        if unused > 0 {
+            return Err(err(format!("{unused} vertices belong to no element (they would have no mass)")));
+        }
+        let surface = shape.surface();
+        Ok(Body {
+            name,
+            shape,
+            constitutive: def.constitutive,
+            tets,
+            triangles,
+            bending,
+            mass,
+            damping: def.damping,
+            is_kinematic: def.kinematic.iter().map(Option::is_some).collect(),
+            kinematic: def.kinematic,
+            attachments: Vec::new(),
+            self_collision: false,
+            surface,
+        })
+    }
+
+    /// A co-rotational solid with one material per tet: the implicit-Euler
+    /// body of most scenes and tests.
+    pub fn solid(
         name: String,
         mesh: TetMesh,
         materials: Vec<Material>,
         damping: Rayleigh,
         kinematic: Vec<Option<Kinematic>>,
     ) -> Result<Self, SimError> {
-        let body_err = |message: String| SimError::Body { body: name.clone(), message };
-        if materials.len() != mesh.tets.len() || kinematic.len() != mesh.vertices.len() {
-            return Err(body_err("material or kinematic list has the wrong length".into()));
-        }
-        if mesh.unused_vertex_count() > 0 {
-            return Err(body_err(format!(
-                "{} vertices belong to no tet (they would have no mass)",
-                mesh.unused_vertex_count()
-            )));
-        }
-        let mut rest = Vec::with_capacity(mesh.tets.len());
-        let mut mass = vec![0.0; mesh.vertices.len()];
-        for (e, t) in mesh.tets.iter().enumerate() {
-            let x = t.map(|i| Vector3::from(mesh.vertices[i]));
-            let r = TetRest::new(x, &materials[e])
-                .ok_or_else(|| body_err(format!("tet {e} is degenerate or inverted")))?;
-            t.iter().for_each(|&i| mass[i] += materials[e].density * r.volume / 4.0);
-            rest.push(r);
-        }
-        let surface = mesh.boundary();
-        let pattern = AssemblyPattern::new(&mesh);
-        let is_kinematic = kinematic.iter().map(Option::is_some).collect();
-        Ok(BodyModel {
-            name,
-            mesh,
-            rest,
+        let def = BodyMaterial {
             materials,
-            mass,
+            constitutive: Constitutive::Corotational,
             damping,
+            bending: None,
             kinematic,
-            is_kinematic,
-            attachments: Vec::new(),
-            self_collision: false,
-            surface,
-            pattern,
-        })
+        };
+        Body::new(name, Shape::Volume(mesh), def)
     }
 
     /// Number of vertices.
     pub fn vertex_count(&self) -> usize {
-        self.mesh.vertices.len()
+        self.mass.len()
     }
 
     /// Number of degrees of freedom (3 per vertex).
@@ -121,8 +199,71 @@ impl BodyModel {
         self.mass.iter().sum()
     }
 
+    /// Rest vertex positions.
+    pub fn rest_vertices(&self) -> &[[f64; 3]] {
+        self.shape.vertices()
+    }
+
+    /// Rest position of vertex `i` (m).
+    pub fn rest_vertex(&self, i: usize) -> Vector3<f64> {
+        Vector3::from(self.shape.vertices()[i])
+    }
+
     /// Rest positions as a flat vector (DOF `3i + axis`).
     pub fn rest_positions(&self) -> Vec<f64> {
-        self.mesh.vertices.iter().flatten().copied().collect()
+        self.shape.vertices().iter().flatten().copied().collect()
     }
+
+    /// The tet mesh of a solid (`None` for a membrane).
+    pub fn tet_mesh(&self) -> Option<&TetMesh> {
+        match &self.shape {
+            Shape::Volume(m) => Some(m),
+            Shape::Shell(..) => None,
+        }
+    }
+
+    /// Elements (tets or triangles).
+    pub fn elements(&self) -> usize {
+        self.tets.len() + self.triangles.len()
+    }
+
+    /// Rest positions, tets and triangles, for output.
+    pub fn mesh_view(&self) -> MeshView<'_> {
+        match &self.shape {
+            Shape::Volume(m) => (&m.vertices, &m.tets, &[]),
+            Shape::Shell(m, _) => (&m.vertices, &[], &m.triangles),
+        }
+    }
+
+    /// What a user sees of the body, for reports.
+    pub fn summary(&self) -> BodySummary {
+        BodySummary {
+            name: self.name.clone(),
+            vertices: self.vertex_count(),
+            tets: self.tets.len(),
+            triangles: self.triangles.len(),
+            mass: self.total_mass(),
+            kinematic_vertices: self.kinematic.iter().filter(|k| k.is_some()).count(),
+        }
+    }
+}
+
+/// Rest positions, tets and triangles of a body.
+pub type MeshView<'a> = (&'a [[f64; 3]], &'a [[usize; 4]], &'a [[usize; 3]]);
+
+/// What a user sees of one body: for reports and output files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodySummary {
+    /// Name.
+    pub name: String,
+    /// Vertices.
+    pub vertices: usize,
+    /// Tetrahedra.
+    pub tets: usize,
+    /// Membrane triangles.
+    pub triangles: usize,
+    /// Total mass (kg).
+    pub mass: f64,
+    /// Fixed or prescribed vertices.
+    pub kinematic_vertices: usize,
 }

@@ -14,12 +14,15 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::body::BodyModel;
+use crate::body::Body;
 use crate::obstacle::Obstacle;
+use crate::state::BodyState;
+use crate::Model;
 
-/// Proximity settings (m).
+/// `[contact]`: proximity distances (m) and friction between bodies.
+/// Solving is set apart, under `[constraint_solver]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "ContactSpec")]
 pub struct ContactSettings {
     /// Pairs closer than this become constraints.
     pub alarm_distance: f64,
@@ -27,21 +30,100 @@ pub struct ContactSettings {
     pub contact_distance: f64,
     /// Coulomb coefficient between two soft bodies.
     pub body_friction: f64,
-    /// Projected Gauss-Seidel settings.
-    pub pgs: crate::solver::PgsSettings,
-    /// How the Delassus operator is obtained.
-    pub delassus: crate::delassus::DelassusMethod,
 }
 
 impl Default for ContactSettings {
     fn default() -> Self {
-        ContactSettings {
-            alarm_distance: 0.01,
-            contact_distance: 0.0,
-            body_friction: 0.3,
-            pgs: Default::default(),
-            delassus: Default::default(),
+        ContactSettings { alarm_distance: 0.01, contact_distance: 0.0, body_friction: 0.3 }
+    }
+}
+
+/// The scene file's `[contact]`, with the keys that moved to
+/// `[constraint_solver]` caught to say so.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContactSpec {
+    alarm_distance: Option<f64>,
+    contact_distance: Option<f64>,
+    body_friction: Option<f64>,
+    pgs: Option<serde::de::IgnoredAny>,
+    delassus: Option<serde::de::IgnoredAny>,
+}
+
+impl TryFrom<ContactSpec> for ContactSettings {
+    type Error = String;
+
+    fn try_from(s: ContactSpec) -> Result<Self, String> {
+        if s.pgs.is_some() {
+            return Err(
+                "`pgs` moved: write `max_iterations` and `tolerance` under [constraint_solver]".into()
+            );
         }
+        if s.delassus.is_some() {
+            return Err("`delassus` moved: write it under [constraint_solver]".into());
+        }
+        let d = ContactSettings::default();
+        Ok(ContactSettings {
+            alarm_distance: s.alarm_distance.unwrap_or(d.alarm_distance),
+            contact_distance: s.contact_distance.unwrap_or(d.contact_distance),
+            body_friction: s.body_friction.unwrap_or(d.body_friction),
+        })
+    }
+}
+
+/// The step's contacts: per body its obstacle contacts, then the
+/// vertex–triangle contacts between bodies (and within self-colliding ones).
+#[derive(Debug, Clone, Default)]
+pub struct Contacts {
+    /// `obstacle[b]`: body `b`'s contacts with obstacles.
+    pub obstacle: Vec<Vec<Contact>>,
+    /// Body–body contacts, sorted by (a, vertex, b).
+    pub pairs: Vec<PairContact>,
+}
+
+impl Contacts {
+    /// Whether any contact touches body `b`.
+    pub fn involve(&self, b: usize) -> bool {
+        self.obstacle.get(b).is_some_and(|c| !c.is_empty()) || self.pairs.iter().any(|p| p.a == b || p.b == b)
+    }
+}
+
+/// Stage `detect_contacts` over the whole world at the start-of-step
+/// positions and time `t`: the bodies' surface trees are built on first
+/// use and refitted when anything meets their triangles, then each body's
+/// obstacle contacts and the body–body pairs.
+pub fn detect_contacts(
+    model: &Model,
+    states: &[BodyState],
+    trees: &mut Vec<SurfaceTree>,
+    t: f64,
+    out: &mut Contacts,
+) {
+    let positions: Vec<&[f64]> = states.iter().map(|s| s.positions.as_slice()).collect();
+    if model.meets_triangles() {
+        refit_surface_trees(trees, model, &positions);
+    }
+    let c = &model.contact;
+    out.obstacle.resize_with(model.bodies.len(), Vec::new);
+    for (b, body) in model.bodies.iter().enumerate() {
+        out.obstacle[b] = obstacle_contacts(body, positions[b], trees.get(b), &model.obstacles, t, c);
+    }
+    out.pairs = if model.bodies.len() > 1 || model.bodies.iter().any(|b| b.self_collision) {
+        detect_pair_contacts(&model.bodies, &positions, trees, c)
+    } else {
+        Vec::new()
+    };
+}
+
+/// Builds the bodies' surface BVHs on first use (leaf margin: the alarm
+/// distance), then refits them to `positions`.
+fn refit_surface_trees(trees: &mut Vec<SurfaceTree>, model: &Model, positions: &[&[f64]]) {
+    if trees.is_empty() {
+        let margin = model.contact.alarm_distance;
+        trees
+            .extend(model.bodies.iter().zip(positions).map(|(b, x)| SurfaceTree::new(&b.surface, x, margin)));
+    } else {
+        trees.iter_mut().zip(positions).for_each(|(tree, x)| tree.refit(x));
     }
 }
 
@@ -138,8 +220,8 @@ fn contact(
 /// vertices near a surface triangle of `tree` (the body's surface at
 /// `positions`), by (obstacle, vertex). Kinematic vertices, and triangles
 /// whose vertices are all kinematic, are skipped (they are driven).
-pub fn detect_contacts(
-    body: &BodyModel,
+pub fn obstacle_contacts(
+    body: &Body,
     positions: &[f64],
     tree: Option<&SurfaceTree>,
     obstacles: &[Obstacle],

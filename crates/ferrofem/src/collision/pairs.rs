@@ -6,7 +6,7 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 
 use super::{point, tangents, ContactSettings, SurfaceTree};
-use crate::body::BodyModel;
+use crate::body::Body;
 
 /// A vertex of body `a` near a triangle of body `b`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,7 +76,7 @@ pub fn closest_on_triangle(
 /// `trees[b]` holds body `b`'s surface at `positions[b]`, its margin the
 /// alarm distance.
 pub fn detect_pair_contacts(
-    bodies: &[BodyModel],
+    bodies: &[Body],
     positions: &[&[f64]],
     trees: &[SurfaceTree],
     settings: &ContactSettings,

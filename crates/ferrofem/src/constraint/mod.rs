@@ -1,55 +1,88 @@
-//! Constraint Jacobians (zeng2022 §3.2): `H` maps a body's DOFs to
-//! constraint rows, grouped by contact as (normal, t1, t2).
+//! The constraint stack, shared by both integrators (zeng2022 §3.2–3.3):
+//! constraint groups from contacts and attachments, each body's rows `H_b`
+//! and its [`Compliance`] (how `A⁻¹` is applied). The Delassus builders
+//! (`delassus/`) and the constraint solvers (`solver/`) work on this.
 
-use ferrofem_linalg::{CsrMatrix, CsrPattern};
+mod compliance;
+mod groups;
+mod jacobian;
+mod rows;
 
-/// `H` of one body: `c × n`, built row group by row group.
-#[derive(Debug, Clone, Default)]
-pub struct ConstraintJacobian {
-    dofs: usize,
-    rows: Vec<Vec<(u32, f64)>>,
+pub use compliance::Compliance;
+pub use groups::{gather_groups, Group, GroupKey, Partner};
+pub use jacobian::ConstraintJacobian;
+pub use rows::{transpose_times, BodyRows};
+
+use crate::collision::Contacts;
+use crate::solver::ConstraintSolve;
+use crate::state::BodyState;
+use crate::Model;
+
+/// The world's constraint problem of the current step.
+#[derive(Debug, Default)]
+pub struct ConstraintSpace {
+    /// Groups: per body its obstacle contacts and attachments, then body–body contacts.
+    pub groups: Vec<Group>,
+    /// Per body: its rows `H_b`, forces and Delassus workspace.
+    pub bodies: Vec<BodyRows>,
+    /// The assembled part of `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g` (empty when every body is unbuilt).
+    pub delassus: Vec<f64>,
+    /// Bodies whose part of `W` is applied unbuilt.
+    pub unbuilt: Vec<usize>,
+    /// `δ_free` per row (m).
+    pub free_gaps: Vec<f64>,
+    /// λ per row (N).
+    pub impulses: Vec<f64>,
+    /// Outcome of the last constraint solve.
+    pub solve: ConstraintSolve,
+    /// Largest violation after the solve (m): an attachment's distance to
+    /// its target or a contact's penetration at the end of the step.
+    pub violation: f64,
 }
 
-impl ConstraintJacobian {
-    /// An empty Jacobian for a body with `dofs` DOFs.
-    pub fn new(dofs: usize) -> Self {
-        ConstraintJacobian { dofs, rows: Vec::new() }
-    }
-
-    /// Adds the three rows of a point `p = Σ wᵢ xᵢ` (a vertex, or a
-    /// barycentric point of a triangle) along the directions of `frame`
-    /// (normal, t1, t2): row `d` is `Σᵢ wᵢ frame[d]ᵀ` on vertex `i`'s DOFs.
-    pub fn push_point(&mut self, weights: &[(usize, f64)], frame: [[f64; 3]; 3]) {
-        for dir in frame {
-            let mut row: Vec<(u32, f64)> = weights
-                .iter()
-                .flat_map(|&(v, w)| (0..3).map(move |k| ((3 * v + k) as u32, w * dir[k])))
-                .filter(|(_, x)| *x != 0.0)
-                .collect();
-            row.sort_by_key(|e| e.0);
-            row.dedup_by(|a, b| {
-                let same = a.0 == b.0;
-                if same {
-                    b.1 += a.1;
-                }
-                same
-            });
-            self.rows.push(row);
+impl ConstraintSpace {
+    /// An empty problem for the model's bodies.
+    pub fn new(model: &Model) -> Self {
+        ConstraintSpace {
+            bodies: model.bodies.iter().map(|b| BodyRows::new(b.dofs())).collect(),
+            ..Default::default()
         }
     }
 
-    /// Number of rows `c`.
-    pub fn nrows(&self) -> usize {
-        self.rows.len()
+    /// Stage `assemble_constraints`: the groups of the step's contacts and
+    /// attachments at time `t` (start of the step), then each body's rows
+    /// `H_b`.
+    pub fn assemble(&mut self, model: &Model, contacts: &Contacts, states: &[BodyState], t: f64) {
+        gather_groups(model, contacts, states, t, &mut self.groups);
+        for (b, rows) in self.bodies.iter_mut().enumerate() {
+            rows.assemble(b, &self.groups);
+        }
+        self.impulses.clear();
+        self.violation = 0.0;
     }
 
-    /// `H` as a CSR matrix.
-    pub fn to_csr(&self) -> CsrMatrix {
-        let pattern = CsrPattern::from_rows(
-            self.dofs,
-            self.rows.iter().map(|r| r.iter().map(|e| e.0).collect()).collect(),
-        );
-        let values = self.rows.iter().flat_map(|r| r.iter().map(|e| e.1)).collect();
-        CsrMatrix { pattern, values }
+    /// Contact groups (obstacle and body–body), each counted once.
+    pub fn contact_count(&self) -> usize {
+        self.groups.iter().filter(|g| g.is_contact()).count()
+    }
+
+    /// Contact groups acting on body `b`.
+    pub fn contacts_of(&self, b: usize) -> usize {
+        self.groups.iter().filter(|g| g.is_contact_on(b)).count()
+    }
+
+    /// Sum of the normal forces of the contacts acting on body `b` (N).
+    pub fn normal_force_on(&self, b: usize) -> f64 {
+        self.normal_forces(|g| g.is_contact_on(b))
+    }
+
+    /// Sum of normal forces over contact groups, each counted once (N).
+    pub fn total_normal_force(&self) -> f64 {
+        self.normal_forces(Group::is_contact)
+    }
+
+    fn normal_forces(&self, keep: impl Fn(&Group) -> bool) -> f64 {
+        let lam = |k: usize| self.impulses.get(3 * k).copied().unwrap_or(0.0);
+        self.groups.iter().enumerate().filter(|(_, g)| keep(g)).map(|(k, _)| lam(k)).sum()
     }
 }

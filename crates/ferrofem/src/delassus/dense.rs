@@ -1,17 +1,19 @@
 //! The dense method (zeng2022 Algorithm 1, [CAK14]).
 
 use ferrofem_linalg::dense::symmetrize;
-use ferrofem_linalg::{CsrMatrix, Ldlt};
+use ferrofem_linalg::CsrMatrix;
 use rayon::prelude::*;
 
 use super::DelassusBuffers;
+use crate::constraint::Compliance;
 
 /// The dense method (zeng2022 Algorithm 1, [CAK14]): `X = A⁻¹ Hᵀ` for all
-/// `c` right-hand sides at once with the supernodal factor (blocked, BLAS-3,
-/// parallel), then `W = H X` by sparse rows. Returns `W` row-major (`c × c`,
-/// in `buf`). Cost: `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
-pub fn dense<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [f64] {
-    let n = f.symbolic().n();
+/// `c` right-hand sides at once by the compliance (with a supernodal
+/// factor: blocked, BLAS-3, parallel), then `W = H X` by sparse rows.
+/// Returns `W` row-major (`c × c`, in `buf`). Cost with a factor:
+/// `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
+pub fn dense<'b>(compliance: &Compliance, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [f64] {
+    let n = h.pattern.ncols;
     let c = h.nrows();
     let hp = &h.pattern;
     let x = &mut buf.solves;
@@ -22,7 +24,7 @@ pub fn dense<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [
             col[hp.col_idx[p] as usize] = h.values[p];
         }
     });
-    f.solve_in_place(x, c);
+    compliance.solve_in_place(x, c);
     let w = &mut buf.w;
     w.resize(c * c, 0.0); // every entry is written below
     w.par_chunks_mut(c).enumerate().for_each(|(r, row)| {
@@ -58,16 +60,19 @@ material = { young = 1e5, poisson = 0.3, density = 1000.0 }
 "#;
         let mut w = crate::scene::Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
         w.step().unwrap();
-        let a = w.workspace(0).system.clone();
+        let a = w.implicit_euler().unwrap().workspace(0).system.clone();
         let n = a.nrows();
-        let f = Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap()), &a)
-            .unwrap();
+        let f = ferrofem_linalg::Ldlt::factorize(
+            Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap()),
+            &a,
+        )
+        .unwrap();
         let mut h = ConstraintJacobian::new(n);
         let frame = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
         h.push_point(&[(0, 1.0)], frame);
         h.push_point(&[(3, 0.2), (4, 0.3), (7, 0.5)], [[0.6, 0.0, 0.8], [0.8, 0.0, -0.6], [0.0, 1.0, 0.0]]);
         let h = h.to_csr();
-        let wd = dense(&f, &h, &mut DelassusBuffers::default()).to_vec();
+        let wd = dense(&Compliance::Ldlt(Arc::new(f)), &h, &mut DelassusBuffers::default()).to_vec();
         let ad = DMatrix::from_fn(n, n, |i, j| a.get(i, j));
         let hd = DMatrix::from_fn(h.nrows(), n, |i, j| h.get(i, j));
         let reference = &hd * ad.try_inverse().unwrap() * hd.transpose();

@@ -8,9 +8,12 @@ mod dense;
 mod isodof;
 mod unbuilt;
 
-use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost, IsodofReuse};
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use serde::{Deserialize, Serialize};
+
+use crate::constraint::{Compliance, ConstraintSpace};
+use crate::stats::DelassusRecord;
 
 pub use dense::dense;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
@@ -35,7 +38,95 @@ impl DelassusBuffers {
     }
 }
 
-/// How `W` is obtained (`[contact] delassus`).
+/// One body's Delassus workspace: the buffers, the isodof cache (kept
+/// while the factor is unchanged) and how `W_b` was obtained this step.
+#[derive(Debug, Default)]
+pub struct DelassusWorkspace {
+    /// Isodof solves kept while the factor is unchanged (`isodof-reuse`).
+    pub cache: IsodofCache,
+    /// Buffers of the builds, reused from step to step.
+    pub buffers: DelassusBuffers,
+    /// How `W_b` was obtained this step (`None`: no row touched the body).
+    pub record: Option<DelassusRecord>,
+}
+
+impl DelassusWorkspace {
+    /// `W_b = H_b A_b⁻¹ H_bᵀ` by `method` (`auto`: the cheapest predicted,
+    /// with `sweeps` expected solver sweeps); an empty slice when the
+    /// method leaves it unbuilt. A compliance without a `3n × 3n` factor
+    /// (the local-global integrator's) is built by the dense method
+    /// through its solves.
+    pub fn build(
+        &mut self,
+        compliance: &Compliance,
+        h: &CsrMatrix,
+        method: DelassusMethod,
+        sweeps: f64,
+    ) -> &[f64] {
+        let predicted = compliance
+            .factor()
+            .filter(|_| method == DelassusMethod::Auto)
+            .map(|f| predict(f, h, &self.cache, sweeps));
+        let chosen = match compliance.factor() {
+            Some(_) => predicted.map_or(method, |p| p.cheapest()),
+            None => DelassusMethod::Dense,
+        };
+        let buf = &mut self.buffers;
+        let (w, reuse) = match (chosen, compliance.factor()) {
+            (DelassusMethod::Isodof, Some(f)) => isodof(f, h, buf),
+            (DelassusMethod::IsodofReuse, Some(f)) => isodof_reuse(&mut self.cache, f, h, buf),
+            (DelassusMethod::Unbuilt, Some(_)) => {
+                (&[][..], IsodofReuse { isodofs: isodofs(h).len(), reused: 0 })
+            }
+            _ => (dense(compliance, h, buf), Default::default()),
+        };
+        self.record = Some(DelassusRecord {
+            method: chosen.name(),
+            rows: h.nrows(),
+            isodofs: reuse.isodofs,
+            reused_isodofs: reuse.reused,
+            reuse_fraction: if reuse.isodofs > 0 { reuse.reused as f64 / reuse.isodofs as f64 } else { 0.0 },
+            predicted,
+        });
+        w
+    }
+}
+
+/// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
+/// every body with rows, by the body's compliance and `method`; bodies
+/// left unbuilt are listed for the solver, which applies them through
+/// their factor.
+pub fn build_delassus(
+    space: &mut ConstraintSpace,
+    compliances: &[Option<Compliance>],
+    h: f64,
+    method: DelassusMethod,
+) {
+    let ConstraintSpace { groups, bodies, delassus, unbuilt, solve, .. } = space;
+    let c = 3 * groups.len();
+    delassus.clear();
+    unbuilt.clear();
+    let sweeps = solve.iterations.max(10) as f64;
+    for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
+        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
+        let wb = body.delassus.build(compliance, &body.jacobian, method, sweeps);
+        if wb.is_empty() {
+            unbuilt.push(b);
+            continue;
+        }
+        if delassus.is_empty() {
+            delassus.resize(c * c, 0.0);
+        }
+        let r = &body.rows;
+        for (i, &gi) in r.iter().enumerate() {
+            for (j, &gj) in r.iter().enumerate() {
+                delassus[gi * c + gj] += h * h * wb[i * r.len() + j];
+            }
+        }
+    }
+}
+
+/// How `W` is obtained (`[constraint_solver] delassus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum DelassusMethod {

@@ -5,21 +5,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::polar::{rotation, PolarMethod};
-use crate::material::Material;
-
-/// What a tet keeps of its rest shape: shape-function gradients `gₐ`
-/// (so that `F = Σₐ xₐ gₐᵀ`), rest volume and Lamé parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TetRest {
-    /// Gradients of the four linear shape functions (1/m).
-    pub grads: [Vector3<f64>; 4],
-    /// Rest volume (m³).
-    pub volume: f64,
-    /// First Lamé parameter λ (Pa).
-    pub lambda: f64,
-    /// Shear modulus μ (Pa).
-    pub mu: f64,
-}
+use super::rest::TetElement;
 
 /// A tet evaluated at the current positions.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,17 +20,7 @@ pub struct TetEval {
     pub energy: f64,
 }
 
-impl TetRest {
-    /// Rest data from rest positions; `None` for a degenerate tet.
-    pub fn new(x: [Vector3<f64>; 4], material: &Material) -> Option<TetRest> {
-        let dm = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
-        let volume = dm.determinant() / 6.0;
-        let inv = dm.try_inverse().filter(|_| volume > 0.0)?;
-        let g = [0, 1, 2].map(|k| inv.row(k).transpose());
-        let (lambda, mu) = material.lame();
-        Some(TetRest { grads: [-(g[0] + g[1] + g[2]), g[0], g[1], g[2]], volume, lambda, mu })
-    }
-
+impl TetElement {
     /// Deformation gradient `F = Σₐ xₐ gₐᵀ`.
     pub fn deformation_gradient(&self, x: &[Vector3<f64>; 4]) -> Matrix3<f64> {
         (0..4).fold(Matrix3::zeros(), |f, a| f + x[a] * self.grads[a].transpose())
@@ -63,13 +39,13 @@ impl TetRest {
         let g = r.transpose() * f - Matrix3::identity();
         let eps = 0.5 * (g + g.transpose());
         let tr = eps.trace();
-        let sigma = Matrix3::from_diagonal_element(self.lambda * tr) + 2.0 * self.mu * eps;
+        let sigma = Matrix3::from_diagonal_element(self.lame.lambda * tr) + 2.0 * self.lame.mu * eps;
         let rs = r * sigma;
         TetEval {
             rotation: r,
             rotated_grads: self.grads.map(|ga| r * ga),
-            forces: self.grads.map(|ga| -self.volume * (rs * ga)),
-            energy: self.volume * (0.5 * self.lambda * tr * tr + self.mu * eps.norm_squared()),
+            forces: self.grads.map(|ga| -self.measure * (rs * ga)),
+            energy: self.measure * (0.5 * self.lame.lambda * tr * tr + self.lame.mu * eps.norm_squared()),
         }
     }
 
@@ -78,8 +54,8 @@ impl TetRest {
     pub fn stiffness_times(&self, h: &[Vector3<f64>; 4], u: &[Vector3<f64>; 4]) -> [Vector3<f64>; 4] {
         let g = (0..4).fold(Matrix3::zeros(), |g, b| g + u[b] * h[b].transpose());
         let eps = 0.5 * (g + g.transpose());
-        let sigma = Matrix3::from_diagonal_element(self.lambda * eps.trace()) + 2.0 * self.mu * eps;
-        h.map(|ha| self.volume * (sigma * ha))
+        let sigma = Matrix3::from_diagonal_element(self.lame.lambda * eps.trace()) + 2.0 * self.lame.mu * eps;
+        h.map(|ha| self.measure * (sigma * ha))
     }
 
     /// Block `(a, b)` of the co-rotated stiffness `R Kₑ Rᵀ`:
@@ -87,21 +63,23 @@ impl TetRest {
     #[inline]
     pub fn stiffness_block(&self, h: &[Vector3<f64>; 4], a: usize, b: usize) -> Matrix3<f64> {
         let (ha, hb) = (h[a], h[b]);
-        let mut k = self.lambda * ha * hb.transpose() + self.mu * hb * ha.transpose();
-        let d = self.mu * ha.dot(&hb);
+        let mut k = self.lame.lambda * ha * hb.transpose() + self.lame.mu * hb * ha.transpose();
+        let d = self.lame.mu * ha.dot(&hb);
         k[(0, 0)] += d;
         k[(1, 1)] += d;
         k[(2, 2)] += d;
-        self.volume * k
+        self.measure * k
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::{Constitutive, Lame};
+    use crate::material::Material;
     use nalgebra::{Rotation3, Unit};
 
-    fn rest() -> ([Vector3<f64>; 4], TetRest) {
+    fn rest() -> ([Vector3<f64>; 4], TetElement) {
         let x = [
             Vector3::new(0.1, 0.0, 0.0),
             Vector3::new(1.0, 0.2, 0.0),
@@ -109,7 +87,9 @@ mod tests {
             Vector3::new(0.2, 0.3, 1.1),
         ];
         let m = Material { young: 1e5, poisson: 0.35, density: 1000.0 };
-        (x, TetRest::new(x, &m).unwrap())
+        let (lambda, mu) = m.lame();
+        let points = x.map(|p| [p.x, p.y, p.z]);
+        (x, TetElement::tet(&points, [0, 1, 2, 3], Constitutive::Corotational, Lame { lambda, mu }).unwrap())
     }
 
     fn methods() -> [PolarMethod; 2] {
@@ -142,9 +122,9 @@ mod tests {
                 let e = t.evaluate(&y, &Matrix3::identity(), m);
                 let fmax = e.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
                 // Relative to the force of a 1% stretch.
-                let scale = t.mu * t.volume * 0.01 * t.grads[1].norm();
+                let scale = t.lame.mu * t.measure * 0.01 * t.grads[1].norm();
                 assert!(fmax <= 1e-9 * scale, "{m:?} rotation {k}: {fmax:e}");
-                assert!(e.energy.abs() < 1e-12 * t.mu * t.volume);
+                assert!(e.energy.abs() < 1e-12 * t.lame.mu * t.measure);
             }
         }
     }

@@ -1,9 +1,13 @@
 //! Element laws: pure fixed-size functions of an element's vertices.
 
+pub mod bending;
 pub mod corotational;
 pub mod hyperelastic;
 pub mod polar;
+pub mod rest;
 
-pub use corotational::{TetEval, TetRest};
+pub use bending::{Bending, BendingModel, Stencil};
+pub use corotational::TetEval;
 pub use hyperelastic::{Constitutive, Lame};
 pub use polar::PolarMethod;
+pub use rest::{Element, TetElement, TriElement};

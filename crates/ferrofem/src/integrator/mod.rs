@@ -9,7 +9,74 @@ use serde::{Deserialize, Serialize};
 
 use ferrofem_linalg::Ordering;
 
+pub use implicit_euler::ImplicitEuler;
+pub use local_global::LocalGlobal;
+
+use crate::collision::Contacts;
+use crate::constraint::ConstraintSpace;
 use crate::element::PolarMethod;
+use crate::stats::{BodyStepStats, StageTimes};
+use crate::{Model, SimError, State};
+
+/// The integrator of a world, owning its workspace.
+#[derive(Debug)]
+pub enum Integrator {
+    /// Linearized implicit Euler with constraint-based contact (zeng2022).
+    ImplicitEuler(ImplicitEuler),
+    /// Local-global hyperelasticity (zeng2025).
+    LocalGlobal(LocalGlobal),
+}
+
+impl Integrator {
+    /// The integrator's name in scene files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Integrator::ImplicitEuler(_) => "implicit-euler",
+            Integrator::LocalGlobal(_) => "local-global",
+        }
+    }
+
+    /// Whether the integrator resolves contact (local-global gains it with
+    /// zeng2025 §5; until then its scenes have no obstacle and its bodies
+    /// pass through each other, so nothing is detected).
+    pub fn resolves_contact(&self) -> bool {
+        matches!(self, Integrator::ImplicitEuler(_))
+    }
+
+    /// The integrator's own step, after contact detection;
+    /// `observe(body, iteration, q)` sees the iterates of an iterative
+    /// integrator (local-global: the start and each global step).
+    pub fn step(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        contacts: &Contacts,
+        constraints: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        observe: impl FnMut(usize, usize, &[f64]),
+    ) -> Result<(), SimError> {
+        match self {
+            Integrator::ImplicitEuler(ie) => ie.step(model, state, contacts, constraints, times),
+            Integrator::LocalGlobal(lg) => lg.step(model, state, times, observe),
+        }
+    }
+
+    /// The integrator's figures of body `b` after the step.
+    pub fn body_stats(&self, model: &Model, state: &State, b: usize) -> BodyStepStats {
+        match self {
+            Integrator::ImplicitEuler(ie) => ie.body_stats(b, state.step),
+            Integrator::LocalGlobal(lg) => lg.body_stats(&model.bodies[b], &state.bodies[b].positions),
+        }
+    }
+
+    /// Local-global iterations per step (0 for implicit Euler).
+    pub fn iterations(&self) -> usize {
+        match self {
+            Integrator::ImplicitEuler(_) => 0,
+            Integrator::LocalGlobal(lg) => lg.settings.iterations,
+        }
+    }
+}
 
 /// Starting point of the free-motion PCG, named after the velocity
 /// `v(t+h)` it assumes (dahl2019 §3.2); the solver's unknown is

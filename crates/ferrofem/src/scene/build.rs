@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use super::spec::{BodySpec, BoxSpec, MeshSpec, ObstacleSpec};
+use super::spec::{BodySpec, BoxSpec, IntegratorKind, MeshSpec, ObstacleSpec};
 use super::Scene;
-use crate::body::{BodyModel, Kinematic};
-use crate::integrator::local_global::{LocalGlobalBody, LocalGlobalModel, LocalGlobalWorld, Shape};
+use crate::body::{Body, BodyMaterial, Kinematic, Shape};
 use crate::obstacle::{Geometry, MeshGeometry, Obstacle};
 use crate::{Model, SimError, World};
 use ferrofem_mesh::{generate, io, Aabb, MeshError, TetMesh, TriMesh, ValidationOptions};
@@ -24,11 +23,14 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
         bodies,
         gravity: spec.simulation.gravity,
         time_step: spec.simulation.time_step,
-        integrator: spec.implicit_euler,
         obstacles,
         contact: spec.contact,
+        constraint_solver: spec.constraint_solver,
     };
-    let mut world = World::new(model);
+    let mut world = match spec.simulation.integrator {
+        IntegratorKind::ImplicitEuler => World::with_implicit_euler(model, spec.implicit_euler)?,
+        IntegratorKind::LocalGlobal => World::with_local_global(model, spec.local_global)?,
+    };
     for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
         s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));
     }
@@ -78,51 +80,79 @@ fn scene_err(scene: &Scene, key: String, message: String) -> SimError {
     SimError::Scene { file: scene.label.clone(), key, message }
 }
 
-fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<BodyModel, SimError> {
+fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<Body, SimError> {
     let key = format!("body[{index}]");
-    let mut mesh = tet_mesh(scene, spec)?;
-    transform(&mut mesh, spec);
-    let mut materials = vec![spec.material; mesh.tets.len()];
+    let shape = shape(scene, spec)?;
+    let vertices = shape.vertices();
+    let (centroids, element) = element_centroids(&shape);
+    let mut materials = vec![spec.material; centroids.len()];
     for (r, reg) in spec.regions.iter().enumerate() {
-        let k = format!("{key}.region[{r}]");
-        let tets = select(&mesh, reg.bbox.as_ref(), reg.elements.as_deref(), true)
-            .map_err(|m| scene_err(scene, k, m))?;
-        tets.into_iter().for_each(|e| materials[e] = reg.material);
+        let elements =
+            select_points(&centroids, vertices, reg.bbox.as_ref(), reg.elements.as_deref(), element)
+                .map_err(|m| scene_err(scene, format!("{key}.region[{r}]"), m))?;
+        elements.into_iter().for_each(|e| materials[e] = reg.material);
     }
-    let mut kinematic = vec![None; mesh.vertices.len()];
+    let pick = |bbox, list, what: String| {
+        select_points(vertices, vertices, bbox, list, "vertex").map_err(|m| scene_err(scene, what, m))
+    };
+    let mut kinematic = vec![None; vertices.len()];
     for (r, f) in spec.fixed.iter().enumerate() {
-        let verts = select(&mesh, f.bbox.as_ref(), f.vertices.as_deref(), false)
-            .map_err(|m| scene_err(scene, format!("{key}.fixed[{r}]"), m))?;
+        let verts = pick(f.bbox.as_ref(), f.vertices.as_deref(), format!("{key}.fixed[{r}]"))?;
         verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Fixed));
     }
     for (r, p) in spec.prescribed.iter().enumerate() {
-        let verts = select(&mesh, p.bbox.as_ref(), p.vertices.as_deref(), false)
-            .map_err(|m| scene_err(scene, format!("{key}.prescribed[{r}]"), m))?;
+        let verts = pick(p.bbox.as_ref(), p.vertices.as_deref(), format!("{key}.prescribed[{r}]"))?;
         verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
     }
     let mut attachments = Vec::new();
     for (r, a) in spec.attach.iter().enumerate() {
-        let verts = select(&mesh, a.bbox.as_ref(), a.vertices.as_deref(), false)
-            .map_err(|m| scene_err(scene, format!("{key}.attach[{r}]"), m))?;
+        let verts = pick(a.bbox.as_ref(), a.vertices.as_deref(), format!("{key}.attach[{r}]"))?;
         let target = a.motion.map_or(Kinematic::Fixed, Kinematic::Moving);
         attachments.extend(verts.into_iter().map(|v| (v, target)));
     }
-    let mut body = BodyModel::new(spec.name.clone(), mesh, materials, spec.damping, kinematic)?;
+    let def = BodyMaterial {
+        materials,
+        constitutive: spec.constitutive.unwrap_or_default(),
+        damping: spec.damping,
+        bending: spec.bending,
+        kinematic,
+    };
+    let mut body = Body::new(spec.name.clone(), shape, def)?;
     body.attachments = attachments;
     body.self_collision = spec.self_collision;
     Ok(body)
 }
 
-/// The body's volume mesh, generated or read.
-fn tet_mesh(scene: &Scene, spec: &BodySpec) -> Result<TetMesh, SimError> {
-    if matches!(spec.mesh, MeshSpec::Sheet { .. }) {
-        return Err(SimError::Body {
-            body: spec.name.clone(),
-            message: "a sheet is a membrane, not a volume mesh".into(),
-        });
+/// The body's mesh, generated or read, in world coordinates: a membrane
+/// for a sheet, else a volume.
+fn shape(scene: &Scene, spec: &BodySpec) -> Result<Shape, SimError> {
+    let mesh_err = |source| SimError::Mesh { body: spec.name.clone(), source };
+    let t = spec.transform;
+    if let MeshSpec::Sheet { size, cells } = &spec.mesh {
+        let mut m = generate::sheet(*size, *cells).map_err(mesh_err)?;
+        let r = t.rotation();
+        for v in &mut m.vertices {
+            let p = r * nalgebra::Vector3::from(*v) * t.scale;
+            *v = [0, 1, 2].map(|d| p[d] + t.translation[d]);
+        }
+        return Ok(Shape::Shell(m, spec.thickness.unwrap_or(1e-3)));
     }
-    volume_mesh(scene, &spec.mesh, spec.reorient_inverted)
-        .map_err(|source| SimError::Mesh { body: spec.name.clone(), source })
+    let mut mesh = volume_mesh(scene, &spec.mesh, spec.reorient_inverted).map_err(mesh_err)?;
+    let m = t.rotation().into_inner();
+    let rows = [0, 1, 2].map(|i| [m[(i, 0)], m[(i, 1)], m[(i, 2)]]);
+    mesh.transform(t.scale, rows, t.translation);
+    Ok(Shape::Volume(mesh))
+}
+
+/// Centroid of every element, and what the elements are called.
+fn element_centroids(shape: &Shape) -> (Vec<[f64; 3]>, &'static str) {
+    fn centroid<const N: usize>(x: &[[f64; 3]], e: &[usize; N]) -> [f64; 3] {
+        [0, 1, 2].map(|d| e.iter().map(|&v| x[v][d]).sum::<f64>() / N as f64)
+    }
+    match shape {
+        Shape::Volume(m) => (m.tets.iter().map(|t| centroid(&m.vertices, t)).collect(), "tet"),
+        Shape::Shell(m, _) => (m.triangles.iter().map(|t| centroid(&m.vertices, t)).collect(), "triangle"),
+    }
 }
 
 /// A volume mesh, generated or read (not a sheet).
@@ -147,97 +177,6 @@ fn volume_mesh(scene: &Scene, mesh: &MeshSpec, reorient_inverted: bool) -> Resul
                 m
             })
         }
-    }
-}
-
-/// A scene with `integrator = "local-global"` as a [`LocalGlobalWorld`].
-pub(super) fn local_global_world(scene: &Scene) -> Result<LocalGlobalWorld, SimError> {
-    let spec = &scene.spec;
-    let bodies = spec
-        .bodies
-        .iter()
-        .enumerate()
-        .map(|(i, b)| local_global_body(scene, b, i))
-        .collect::<Result<Vec<_>, _>>()?;
-    let model = LocalGlobalModel {
-        bodies,
-        gravity: spec.simulation.gravity,
-        time_step: spec.simulation.time_step,
-        settings: spec.local_global,
-    };
-    let mut world = LocalGlobalWorld::new(model)?;
-    for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
-        s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));
-    }
-    Ok(world)
-}
-
-fn local_global_body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<LocalGlobalBody, SimError> {
-    let key = format!("body[{index}]");
-    let shape = match &spec.mesh {
-        MeshSpec::Sheet { size, cells } => {
-            let mut m = generate::sheet(*size, *cells)
-                .map_err(|source| SimError::Mesh { body: spec.name.clone(), source })?;
-            let (r, t) = (spec.transform.rotation(), spec.transform);
-            for v in &mut m.vertices {
-                let p = r * nalgebra::Vector3::from(*v) * t.scale;
-                *v = [0, 1, 2].map(|d| p[d] + t.translation[d]);
-            }
-            Shape::Shell(m, spec.thickness.unwrap_or(1e-3))
-        }
-        _ => {
-            let mut m = tet_mesh(scene, spec)?;
-            transform(&mut m, spec);
-            Shape::Volume(m)
-        }
-    };
-    let vertices = shape.vertices().to_vec();
-    let mut kinematic = vec![None; vertices.len()];
-    for (r, f) in spec.fixed.iter().enumerate() {
-        let verts = select_points(&vertices, &vertices, f.bbox.as_ref(), f.vertices.as_deref(), "vertex")
-            .map_err(|m| scene_err(scene, format!("{key}.fixed[{r}]"), m))?;
-        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Fixed));
-    }
-    for (r, p) in spec.prescribed.iter().enumerate() {
-        let verts = select_points(&vertices, &vertices, p.bbox.as_ref(), p.vertices.as_deref(), "vertex")
-            .map_err(|m| scene_err(scene, format!("{key}.prescribed[{r}]"), m))?;
-        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
-    }
-    LocalGlobalBody::new(
-        spec.name.clone(),
-        shape,
-        spec.material,
-        spec.constitutive.unwrap_or_default(),
-        spec.bending,
-        &kinematic,
-    )
-}
-
-fn transform(mesh: &mut TetMesh, spec: &BodySpec) {
-    let t = spec.transform;
-    let r = t.rotation();
-    let m = r.matrix();
-    let rows = [0, 1, 2].map(|i| [m[(i, 0)], m[(i, 1)], m[(i, 2)]]);
-    mesh.transform(t.scale, rows, t.translation);
-}
-
-/// Indices selected by a box (tet centroids when `tets`, else vertices) or
-/// an explicit list; an empty or out-of-range selection is an error.
-fn select(
-    mesh: &TetMesh,
-    bbox: Option<&BoxSpec>,
-    list: Option<&[usize]>,
-    tets: bool,
-) -> Result<Vec<usize>, String> {
-    if tets {
-        let centroids: Vec<[f64; 3]> = mesh
-            .tets
-            .iter()
-            .map(|t| [0, 1, 2].map(|d| t.iter().map(|&v| mesh.vertices[v][d]).sum::<f64>() / 4.0))
-            .collect();
-        select_points(&centroids, &mesh.vertices, bbox, list, "tet")
-    } else {
-        select_points(&mesh.vertices, &mesh.vertices, bbox, list, "vertex")
     }
 }
 

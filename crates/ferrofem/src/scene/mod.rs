@@ -12,7 +12,7 @@ pub use spec::{
     SceneFile, SimulationSpec, Transform,
 };
 
-use crate::{SimError, Simulation, World};
+use crate::{SimError, World};
 
 /// A parsed and validated scene, with the folder its relative paths start from.
 #[derive(Debug, Clone)]
@@ -49,26 +49,10 @@ impl Scene {
         Ok(Scene { spec, base_dir, label: label.to_string() })
     }
 
-    /// Builds the implicit-Euler world: meshes generated or read,
-    /// transformed, bodies assembled. A local-global scene is refused: use
-    /// [`Scene::build_simulation`].
+    /// Builds the world: meshes generated or read and transformed, bodies
+    /// and obstacles made, and the integrator the scene names set up.
     pub fn build(&self) -> Result<World, SimError> {
-        if self.spec.simulation.integrator == IntegratorKind::LocalGlobal {
-            return Err(SimError::Scene {
-                file: self.label.clone(),
-                key: "simulation.integrator".into(),
-                message: "a local-global scene builds a LocalGlobalWorld (Scene::build_simulation)".into(),
-            });
-        }
         build::world(self)
-    }
-
-    /// Builds the simulation the scene's `integrator` names.
-    pub fn build_simulation(&self) -> Result<Simulation, SimError> {
-        Ok(match self.spec.simulation.integrator {
-            IntegratorKind::ImplicitEuler => Simulation::ImplicitEuler(Box::new(build::world(self)?)),
-            IntegratorKind::LocalGlobal => Simulation::LocalGlobal(build::local_global_world(self)?),
-        })
     }
 
     /// Name of the scene (its `name` key, else the file stem).

@@ -4,11 +4,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Motion, Rayleigh};
 use crate::collision::ContactSettings;
+use crate::element::Bending;
 use crate::element::{Constitutive, PolarMethod};
-use crate::integrator::local_global::{Bending, LocalGlobalSettings};
+use crate::integrator::local_global::LocalGlobalSettings;
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
 use crate::obstacle::{ObstacleMotion, Shape};
+use crate::solver::ConstraintSolverSettings;
 
 /// A whole scene file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,9 +30,12 @@ pub struct SceneFile {
     /// `[[obstacle]]`: rigid obstacles.
     #[serde(default, rename = "obstacle")]
     pub obstacles: Vec<ObstacleSpec>,
-    /// `[contact]`: proximity distances and PGS settings.
+    /// `[contact]`: proximity distances and friction between bodies.
     #[serde(default)]
     pub contact: ContactSettings,
+    /// `[constraint_solver]`: solver, stopping rule and Delassus method.
+    #[serde(default)]
+    pub constraint_solver: ConstraintSolverSettings,
 }
 
 /// `[[obstacle]]`: a rigid shape with a pose, friction and motion.
@@ -388,9 +393,6 @@ impl SceneFile {
         {
             return Err(("contact".into(), "need 0 ≤ contact_distance ≤ alarm_distance, finite".into()));
         }
-        if c.pgs.max_iterations == 0 || !(c.pgs.tolerance.is_finite() && c.pgs.tolerance >= 0.0) {
-            return Err(("contact.pgs".into(), "max_iterations ≥ 1 and a finite tolerance ≥ 0".into()));
-        }
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
             if !names.insert(&b.name) {
@@ -416,7 +418,6 @@ impl SceneFile {
         for (i, b) in self.bodies.iter().enumerate() {
             let key = format!("body[{i}]");
             let unsupported = [
-                (!b.regions.is_empty(), "region"),
                 (!b.attach.is_empty(), "attach"),
                 (b.self_collision, "self_collision"),
                 (b.damping != crate::body::Rayleigh::default(), "damping"),

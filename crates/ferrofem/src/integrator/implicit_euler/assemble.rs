@@ -6,13 +6,14 @@
 //! the right-hand side of the free rows, so `A` stays symmetric positive
 //! definite.
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 
+use super::pattern::AssemblyPattern;
 use super::BodyWorkspace;
-use crate::body::BodyModel;
+use crate::body::Body;
 use crate::element::PolarMethod;
-use crate::world::BodyState;
+use crate::state::BodyState;
 
 /// Vertices per parallel task of the row gather.
 const ROWS_PER_TASK: usize = 64;
@@ -31,17 +32,17 @@ pub struct StepInputs {
 }
 
 /// Runs the stage for one body.
-pub fn assemble(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+pub fn assemble(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
     prescribe(body, state, ws, inp);
     evaluate_elements(body, state, ws, inp.polar);
     gather_rows(body, state, ws, inp);
 }
 
 /// `Δv*ᵢ = (x*ᵢ(t+h) − xᵢ)/h − vᵢ` for kinematic vertices.
-fn prescribe(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+fn prescribe(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
     for (i, k) in body.kinematic.iter().enumerate() {
         if let Some(k) = k {
-            let target = k.target(Vector3::from(body.mesh.vertices[i]), inp.t_next);
+            let target = k.target(body.rest_vertex(i), inp.t_next);
             for d in 0..3 {
                 let j = 3 * i + d;
                 ws.prescribed_dv[j] = (target[d] - state.positions[j]) / inp.h - state.velocities[j];
@@ -50,21 +51,28 @@ fn prescribe(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &
     }
 }
 
-/// Rotation, rotated gradients, forces, energy and `Kₑ v` of every tet, in parallel.
-fn evaluate_elements(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
+/// Rotation, rotated gradients, forces, energy and `Kₑ v` of every tet, in
+/// parallel; each tet's polar decomposition is warm-started from its
+/// rotation in the state (identity on the first step), which it updates.
+fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
+    state.rotations.resize(body.tets.len(), Matrix3::identity());
     let (x, v) = (&state.positions, &state.velocities);
     let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
-    ws.evals.par_iter_mut().zip(&mut ws.stiffness_velocity).enumerate().for_each(|(e, (ev, kv))| {
-        let t = body.mesh.tets[e];
-        *ev = body.rest[e].evaluate(&t.map(|i| at(x, i)), &ev.rotation, polar);
-        *kv = body.rest[e].stiffness_times(&ev.rotated_grads, &t.map(|i| at(v, i)));
-    });
+    let rotations = state.rotations.par_iter_mut();
+    ws.evals.par_iter_mut().zip(&mut ws.stiffness_velocity).zip(rotations).enumerate().for_each(
+        |(e, ((ev, kv), r))| {
+            let t = &body.tets[e];
+            *ev = t.evaluate(&t.vertices.map(|i| at(x, i)), r, polar);
+            *kv = t.stiffness_times(&ev.rotated_grads, &t.vertices.map(|i| at(v, i)));
+            *r = ev.rotation;
+        },
+    );
     ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
 }
 
 /// Builds each vertex's three rows of `A` and entries of `b` from its
 /// incident tets in a fixed order.
-fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
+fn gather_rows(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepInputs) {
     let h = inp.h;
     let (alpha, beta) = (body.damping.mass, body.damping.stiffness);
     let c_k = h * beta + h * h;
@@ -75,8 +83,8 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
     let pre = |j: usize| Vector3::new(pdv[3 * j], pdv[3 * j + 1], pdv[3 * j + 2]);
     let evals = &ws.evals;
     let kvs = &ws.stiffness_velocity;
-    let pat = &body.pattern;
-    let tasks = split_by_vertex_groups(body, &mut ws.system.values, &mut ws.rhs, &mut ws.elastic_forces);
+    let pat = &ws.pattern;
+    let tasks = split_by_vertex_groups(pat, &mut ws.system.values, &mut ws.rhs, &mut ws.elastic_forces);
     tasks.into_par_iter().for_each(|(first, values, rhs, forces)| {
         let mut offset = 0;
         for (local, i) in (first..(first + rhs.len() / 3)).enumerate() {
@@ -91,7 +99,7 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
             let fixed_row = body.is_kinematic[i];
             for inc in &pat.incidence[pat.incidence_ptr[i]..pat.incidence_ptr[i + 1]] {
                 let (e, a) = (inc.tet as usize, inc.corner as usize);
-                let (ev, rest) = (&evals[e], &body.rest[e]);
+                let (ev, rest) = (&evals[e], &body.tets[e]);
                 f += ev.forces[a];
                 kv += kvs[e][a];
                 if fixed_row {
@@ -99,9 +107,9 @@ fn gather_rows(body: &BodyModel, state: &BodyState, ws: &mut BodyWorkspace, inp:
                 }
                 // c_k R Kₑ Rᵀ block (a, b) = λ' hₐ h_bᵀ + h_b μ'hₐᵀ + (μ'hₐ·h_b) I.
                 let h = &ev.rotated_grads;
-                let la = (c_k * rest.volume * rest.lambda) * h[a];
-                let ma = (c_k * rest.volume * rest.mu) * h[a];
-                for (b, &j) in body.mesh.tets[e].iter().enumerate() {
+                let la = (c_k * rest.measure * rest.lame.lambda) * h[a];
+                let ma = (c_k * rest.measure * rest.lame.mu) * h[a];
+                for (b, &j) in rest.vertices.iter().enumerate() {
                     let hb = h[b];
                     let mut k = la * hb.transpose() + hb * ma.transpose();
                     let diag = ma.dot(&hb);
@@ -137,17 +145,17 @@ type Task<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
 /// Splits the value, rhs and force arrays into disjoint per-task slices of
 /// [`ROWS_PER_TASK`] vertices (a vertex's rows are contiguous in CSR).
 fn split_by_vertex_groups<'a>(
-    body: &BodyModel,
+    pattern: &AssemblyPattern,
     mut values: &'a mut [f64],
     mut rhs: &'a mut [f64],
     mut forces: &'a mut [f64],
 ) -> Vec<Task<'a>> {
-    let n = body.vertex_count();
+    let n = pattern.degree.len();
     let mut tasks = Vec::with_capacity(n.div_ceil(ROWS_PER_TASK));
     let mut first = 0;
     while first < n {
         let last = (first + ROWS_PER_TASK).min(n);
-        let len = body.pattern.row_block_start(last) - body.pattern.row_block_start(first);
+        let len = pattern.row_block_start(last) - pattern.row_block_start(first);
         let (v, v_rest) = std::mem::take(&mut values).split_at_mut(len);
         let (r, r_rest) = std::mem::take(&mut rhs).split_at_mut(3 * (last - first));
         let (f, f_rest) = std::mem::take(&mut forces).split_at_mut(3 * (last - first));

@@ -1,17 +1,19 @@
 //! Stage `correct` (zeng2022 eq. 17): `Δv ← Δv_free + h A⁻¹ Hᵀ λ`, with
-//! the same factor that built `W`, so the corrected motion is consistent
-//! with the gaps PGS computed.
+//! the same compliance that built `W`, so the corrected motion is
+//! consistent with the gaps the constraint solver computed.
 
-use ferrofem_linalg::Ldlt;
-
-use super::constraints::transpose_times;
 use super::BodyWorkspace;
+use crate::constraint::{BodyRows, Compliance};
 
-/// Runs the stage for one body with its rows of λ: stores `Hᵀλ` (N per DOF)
-/// in `ws.contact_forces` and adds `h A⁻¹ Hᵀ λ` to `ws.dv`.
-pub fn correct(ws: &mut BodyWorkspace, factor: &Ldlt, lambda: &[f64], h: f64) {
-    transpose_times(&ws.jacobian, lambda, &mut ws.contact_forces);
-    let mut x = ws.contact_forces.clone();
-    factor.solve_in_place(&mut x, 1);
-    ws.dv.iter_mut().zip(&x).for_each(|(dv, a)| *dv += h * a);
+/// Runs the stage for one body with the world's λ: `Hᵀλ` (N per DOF) is
+/// kept in `rows.forces`, and `h A⁻¹ Hᵀ λ` is added to `ws.dv`.
+pub fn correct(
+    ws: &mut BodyWorkspace,
+    rows: &mut BodyRows,
+    compliance: &Compliance,
+    impulses: &[f64],
+    h: f64,
+) {
+    rows.correction(compliance, impulses, &mut ws.correction);
+    ws.dv.iter_mut().zip(&ws.correction).for_each(|(dv, a)| *dv += h * a);
 }

@@ -9,10 +9,33 @@ use std::thread::JoinHandle;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Preconditioner};
 
-use crate::integrator::Refresh;
+use super::BodyWorkspace;
+use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
 
 type Snapshot = (usize, CsrMatrix);
 type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
+
+/// Runs the stage for one body: symbolic analysis on first use, then the
+/// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
+/// `W`: without the LDLᵀ preconditioner the factor is refreshed every step
+/// in which the body is `constrained`, and not at all otherwise.
+pub fn factorize(
+    w: &mut BodyWorkspace,
+    step: usize,
+    settings: &ImplicitEulerSettings,
+    constrained: bool,
+) -> Result<(), LinalgError> {
+    let refresh = match settings.preconditioner {
+        PreconditionerKind::Ldlt => settings.refresh,
+        _ if constrained => Refresh { every: 1, asynchronous: false },
+        _ => return Ok(()),
+    };
+    if w.refactorizer.is_none() {
+        w.refactorizer = Some(Refactorizer::new(&w.system, settings.ordering)?);
+    }
+    let r = w.refactorizer.as_mut().expect("created above");
+    r.refresh(step, &w.system, refresh)
+}
 
 /// The factorization a body's PCG uses, and how it is refreshed.
 #[derive(Debug)]

@@ -6,13 +6,13 @@ use ferrofem_linalg::pcg::KrylovError;
 use ferrofem_linalg::{IdentityPreconditioner, Preconditioner};
 
 use super::BodyWorkspace;
-use crate::body::BodyModel;
+use crate::body::Body;
 use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind};
-use crate::world::BodyState;
+use crate::state::BodyState;
 
 /// Runs the stage for one body; the solution is left in `ws.dv`.
 pub fn free_motion(
-    body: &BodyModel,
+    body: &Body,
     state: &BodyState,
     ws: &mut BodyWorkspace,
     h: f64,
@@ -38,7 +38,7 @@ pub fn free_motion(
         }
         PreconditionerKind::Jacobi => {
             let a = &ws.system;
-            let p = &body.pattern;
+            let p = &ws.pattern;
             ws.preconditioner.set((0..body.dofs()).map(|j| {
                 let (i, r) = (j / 3, j % 3);
                 let d = p.degree[i] as usize;
@@ -54,7 +54,7 @@ pub fn free_motion(
 /// dahl2019 §3.2 initial guesses, written for the unknown `Δv`; kinematic
 /// vertices start at their prescribed `Δv*`.
 fn initial_guess(
-    body: &BodyModel,
+    body: &Body,
     state: &BodyState,
     ws: &mut BodyWorkspace,
     h: f64,

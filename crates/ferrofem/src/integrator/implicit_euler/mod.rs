@@ -3,21 +3,27 @@
 //! `v ← v + Δv`, `x ← x + h v`. One stage per module.
 
 pub mod assemble;
-pub mod constraints;
 pub mod correct;
 pub mod factorize;
 pub mod free_motion;
 pub mod integrate;
+mod pattern;
+mod step;
 
 use ferrofem_linalg::{CsrMatrix, DiagonalPreconditioner, Pcg, PcgSolve};
 use nalgebra::Matrix3;
 
-use crate::body::BodyModel;
+pub use pattern::{AssemblyPattern, Incidence};
+pub use step::ImplicitEuler;
+
+use crate::body::Body;
 use crate::element::TetEval;
 
 /// Per-body matrices and scratch, reused every step.
 #[derive(Debug)]
 pub struct BodyWorkspace {
+    /// Sparsity pattern and scatter slots of the system matrix.
+    pub pattern: AssemblyPattern,
     /// Per-tet evaluation at the step's start positions (rotations, forces).
     pub evals: Vec<TetEval>,
     /// Per-tet `R Kₑ Rᵀ v` at the step's start velocities.
@@ -42,25 +48,13 @@ pub struct BodyWorkspace {
     pub elastic_energy: f64,
     /// LDLᵀ preconditioner state (created on first use).
     pub refactorizer: Option<factorize::Refactorizer>,
-    /// Contacts detected this step.
-    pub contacts: Vec<crate::collision::Contact>,
-    /// Compact constraint Jacobian `H_b`: the rows of the world's groups that touch this body.
-    pub jacobian: CsrMatrix,
-    /// World row index of each row of `jacobian`.
-    pub constraint_rows: Vec<usize>,
-    /// `Hᵀ λ` per DOF (N).
-    pub contact_forces: Vec<f64>,
-    /// Isodof solves kept while the factor is unchanged (`isodof-reuse`).
-    pub isodof_cache: ferrofem_linalg::ldlt::IsodofCache,
-    /// Buffers of the Delassus builds, reused from step to step.
-    pub delassus_buffers: crate::delassus::DelassusBuffers,
-    /// How `W_b` was obtained this step.
-    pub delassus: Option<crate::stats::DelassusRecord>,
+    /// Scratch of the correction `A⁻¹ Hᵀ λ`.
+    pub correction: Vec<f64>,
 }
 
 impl BodyWorkspace {
-    /// Sized for `body`, rotations starting at identity.
-    pub fn new(body: &BodyModel) -> Self {
+    /// Sized for a solid `body` with its tet mesh `mesh`.
+    pub fn new(body: &Body, mesh: &ferrofem_mesh::TetMesh) -> Self {
         let n = body.dofs();
         let identity = TetEval {
             rotation: Matrix3::identity(),
@@ -68,10 +62,12 @@ impl BodyWorkspace {
             forces: Default::default(),
             energy: 0.0,
         };
+        let pattern = AssemblyPattern::new(mesh);
         BodyWorkspace {
-            evals: vec![identity; body.rest.len()],
-            stiffness_velocity: vec![Default::default(); body.rest.len()],
-            system: CsrMatrix::zeros(body.pattern.csr.clone()),
+            evals: vec![identity; body.tets.len()],
+            stiffness_velocity: vec![Default::default(); body.tets.len()],
+            system: CsrMatrix::zeros(pattern.csr.clone()),
+            pattern,
             rhs: vec![0.0; n],
             elastic_forces: vec![0.0; n],
             dv: vec![0.0; n],
@@ -81,13 +77,7 @@ impl BodyWorkspace {
             solve: PcgSolve::default(),
             elastic_energy: 0.0,
             refactorizer: None,
-            contacts: Vec::new(),
-            jacobian: CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(n, Vec::new())),
-            constraint_rows: Vec::new(),
-            contact_forces: vec![0.0; n],
-            isodof_cache: Default::default(),
-            delassus_buffers: Default::default(),
-            delassus: None,
+            correction: Vec::new(),
         }
     }
 }

@@ -5,10 +5,11 @@
 use nalgebra::{SMatrix, Vector3};
 use rayon::prelude::*;
 
-use super::body::LocalGlobalBody;
-use super::terms::Element;
+use super::terms::Pin;
+use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
 use crate::element::Constitutive;
+use crate::element::Element;
 
 /// Where the energy is evaluated: the prediction `q̃` and the step's end time.
 #[derive(Debug, Clone, Copy)]
@@ -19,21 +20,23 @@ pub struct StepTarget<'a> {
     pub h: f64,
     /// End of the step (pin targets are taken there).
     pub t_next: f64,
+    /// The body's pins.
+    pub pins: &'a [Pin],
 }
 
 /// `ε(q)` (J); `None` where an element's energy is infinite (an inverted
 /// Neo-Hookean element).
-pub fn energy(body: &LocalGlobalBody, x: &[f64], at: StepTarget) -> Option<f64> {
+pub fn energy(body: &Body, x: &[f64], at: StepTarget) -> Option<f64> {
     gradient_inner(body, x, at, None)
 }
 
 /// `ε(q)` and `∇ε(q)` into `grad`.
-pub fn energy_gradient(body: &LocalGlobalBody, x: &[f64], at: StepTarget, grad: &mut [f64]) -> Option<f64> {
+pub fn energy_gradient(body: &Body, x: &[f64], at: StepTarget, grad: &mut [f64]) -> Option<f64> {
     gradient_inner(body, x, at, Some(grad))
 }
 
 /// Elastic and bending energy alone (J), without inertia and pins.
-pub fn elastic_energy(body: &LocalGlobalBody, x: &[f64]) -> f64 {
+pub fn elastic_energy(body: &Body, x: &[f64]) -> f64 {
     let model = body.constitutive;
     let el = element_terms(&body.tets, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum())
         + element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
@@ -69,12 +72,7 @@ fn scatter<const D: usize, const N: usize>(elements: &[Element<D, N>], terms: &T
     }
 }
 
-fn gradient_inner(
-    body: &LocalGlobalBody,
-    x: &[f64],
-    at: StepTarget,
-    mut grad: Option<&mut [f64]>,
-) -> Option<f64> {
+fn gradient_inner(body: &Body, x: &[f64], at: StepTarget, mut grad: Option<&mut [f64]>) -> Option<f64> {
     let model = body.constitutive;
     let inv_h2 = 1.0 / (at.h * at.h);
     let mut e = 0.0;
@@ -105,7 +103,7 @@ fn gradient_inner(
             }
         }
     }
-    for p in &body.pins {
+    for p in at.pins {
         let t = p.target(at.t_next);
         let r = Vector3::from_fn(|i, _| x[3 * p.vertex + i] - t[i]);
         e += 0.5 * p.weight * r.norm_squared();

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::body::LocalGlobalBody;
-use super::terms::Element;
+use super::terms::Pin;
+use crate::body::Body;
+use crate::constraint::Compliance;
+use crate::element::Element;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, SparseInverse, SparseInverseScratch,
 };
@@ -40,8 +42,8 @@ impl GlobalStepMethod {
 
 /// Scalar global matrix `A_s` over vertices: `m δ + h² Σ w gₐ·g_b` from
 /// elements, `h² w cₐ c_b` from stencils, `h² w` from pins.
-pub fn global_matrix(body: &LocalGlobalBody, h: f64) -> CsrMatrix {
-    let n = body.vertices();
+pub fn global_matrix(body: &Body, pins: &[Pin], h: f64) -> CsrMatrix {
+    let n = body.vertex_count();
     let mut rows: Vec<Vec<u32>> = (0..n).map(|i| vec![i as u32]).collect();
     let mut couple = |vs: &[usize]| {
         for &a in vs {
@@ -65,7 +67,7 @@ pub fn global_matrix(body: &LocalGlobalBody, h: f64) -> CsrMatrix {
             }
         }
     }
-    for p in &body.pins {
+    for p in pins {
         add(&mut a, p.vertex, p.vertex, h2 * p.weight);
     }
     a
@@ -91,30 +93,15 @@ fn add_elements<const D: usize, const N: usize>(a: &mut CsrMatrix, elements: &[E
 /// diagonal without pins (the pin is `factor` times stiffer than what
 /// holds the vertex otherwise, whatever the mesh size or material), and
 /// returns `A_s` with the pins.
-pub fn pinned_global_matrix(body: &mut LocalGlobalBody, h: f64, factor: f64) -> CsrMatrix {
-    body.pins.iter_mut().for_each(|p| p.weight = 0.0);
-    let mut a = global_matrix(body, h);
-    for p in &mut body.pins {
+pub fn pinned_global_matrix(body: &Body, pins: &mut [Pin], h: f64, factor: f64) -> CsrMatrix {
+    pins.iter_mut().for_each(|p| p.weight = 0.0);
+    let mut a = global_matrix(body, pins, h);
+    for p in pins {
         let k = a.pattern.find(p.vertex, p.vertex).expect("diagonal is stored");
         p.weight = factor * a.values[k] / (h * h);
         a.values[k] += h * h * p.weight;
     }
     a
-}
-
-/// `X = A⁻¹ B` by the LDLᵀ factor of `A_s` for flat positions (3 per
-/// vertex): the axes are the factor's three right-hand sides; `columns`
-/// is scratch.
-pub fn solve_axes(f: &Ldlt, b: &[f64], x: &mut [f64], columns: &mut Vec<f64>) {
-    let n = b.len() / 3;
-    columns.resize(3 * n, 0.0);
-    for (i, v) in b.chunks_exact(3).enumerate() {
-        (0..3).for_each(|d| columns[d * n + i] = v[d]);
-    }
-    f.solve_in_place(columns, 3);
-    for (i, v) in x.chunks_exact_mut(3).enumerate() {
-        (0..3).for_each(|d| v[d] = columns[d * n + i]);
-    }
 }
 
 /// The global step's solver, built once: `A_s`, its factor and (for the
@@ -128,7 +115,7 @@ pub struct GlobalSolver {
     /// `1 / diag(A_s)`.
     inv_diag: Vec<f64>,
     factor: Option<Arc<Ldlt>>,
-    inverse: Option<SparseInverse>,
+    inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
     columns: Vec<f64>,
 }
@@ -142,7 +129,7 @@ impl GlobalSolver {
             _ => Some(Arc::new(factorize(&matrix, ordering)?)),
         };
         let inverse = match method {
-            GlobalStepMethod::SparseInverse => factor.as_deref().map(SparseInverse::new),
+            GlobalStepMethod::SparseInverse => factor.as_deref().map(|f| Arc::new(SparseInverse::new(f))),
             _ => None,
         };
         Ok(GlobalSolver {
@@ -158,7 +145,18 @@ impl GlobalSolver {
 
     /// The sparse inverse, when the method uses one.
     pub fn sparse_inverse(&self) -> Option<&SparseInverse> {
-        self.inverse.as_ref()
+        self.inverse.as_deref()
+    }
+
+    /// How this body applies `A⁻¹ = A_s⁻¹ ⊗ I₃` to constraint rows: by the
+    /// sparse inverse when the method keeps one, else by the factor
+    /// (`None` for the Jacobi baseline, which has no complete solve).
+    pub fn compliance(&self) -> Option<Compliance> {
+        match (&self.inverse, &self.factor) {
+            (Some(s), _) => Some(Compliance::SparseInverse(s.clone())),
+            (None, Some(f)) => Some(Compliance::Kronecker(f.clone())),
+            (None, None) => None,
+        }
     }
 
     /// The LDLᵀ factor of `A_s`, when the method uses one.
@@ -171,7 +169,7 @@ impl GlobalSolver {
     pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
-            (None, Some(f)) => solve_axes(f, b, q, &mut self.columns),
+            (None, Some(f)) => f.solve_interleaved::<3>(b, q, &mut self.columns),
             (None, None) => {}
         }
     }

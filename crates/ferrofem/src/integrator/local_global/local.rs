@@ -6,10 +6,11 @@
 use nalgebra::{Matrix3, Matrix3x2, SMatrix, Vector3};
 use rayon::prelude::*;
 
-use super::body::LocalGlobalBody;
-use super::terms::Element;
+use super::terms::Pin;
+use crate::body::Body;
 use crate::element::hyperelastic::Gradient;
 use crate::element::Constitutive;
+use crate::element::Element;
 
 /// Vertex → (term, local index) incidence, CSR.
 #[derive(Debug, Clone, Default)]
@@ -57,8 +58,8 @@ pub struct Projections {
 
 impl Projections {
     /// Storage and incidences for a body.
-    pub fn new(body: &LocalGlobalBody) -> Projections {
-        let n = body.vertices();
+    pub fn new(body: &Body) -> Projections {
+        let n = body.vertex_count();
         Projections {
             tets: vec![Matrix3::zeros(); body.tets.len()],
             triangles: vec![Matrix3x2::zeros(); body.triangles.len()],
@@ -80,7 +81,7 @@ impl Projections {
 
 /// Stage `local_step`: every element's proximal projection (with its dual
 /// update) and every stencil's projection, at positions `x`.
-pub fn local_step(body: &LocalGlobalBody, x: &[f64], p: &mut Projections) {
+pub fn local_step(body: &Body, x: &[f64], p: &mut Projections) {
     let model = body.constitutive;
     project(&body.tets, model, x, &mut p.tets, &mut p.tet_duals);
     project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals);
@@ -106,7 +107,8 @@ fn project<const D: usize, const N: usize>(
 /// `b = M q̃ + h² (Σ w Gᵀ p + Σ w_pin t)`, gathered per vertex; pin targets
 /// at time `t_next`.
 pub fn assemble_rhs(
-    body: &LocalGlobalBody,
+    body: &Body,
+    pins: &[Pin],
     p: &Projections,
     predicted: &[f64],
     h: f64,
@@ -131,7 +133,7 @@ pub fn assemble_rhs(
         let m = body.mass[v];
         (0..3).for_each(|d| bv[d] = m * predicted[3 * v + d] + h2 * acc[d]);
     });
-    for pin in &body.pins {
+    for pin in pins {
         let t = pin.target(t_next);
         (0..3).for_each(|d| b[3 * pin.vertex + d] += h2 * pin.weight * t[d]);
     }

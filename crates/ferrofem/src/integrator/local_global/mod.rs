@@ -8,24 +8,23 @@
 //! A step: `predict` (`q̃ = q + h v + h² g`) → k × { `local_step` →
 //! `global_step` } → `integrate` (`v = (q − q_t)/h`). Contact for this
 //! integrator is a later addition: its constraint rows will enter the
-//! global step through `J A⁻¹ Jᵀ` (eq. 22), which the sparse inverse and
-//! the factor already provide, so `A` stays constant.
+//! global step through `J A⁻¹ Jᵀ` (eq. 22), which each body's
+//! [`crate::constraint::Compliance`] (the sparse inverse or the factor of
+//! `A_s`) already provides, so `A` stays constant.
 
-pub mod body;
 pub mod energy;
 pub mod global;
 pub mod local;
 pub mod newton;
+mod step;
 pub mod terms;
-mod world;
 
 use serde::{Deserialize, Serialize};
 
 use ferrofem_linalg::Ordering;
 
-pub use body::{Bending, BendingModel, LocalGlobalBody, Shape};
 pub use global::GlobalStepMethod;
-pub use world::{LocalGlobalModel, LocalGlobalWorld};
+pub use step::LocalGlobal;
 
 /// Chebyshev acceleration of the Jacobi baseline (Wang 2015, eq. 12):
 /// `q ← ω (γ (q̂ − q) + q − q_prev) + q_prev`.

@@ -5,9 +5,8 @@
 //! Steihaug truncation at negative curvature and an Armijo line search.
 //! Meant for small meshes (tests, benchmarks), not for simulation.
 
-use super::body::LocalGlobalBody;
 use super::energy::{energy, energy_gradient, StepTarget};
-use super::global::solve_axes;
+use crate::body::Body;
 use ferrofem_linalg::vector::{dot, norm};
 use ferrofem_linalg::Ldlt;
 
@@ -24,13 +23,13 @@ pub struct NewtonReport {
 
 /// `z = h² A⁻¹ r` with the scalar factor of `A_s`, per axis.
 fn precondition(f: &Ldlt, h: f64, r: &[f64], z: &mut [f64], columns: &mut Vec<f64>) {
-    solve_axes(f, r, z, columns);
+    f.solve_interleaved::<3>(r, z, columns);
     z.iter_mut().for_each(|v| *v *= h * h);
 }
 
 /// Minimizes `ε` from `x` (in place) until `‖∇ε‖ ≤ rel_tol ‖∇ε(x⁰)‖`.
 pub fn newton_reference(
-    body: &LocalGlobalBody,
+    body: &Body,
     factor: &Ldlt,
     x: &mut [f64],
     at: StepTarget,

@@ -1,0 +1,114 @@
+//! Constraint groups (zeng2022 §3.2): three rows per contact (normal, t1,
+//! t2) or attachment (x, y, z), in world numbering, gathered from the
+//! step's contacts and the bodies' attachments.
+
+use nalgebra::Vector3;
+
+use crate::collision::Contacts;
+use crate::solver::ConstraintGroup;
+use crate::state::BodyState;
+use crate::Model;
+
+/// Rows of an attachment: the world axes.
+const AXES: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+/// Warm-start key of a group: (body, vertex, what it touches).
+pub type GroupKey = (usize, usize, Partner);
+
+/// What the constrained vertex is held against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Partner {
+    /// An obstacle.
+    Obstacle(usize),
+    /// A vertex of a mesh obstacle (the key's vertex is the obstacle's).
+    ObstacleVertex(usize),
+    /// Its attachment target.
+    Target,
+    /// A triangle of another body.
+    Body(usize),
+}
+
+/// One group of three constraint rows in world numbering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Contact or attachment law.
+    pub law: ConstraintGroup,
+    /// Row directions (normal, t1, t2; or x, y, z).
+    pub frame: [[f64; 3]; 3],
+    /// `δ` per row at the start of the step, before the free motion (m).
+    pub offset: [f64; 3],
+    /// Points the group acts on: (body, [(vertex, weight)]), weights negative on the far side.
+    pub parts: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Displacement of an obstacle's material point over the step (m).
+    pub obstacle_shift: [f64; 3],
+    /// Warm-start key.
+    pub key: GroupKey,
+}
+
+impl Group {
+    /// Whether this is a contact acting on body `b`.
+    pub fn is_contact_on(&self, b: usize) -> bool {
+        self.is_contact() && self.parts.iter().any(|(body, _)| *body == b)
+    }
+
+    /// Whether this is a contact (obstacle or body–body).
+    pub fn is_contact(&self) -> bool {
+        matches!(self.law, ConstraintGroup::Contact { .. })
+    }
+}
+
+/// The step's groups at time `t` (start of the step): per body its
+/// obstacle contacts and attachments, then body–body contacts. Obstacle
+/// shifts use the obstacles' velocity at `t`; attachment offsets aim at
+/// the target at `t + h`.
+pub fn gather_groups(
+    model: &Model,
+    contacts: &Contacts,
+    states: &[BodyState],
+    t: f64,
+    groups: &mut Vec<Group>,
+) {
+    let (obstacles, h) = (&model.obstacles, model.time_step);
+    groups.clear();
+    for (b, body) in model.bodies.iter().enumerate() {
+        let x = &states[b].positions;
+        for c in &contacts.obstacle[b] {
+            let obstacle = &obstacles[c.obstacle];
+            let (at, key) = match c.obstacle_vertex {
+                None => (c.point.position(x), (b, c.point.first_vertex(), Partner::Obstacle(c.obstacle))),
+                Some(k) => (obstacle.vertex_at(k, t), (b, k, Partner::ObstacleVertex(c.obstacle))),
+            };
+            let shift = h * obstacle.velocity_at(&at, t);
+            groups.push(Group {
+                law: ConstraintGroup::Contact { mu: c.mu },
+                frame: c.frame,
+                offset: [c.gap, 0.0, 0.0],
+                parts: vec![(b, c.point.weights())],
+                obstacle_shift: c.frame.map(|d| shift.dot(&Vector3::from(d))),
+                key,
+            });
+        }
+        for &(v, target) in &body.attachments {
+            let goal = target.target(body.rest_vertex(v), t + h);
+            groups.push(Group {
+                law: ConstraintGroup::Attachment,
+                frame: AXES,
+                offset: [0, 1, 2].map(|d| x[3 * v + d] - goal[d]),
+                parts: vec![(b, vec![(v, 1.0)])],
+                obstacle_shift: [0.0; 3],
+                key: (b, v, Partner::Target),
+            });
+        }
+    }
+    for c in &contacts.pairs {
+        let far = (0..3).map(|k| (c.triangle[k], -c.weights[k])).collect();
+        groups.push(Group {
+            law: ConstraintGroup::Contact { mu: model.contact.body_friction },
+            frame: c.frame,
+            offset: [c.gap, 0.0, 0.0],
+            parts: vec![(c.a, vec![(c.vertex, 1.0)]), (c.b, far)],
+            obstacle_shift: [0.0; 3],
+            key: (c.a, c.vertex, Partner::Body(c.b)),
+        });
+    }
+}

@@ -1,0 +1,75 @@
+//! Each body's rows of `H` (compact `H_b`, c_b × n_b) and what the
+//! constraint forces do to it: `Hᵀ λ` and the correction `A⁻¹ Hᵀ λ`
+//! (zeng2022 eq. 17).
+
+use ferrofem_linalg::CsrMatrix;
+
+use super::{Compliance, ConstraintJacobian, Group};
+use crate::delassus::DelassusWorkspace;
+
+/// One body's share of the constraint problem, reused from step to step.
+#[derive(Debug)]
+pub struct BodyRows {
+    /// Compact `H_b`: the rows of the world's groups that touch this body.
+    pub jacobian: CsrMatrix,
+    /// World row index of each row of `jacobian`.
+    pub rows: Vec<usize>,
+    /// `H_bᵀ λ` per DOF (N), zero when no constraint acts on the body.
+    pub forces: Vec<f64>,
+    /// Buffers, isodof cache and record of this body's Delassus build.
+    pub delassus: DelassusWorkspace,
+}
+
+impl BodyRows {
+    /// Empty rows for a body of `dofs` DOFs.
+    pub fn new(dofs: usize) -> Self {
+        BodyRows {
+            jacobian: ConstraintJacobian::new(dofs).to_csr(),
+            rows: Vec::new(),
+            forces: vec![0.0; dofs],
+            delassus: DelassusWorkspace::default(),
+        }
+    }
+
+    /// Collects `H_b` from the points of body `b` in `groups`; clears the
+    /// forces and the last Delassus record.
+    pub fn assemble(&mut self, b: usize, groups: &[Group]) {
+        let mut jac = ConstraintJacobian::new(self.forces.len());
+        self.rows.clear();
+        for (k, g) in groups.iter().enumerate() {
+            for (_, pts) in g.parts.iter().filter(|(body, _)| *body == b) {
+                jac.push_point(pts, g.frame);
+                self.rows.extend([3 * k, 3 * k + 1, 3 * k + 2]);
+            }
+        }
+        self.jacobian = jac.to_csr();
+        self.forces.iter_mut().for_each(|f| *f = 0.0);
+        self.delassus.record = None;
+    }
+
+    /// Whether any constraint row touches the body.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The correction (zeng2022 eq. 17, without its factor `h`): stores
+    /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
+    /// `out`, with the compliance that built `W`.
+    pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
+        let lambda: Vec<f64> = self.rows.iter().map(|&r| impulses[r]).collect();
+        transpose_times(&self.jacobian, &lambda, &mut self.forces);
+        out.clear();
+        out.extend_from_slice(&self.forces);
+        compliance.solve_in_place(out, 1);
+    }
+}
+
+/// `out = Hᵀ λ` for a compact Jacobian.
+pub fn transpose_times(h: &CsrMatrix, lambda: &[f64], out: &mut [f64]) {
+    out.iter_mut().for_each(|f| *f = 0.0);
+    for (r, l) in lambda.iter().enumerate() {
+        for p in h.pattern.row_ptr[r]..h.pattern.row_ptr[r + 1] {
+            out[h.pattern.col_idx[p] as usize] += h.values[p] * l;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! The implicit-Euler integrator's step (zeng2022 §3, dahl2019): per body
+//! `assemble → factorize → free_motion`, then over the world
+//! `assemble_constraints → build_delassus → solve_constraints`, then per
+//! body `correct → integrate`.
+
+use super::assemble::{assemble, StepInputs};
+use super::correct::correct;
+use super::factorize::factorize;
+use super::free_motion::free_motion;
+use super::integrate::integrate;
+use super::BodyWorkspace;
+use crate::collision::Contacts;
+use crate::constraint::{Compliance, ConstraintSpace};
+use crate::delassus::build_delassus;
+use crate::error::guard;
+use crate::integrator::ImplicitEulerSettings;
+use crate::solver::solve_constraints;
+use crate::stats::{BodyStepStats, Stage, StageTimes};
+use crate::{Model, SimError, State};
+
+/// Linearized implicit Euler with constraint-based contact: its settings
+/// and one workspace per body.
+#[derive(Debug)]
+pub struct ImplicitEuler {
+    /// PCG, preconditioner and polar settings.
+    pub settings: ImplicitEulerSettings,
+    bodies: Vec<BodyWorkspace>,
+}
+
+impl ImplicitEuler {
+    /// Workspaces sized for the model's bodies; membranes are refused.
+    pub fn new(model: &Model, settings: ImplicitEulerSettings) -> Result<ImplicitEuler, SimError> {
+        let bodies = model
+            .bodies
+            .iter()
+            .map(|b| match b.tet_mesh() {
+                Some(mesh) => Ok(BodyWorkspace::new(b, mesh)),
+                None => Err(SimError::Body {
+                    body: b.name.clone(),
+                    message: "a membrane needs simulation.integrator = \"local-global\"".into(),
+                }),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ImplicitEuler { settings, bodies })
+    }
+
+    /// Per-body workspace (matrices and scratch of the last step).
+    pub fn workspace(&self, body: usize) -> &BodyWorkspace {
+        &self.bodies[body]
+    }
+
+    /// One step of the world.
+    pub fn step(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        contacts: &Contacts,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+    ) -> Result<(), SimError> {
+        let step = state.step + 1;
+        let (h, t) = (model.time_step, state.time);
+        let inputs = StepInputs { h, t_next: t + h, gravity: model.gravity, polar: self.settings.polar };
+        let settings = self.settings;
+        for (b, body) in model.bodies.iter().enumerate() {
+            let (s, w) = (&mut state.bodies[b], &mut self.bodies[b]);
+            times.time(Stage::Assemble, || assemble(body, s, w, &inputs));
+            guard(step, body, Stage::Assemble, "right-hand side", &w.rhs)?;
+            guard(step, body, Stage::Assemble, "system matrix", &w.system.values)?;
+            let constrained = contacts.involve(b) || !body.attachments.is_empty();
+            times
+                .time(Stage::Factorize, || factorize(w, step, &settings, constrained))
+                .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
+            times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
+                |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },
+            )?;
+            guard(step, body, Stage::FreeMotion, "velocity change", &w.dv)?;
+        }
+        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
+        if !space.groups.is_empty() {
+            self.resolve_constraints(model, state, space, times, step)?;
+        }
+        for (b, body) in model.bodies.iter().enumerate() {
+            let s = &mut state.bodies[b];
+            times.time(Stage::Integrate, || integrate(body, s, &self.bodies[b], h, inputs.t_next));
+            guard(step, body, Stage::Integrate, "positions", &s.positions)?;
+            guard(step, body, Stage::Integrate, "velocities", &s.velocities)?;
+        }
+        Ok(())
+    }
+
+    /// `build_delassus → solve_constraints → correct` with each body's
+    /// factor as its compliance.
+    fn resolve_constraints(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        step: usize,
+    ) -> Result<(), SimError> {
+        let h = model.time_step;
+        let compliances: Vec<Option<Compliance>> = self
+            .bodies
+            .iter()
+            .map(|w| w.refactorizer.as_ref().and_then(|r| r.factor()).map(Compliance::Ldlt))
+            .collect();
+        let solver = &model.constraint_solver;
+        times.time(Stage::BuildDelassus, || build_delassus(space, &compliances, h, solver.delassus));
+        let (ws, states) = (&self.bodies, &state.bodies);
+        let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
+        times.time(Stage::SolveConstraints, || {
+            solve_constraints(space, &mut state.warm_start, v_free, &compliances, h, solver)
+        });
+        let first = space.groups.first().map_or(0, |g| g.parts[0].0);
+        guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;
+        let limit = model.contact.alarm_distance.max(1e-6);
+        if space.violation > limit {
+            return Err(SimError::Constraints {
+                step,
+                sweeps: space.solve.iterations,
+                violation: space.violation,
+                limit,
+            });
+        }
+        for (b, w) in self.bodies.iter_mut().enumerate() {
+            let rows = &mut space.bodies[b];
+            if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
+                times.time(Stage::Correct, || correct(w, rows, c, &space.impulses, h));
+            }
+        }
+        Ok(())
+    }
+
+    /// A body's figures of the step: PCG, elastic energy, factor.
+    pub fn body_stats(&self, b: usize, step: usize) -> BodyStepStats {
+        let w = &self.bodies[b];
+        BodyStepStats {
+            cg_iterations: w.solve.iterations,
+            cg_rel_residual: w.solve.rel_residual,
+            elastic_energy: w.elastic_energy,
+            factor_age: w.refactorizer.as_ref().map(|r| r.age(step)),
+            factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
+            ..Default::default()
+        }
+    }
+}

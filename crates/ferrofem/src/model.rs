@@ -1,0 +1,47 @@
+//! The model: what the scene defines, read-only during a run.
+
+use crate::body::Body;
+use crate::collision::ContactSettings;
+use crate::obstacle::{Geometry, Obstacle};
+use crate::solver::ConstraintSolverSettings;
+
+/// What the scene defines; read-only during a run. The integrator and its
+/// settings live beside it in the [`crate::World`].
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Deformable bodies (solids and membranes).
+    pub bodies: Vec<Body>,
+    /// Gravity (m/s²).
+    pub gravity: [f64; 3],
+    /// Time step h (s).
+    pub time_step: f64,
+    /// Rigid obstacles.
+    pub obstacles: Vec<Obstacle>,
+    /// Contact detection: distances and friction between bodies.
+    pub contact: ContactSettings,
+    /// Constraint solving: solver, stopping rule, Delassus method.
+    pub constraint_solver: ConstraintSolverSettings,
+}
+
+impl Model {
+    /// A model of `bodies` under `gravity` with time step `h`, no obstacle
+    /// and default contact settings.
+    pub fn new(bodies: Vec<Body>, gravity: [f64; 3], h: f64) -> Model {
+        Model {
+            bodies,
+            gravity,
+            time_step: h,
+            obstacles: Vec::new(),
+            contact: ContactSettings::default(),
+            constraint_solver: ConstraintSolverSettings::default(),
+        }
+    }
+
+    /// Whether contact detection needs the bodies' surface triangles: other
+    /// bodies, self-collision, or mesh obstacles' vertices meet them.
+    pub fn meets_triangles(&self) -> bool {
+        self.bodies.len() > 1
+            || self.bodies.iter().any(|b| b.self_collision)
+            || self.obstacles.iter().any(|o| matches!(o.geometry, Geometry::Mesh(_)))
+    }
+}

@@ -1,16 +1,8 @@
 //! `ferrofem`: run scenes, benchmark, inspect and convert meshes.
 
-mod bench;
-mod bench_delassus;
-mod bench_factor;
-mod bench_local_global;
-mod builtin;
 mod mesh_cmd;
-mod peers;
-mod plot;
 mod report;
 mod run;
-mod sysinfo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,7 +31,7 @@ enum Command {
     Mesh(mesh_cmd::MeshCommand),
     /// Benchmarks that write JSON records (see docs/benchmarks.md).
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(ferrofem_bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -53,11 +45,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Scenes => {
-            builtin::list();
+            for (name, about) in ferrofem::scene::builtin::list() {
+                println!("{name:<20} {:<32} {about}", format!("scenes/{name}.toml"));
+            }
             Ok(())
         }
         Command::Mesh(cmd) => mesh_cmd::mesh(cmd),
-        Command::Bench(cmd) => bench::bench(cmd),
+        Command::Bench(cmd) => ferrofem_bench::bench(cmd).map_err(CliError::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,13 +74,10 @@ pub enum CliError {
     /// Writing a file failed.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// From a benchmark.
+    #[error(transparent)]
+    Bench(#[from] ferrofem_bench::BenchError),
     /// Anything else, already worded.
     #[error("{0}")]
     Other(String),
-}
-
-/// Writes JSON to a file.
-pub fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Other(e.to_string()))?;
-    std::fs::write(path, text).map_err(|e| CliError::Io(path.to_path_buf(), e))
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use ferrofem::stats::{Stage, StepStats, Summary};
 use ferrofem::World;
 
-use crate::sysinfo::Context;
+use ferrofem_bench::sysinfo::Context;
 
 /// Static description of one body in the stats file.
 #[derive(Debug, Serialize)]

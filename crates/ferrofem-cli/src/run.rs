@@ -9,8 +9,10 @@ use ferrofem::output::FrameWriter;
 use ferrofem::stats::Summary;
 
 use crate::report::{bodies, stage_table, StatsFile};
-use crate::sysinfo::Context;
-use crate::{builtin, write_json, CliError};
+use crate::CliError;
+use ferrofem::scene::builtin;
+use ferrofem_bench::sysinfo::Context;
+use ferrofem_bench::write_json;
 
 /// Arguments of `ferrofem run`.
 #[derive(Debug, Args)]

@@ -83,6 +83,25 @@ impl CsrMatrix {
         });
     }
 
+    /// `A ⊗ I_k`: each entry `a_ij` becomes `a_ij I_k` on DOFs
+    /// `k·i + c, k·j + c` (a scalar vertex matrix expanded per axis).
+    pub fn kron_identity(&self, k: usize) -> CsrMatrix {
+        let rows = (0..k * self.nrows())
+            .map(|r| {
+                let i = r / k;
+                let cols = &self.pattern.col_idx[self.pattern.row_ptr[i]..self.pattern.row_ptr[i + 1]];
+                cols.iter().map(|&j| j * k as u32 + (r % k) as u32).collect()
+            })
+            .collect();
+        let pattern = CsrPattern::from_rows(k * self.pattern.ncols, rows);
+        let values = (0..k * self.nrows())
+            .flat_map(|r| {
+                self.values[self.pattern.row_ptr[r / k]..self.pattern.row_ptr[r / k + 1]].iter().copied()
+            })
+            .collect();
+        CsrMatrix { pattern, values }
+    }
+
     /// The diagonal (zeros where not stored).
     pub fn diagonal(&self) -> Vec<f64> {
         (0..self.nrows()).map(|i| self.get(i, i)).collect()

@@ -43,8 +43,17 @@ pub fn block_graph(p: &CsrPattern, block: usize) -> (Vec<usize>, Vec<usize>) {
     (xadj, adj)
 }
 
+/// METIS keeps its random generator in process-wide state (GKlib's
+/// Mersenne twister, seeded per call): two orderings at once in one
+/// process interleave its draws and give different, equally valid,
+/// orderings — and so different round-off downstream. One call at a time
+/// makes every ordering a function of its graph alone.
+static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// METIS nested dissection of a graph given as CSR (symmetric, no self
 /// loops); returns `perm` with new index `k` ↦ old vertex `perm[k]`.
+/// Calls are serialized (METIS keeps global state), so the result depends on the
+/// graph only, whatever runs beside it.
 pub fn nested_dissection(xadj: &[usize], adjncy: &[usize]) -> Result<Vec<usize>, LinalgError> {
     let n = xadj.len().saturating_sub(1);
     if n == 0 {
@@ -57,6 +66,7 @@ pub fn nested_dissection(xadj: &[usize], adjncy: &[usize]) -> Result<Vec<usize>,
     let mut options = [0i32; metis_sys::METIS_NOPTIONS as usize];
     let mut perm = vec![0i32; n];
     let mut iperm = vec![0i32; n];
+    let _one_at_a_time = METIS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     // SAFETY: every pointer refers to a live buffer of the length METIS
     // expects (xadj n+1, adjncy xadj[n], options METIS_NOPTIONS, perm/iperm n);
     // an empty adjacency gets a valid one-element buffer.

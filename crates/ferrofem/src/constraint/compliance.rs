@@ -72,28 +72,6 @@ mod tests {
         a
     }
 
-    /// `A_s ⊗ I₃` as a flat `3n × 3n` matrix.
-    fn kron(a: &CsrMatrix) -> CsrMatrix {
-        let n = a.nrows();
-        let rows = (0..3 * n)
-            .map(|r| {
-                let i = r / 3;
-                a.pattern.col_idx[a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1]]
-                    .iter()
-                    .map(|&j| 3 * j + (r % 3) as u32)
-                    .collect()
-            })
-            .collect();
-        let mut k = CsrMatrix::zeros(CsrPattern::from_rows(3 * n, rows));
-        for r in 0..3 * n {
-            for p in k.pattern.row_ptr[r]..k.pattern.row_ptr[r + 1] {
-                let c = k.pattern.col_idx[p] as usize;
-                k.values[p] = a.values[a.pattern.find(r / 3, c / 3).unwrap()];
-            }
-        }
-        k
-    }
-
     fn factor(a: &CsrMatrix) -> Arc<Ldlt> {
         let s = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 1).unwrap());
         Arc::new(Ldlt::factorize(s, a).unwrap())
@@ -102,7 +80,7 @@ mod tests {
     #[test]
     fn scalar_compliances_apply_the_kronecker_inverse() {
         let a = scalar(17);
-        let full = Compliance::Ldlt(factor(&kron(&a)));
+        let full = Compliance::Ldlt(factor(&a.kron_identity(3)));
         let f = factor(&a);
         let others =
             [Compliance::Kronecker(f.clone()), Compliance::SparseInverse(Arc::new(SparseInverse::new(&f)))];

@@ -3,6 +3,7 @@
 //! the key path and a clear message.
 
 mod build;
+pub mod builtin;
 mod spec;
 
 use std::path::{Path, PathBuf};

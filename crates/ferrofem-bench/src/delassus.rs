@@ -25,9 +25,11 @@ use ferrofem_linalg::vector::dot_serial;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 
-use crate::bench_factor::{ball, median_ms, one_step_world, raptor_cases};
+use crate::factor::{ball, median_ms, raptor_cases};
+use crate::scenes::one_step_world;
 use crate::sysinfo::Context;
-use crate::{write_json, CliError};
+use crate::{write_json, BenchError};
+use ferrofem::scene::MeshSpec;
 
 /// Arguments of `bench delassus`.
 #[derive(Debug, Args)]
@@ -107,10 +109,10 @@ const Z_UP: usize = 2;
 /// Up axis of the raptor meshes (they stand +y up).
 const Y_UP: usize = 1;
 
-fn case(name: &str, mesh: &str, up: usize) -> Result<Case, CliError> {
-    let w = one_step_world(mesh, 1e5, "bench-delassus")?;
-    let matrix = crate::bench::system_matrix(&w)?.clone();
-    let err = |e: ferrofem_linalg::LinalgError| CliError::Other(format!("{name}: {e}"));
+fn case(name: &str, mesh: &MeshSpec, up: usize) -> Result<Case, BenchError> {
+    let w = one_step_world(mesh, 1e5)?;
+    let matrix = crate::system_matrix(&w)?.clone();
+    let err = |e: ferrofem_linalg::LinalgError| BenchError::Other(format!("{name}: {e}"));
     let sym = Arc::new(LdltSymbolic::analyze(&matrix.pattern, Ordering::Auto, 3).map_err(err)?);
     let factor = Arc::new(Ldlt::factorize(sym, &matrix).map_err(err)?);
     let body = &w.model.bodies[0];
@@ -288,7 +290,7 @@ fn print(records: &[DelassusBenchRecord]) {
 }
 
 /// Runs `bench delassus`.
-pub fn bench_delassus(a: DelassusArgs) -> Result<(), CliError> {
+pub fn bench_delassus(a: DelassusArgs) -> Result<(), BenchError> {
     println!("| experiment | case | DOFs | constraints | method | reused | W ms | vs dense | max rel diff | predicted ms | unbuilt sweep ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut records = Vec::new();

@@ -20,9 +20,13 @@ use ferrofem::{State, World};
 use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
 use ferrofem_linalg::Ordering;
 
-use crate::bench_factor::raptor_cases;
+use crate::factor::raptor_cases;
+use crate::scenes::template;
 use crate::sysinfo::Context;
-use crate::{write_json, CliError};
+use crate::{write_json, BenchError};
+use ferrofem::element::{Bending, BendingModel, Constitutive};
+use ferrofem::integrator::local_global::{Chebyshev, GlobalStepMethod};
+use ferrofem::scene::MeshSpec;
 
 /// Arguments of `bench local-global`.
 #[derive(Debug, Args)]
@@ -115,79 +119,49 @@ pub struct PaperFigures {
     pub frame_ms: Option<f64>,
 }
 
-fn bar(cells: [usize; 3], young: f64, method: &str, iterations: usize) -> String {
-    let [nx, ny, nz] = cells;
-    let chebyshev =
-        if method == "jacobi-chebyshev" { "chebyshev = { rho = 0.9992, gamma = 0.9 }\n" } else { "" };
-    let global = method.trim_end_matches("-chebyshev");
-    format!(
-        r#"[simulation]
-time_step = 0.01
-steps = 1
-gravity = [0.0, 0.0, 0.0]
-integrator = "local-global"
-[local_global]
-iterations = {iterations}
-global_step = "{global}"
-{chebyshev}[[body]]
-name = "bar"
-mesh = {{ box = {{ size = [2.0, 1.0, 1.0], cells = [{nx}, {ny}, {nz}] }} }}
-material = {{ young = {young:e}, poisson = 0.45, density = 1000.0 }}
-constitutive = "arap"
-[[body.prescribed]]
-box = {{ min = [-1.001, -1.0, -1.0], max = [-0.999, 1.0, 1.0] }}
-motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = 1.0 }} }}
-[[body.prescribed]]
-box = {{ min = [0.999, -1.0, -1.0], max = [1.001, 1.0, 1.0] }}
-motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = -1.0 }} }}
-"#
-    )
+/// zeng2025's twisting bar (`benchmarks/scenes/lg-bar.toml`) with `cells`,
+/// Young's modulus, a global-step method (`jacobi-chebyshev`: Jacobi with
+/// Chebyshev acceleration, ρ = 0.9992, γ = 0.9) and iterations per frame.
+fn bar(cells: [usize; 3], young: f64, method: &str, iterations: usize) -> Result<Scene, BenchError> {
+    let mut scene = template("lg-bar")?;
+    let s = &mut scene.spec;
+    s.local_global.iterations = iterations;
+    s.local_global.global_step = match method.trim_end_matches("-chebyshev") {
+        "jacobi" => GlobalStepMethod::Jacobi,
+        "triangular" => GlobalStepMethod::Triangular,
+        _ => GlobalStepMethod::SparseInverse,
+    };
+    if method == "jacobi-chebyshev" {
+        s.local_global.chebyshev = Some(Chebyshev { rho: 0.9992, gamma: 0.9, ..Default::default() });
+    }
+    s.bodies[0].mesh = MeshSpec::Box { size: [2.0, 1.0, 1.0], cells };
+    s.bodies[0].material.young = young;
+    Ok(scene)
 }
 
-fn cloth(cells: usize, model: &str, bending: &str) -> String {
-    format!(
-        r#"[simulation]
-time_step = 0.01
-steps = 1
-gravity = [0.0, 0.0, 0.0]
-integrator = "local-global"
-[[body]]
-name = "cloth"
-mesh = {{ sheet = {{ size = [1.0, 1.0], cells = [{cells}, {cells}] }} }}
-material = {{ young = 1.0e5, poisson = 0.45, density = 1000.0 }}
-thickness = 0.001
-constitutive = "{model}"
-{bending}
-[[body.prescribed]]
-box = {{ min = [-0.501, -1.0, -1.0], max = [-0.499, 1.0, 1.0] }}
-motion = {{ velocity = [-0.25, 0.0, 0.0] }}
-[[body.prescribed]]
-box = {{ min = [0.499, -1.0, -1.0], max = [0.501, 1.0, 1.0] }}
-motion = {{ velocity = [0.25, 0.0, 0.0] }}
-"#
-    )
+/// zeng2025 Table 1's stretched cloth (`benchmarks/scenes/lg-cloth.toml`).
+fn cloth(cells: usize, model: Constitutive, bending: Option<BendingModel>) -> Result<Scene, BenchError> {
+    let mut scene = template("lg-cloth")?;
+    let body = &mut scene.spec.bodies[0];
+    body.mesh = MeshSpec::Sheet { size: [1.0, 1.0], cells: [cells, cells] };
+    body.constitutive = Some(model);
+    body.bending = bending.map(|model| Bending { model, stiffness: 1e-4 });
+    Ok(scene)
 }
 
-fn file_mesh(path: &str) -> String {
-    format!(
-        r#"[simulation]
-time_step = 0.01
-steps = 1
-integrator = "local-global"
-[[body]]
-name = "mesh"
-mesh = {{ file = {{ path = "{path}" }} }}
-material = {{ young = 1.0e6, poisson = 0.45, density = 1000.0 }}
-constitutive = "neo-hookean"
-"#
-    )
+/// A Neo-Hookean body of a mesh file (`benchmarks/scenes/lg-mesh.toml`).
+fn file_mesh(mesh: MeshSpec) -> Result<Scene, BenchError> {
+    let mut scene = template("lg-mesh")?;
+    scene.spec.bodies[0].mesh = mesh;
+    Ok(scene)
 }
 
-fn build(text: &str, label: &str) -> Result<World, CliError> {
-    let w = Scene::from_toml(text, ".".into(), label)?.build()?;
+fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
+    let scene = scene?;
+    let w = scene.build()?;
     match w.local_global() {
         Some(_) => Ok(w),
-        None => Err(CliError::Other(format!("{label}: not a local-global scene"))),
+        None => Err(BenchError::Other(format!("{}: not a local-global scene", scene.label))),
     }
 }
 
@@ -227,7 +201,7 @@ fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> Lo
 }
 
 /// Times `frames` frames after 2 warm-up frames: medians per iteration.
-fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), CliError> {
+fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), BenchError> {
     for _ in 0..2 {
         w.step()?;
     }
@@ -258,8 +232,8 @@ struct TwistedFrame {
 
 /// Twists the bar for `lead` frames with a converged integrator, then
 /// solves the next frame by Newton (the ground truth `q*`).
-fn twisted_frame(cells: [usize; 3], young: f64, lead: usize) -> Result<TwistedFrame, CliError> {
-    let mut w = build(&bar(cells, young, "sparse-inverse", 10), "lead")?;
+fn twisted_frame(cells: [usize; 3], young: f64, lead: usize) -> Result<TwistedFrame, BenchError> {
+    let mut w = build(bar(cells, young, "sparse-inverse", 10))?;
     for _ in 0..lead {
         w.step()?;
     }
@@ -270,7 +244,7 @@ fn twisted_frame(cells: [usize; 3], young: f64, lead: usize) -> Result<TwistedFr
     let pins = lg(&w).pins(0).to_vec();
     let at = StepTarget { predicted: &predicted, h: w.model.time_step, t_next: w.state.time, pins: &pins };
     let factor = factorize(&lg(&w).global_solver(0).matrix, Ordering::Auto)
-        .map_err(|e| CliError::Other(format!("Newton reference: {e}")))?;
+        .map_err(|e| BenchError::Other(format!("Newton reference: {e}")))?;
     let report = newton_reference(&w.model.bodies[0], &factor, &mut last, at, 1e-10, 60);
     Ok(TwistedFrame { state, reference: report.energy })
 }
@@ -283,8 +257,8 @@ fn convergence(
     young: f64,
     method: &str,
     iterations: usize,
-) -> Result<(Vec<f64>, f64), CliError> {
-    let mut w = build(&bar(cells, young, method, iterations), "fig9")?;
+) -> Result<(Vec<f64>, f64), BenchError> {
+    let mut w = build(bar(cells, young, method, iterations))?;
     w.state = frame.state.clone();
     let mut trace = Vec::new();
     let t = Instant::now();
@@ -307,10 +281,10 @@ const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
     ([42, 21, 21], 1310.19, 2.99, 2.41, 28.55),
 ];
 
-fn quick(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+fn quick(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), BenchError> {
     let frame = twisted_frame(BAR_5K, 1e9, 20)?;
     for method in ["sparse-inverse", "triangular", "jacobi"] {
-        let mut w = build(&bar(BAR_5K, 1e9, method, 5), "quick")?;
+        let mut w = build(bar(BAR_5K, 1e9, method, 5))?;
         let mut r = record("quick", "twisting-bar-lg", &w, copy_gbs);
         r.young = 1e9;
         time_frames(&mut w, a.frames.min(5), &mut r)?;
@@ -322,7 +296,7 @@ fn quick(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -
     Ok(())
 }
 
-fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), BenchError> {
     let cloth_sizes = [
         (70, 34.80, 62.37, 87.08),
         (100, 102.51, 183.82, 258.85),
@@ -330,16 +304,14 @@ fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         (141, 280.41, 523.36, 749.10),
     ];
     for (cells, none, iso, lb) in cloth_sizes {
-        for (bending, paper) in [
-            ("", none),
-            ("bending = { model = \"isometric\", stiffness = 1e-4 }", iso),
-            ("bending = { model = \"laplace-beltrami\", stiffness = 1e-4 }", lb),
-        ] {
-            let w = build(&cloth(cells, "arap", bending), "cloth")?;
+        for (bending, paper) in
+            [(None, none), (Some(BendingModel::Isometric), iso), (Some(BendingModel::LaplaceBeltrami), lb)]
+        {
+            let w = build(cloth(cells, Constitutive::Arap, bending))?;
             let name = match bending {
-                "" => "cloth (no bending)",
-                b if b.contains("isometric") => "cloth (isometric)",
-                _ => "cloth (Laplace-Beltrami)",
+                None => "cloth (no bending)",
+                Some(BendingModel::Isometric) => "cloth (isometric)",
+                Some(BendingModel::LaplaceBeltrami) => "cloth (Laplace-Beltrami)",
             };
             let mut r = record("table1-2", name, &w, copy_gbs);
             r.paper = Some(PaperFigures::memory(paper));
@@ -347,22 +319,21 @@ fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         }
     }
     for (cells, s_mb, ..) in BARS {
-        let w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
+        let w = build(bar(cells, 1e9, "sparse-inverse", 5))?;
         let mut r = record("table1-2", "bar", &w, copy_gbs);
         r.paper = Some(PaperFigures::memory(s_mb));
         out.push(r);
     }
-    for (name, spec) in raptor_cases(&a.meshes) {
-        let path = spec.split('"').nth(1).unwrap_or_default().to_string();
-        let w = build(&file_mesh(&path), &name)?;
+    for (name, mesh) in raptor_cases(&a.meshes) {
+        let w = build(file_mesh(mesh))?;
         out.push(record("table1-2", &name, &w, copy_gbs));
     }
     Ok(())
 }
 
-fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), BenchError> {
     for (cells, s_mb, local, global, frame) in BARS {
-        let mut w = build(&bar(cells, 1e9, "sparse-inverse", 5), "bar")?;
+        let mut w = build(bar(cells, 1e9, "sparse-inverse", 5))?;
         let mut r = record("table3", "twisting bar", &w, copy_gbs);
         r.young = 1e9;
         r.paper = Some(PaperFigures::table3(s_mb, local, global, frame));
@@ -370,15 +341,15 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         out.push(r);
     }
     let cloth_rows = [
-        (100, "arap", 0.39, 0.33, 4.44),
-        (100, "corotational", 0.87, 0.23, 6.43),
-        (100, "neo-hookean", 0.93, 0.23, 6.65),
-        (141, "arap", 0.59, 0.58, 7.53),
-        (141, "corotational", 1.59, 0.51, 12.11),
-        (141, "neo-hookean", 1.73, 0.52, 12.88),
+        (100, Constitutive::Arap, 0.39, 0.33, 4.44),
+        (100, Constitutive::Corotational, 0.87, 0.23, 6.43),
+        (100, Constitutive::NeoHookean, 0.93, 0.23, 6.65),
+        (141, Constitutive::Arap, 0.59, 0.58, 7.53),
+        (141, Constitutive::Corotational, 1.59, 0.51, 12.11),
+        (141, Constitutive::NeoHookean, 1.73, 0.52, 12.88),
     ];
     for (cells, model, local, global, frame) in cloth_rows {
-        let mut w = build(&cloth(cells, model, ""), "cloth")?;
+        let mut w = build(cloth(cells, model, None))?;
         let mut r = record("table3", "cloth extension", &w, copy_gbs);
         r.young = 1e5;
         let s_mb = if cells == 100 { 102.51 } else { 280.41 };
@@ -389,11 +360,11 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
     Ok(())
 }
 
-fn fig9(copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), CliError> {
+fn fig9(copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), BenchError> {
     for young in [1e5, 1e7, 1e9] {
         let frame = twisted_frame(BAR_5K, young, 50)?;
         for (method, iterations) in [("sparse-inverse", 30), ("jacobi", 300), ("jacobi-chebyshev", 300)] {
-            let w = build(&bar(BAR_5K, young, method, iterations), "fig9")?;
+            let w = build(bar(BAR_5K, young, method, iterations))?;
             let mut r = record("fig9", "twisting bar", &w, copy_gbs);
             let (errors, ms) = convergence(&frame, BAR_5K, young, method, iterations)?;
             r.young = young;
@@ -449,7 +420,7 @@ fn print(records: &[LocalGlobalRecord]) {
 }
 
 /// Runs the experiments and writes the records.
-pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), CliError> {
+pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     let copy_gbs = copy_bandwidth_gbs(256 << 20, 5);
     let mut records = Vec::new();
     if a.quick {

@@ -10,15 +10,15 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use ferrofem::scene::Scene;
+use ferrofem::scene::MeshSpec;
 use ferrofem::stats::median_p90;
-use ferrofem::World;
 use ferrofem_linalg::ldlt::etree::path_len;
 use ferrofem_linalg::ldlt::Supernodes;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering, SparseInverse};
 
+use crate::scenes::one_step_world;
 use crate::sysinfo::Context;
-use crate::{write_json, CliError};
+use crate::{write_json, BenchError};
 
 /// Arguments of `bench factor`.
 #[derive(Debug, Args)]
@@ -84,22 +84,19 @@ pub struct FactorRecord {
 }
 
 /// A generated ball of radius 0.5 m with `r` cells across: (name, mesh spec).
-pub(crate) fn ball(r: usize) -> (String, String) {
-    (format!("ball r{r}"), format!("{{ ball = {{ radius = 0.5, resolution = {r} }} }}"))
+pub(crate) fn ball(r: usize) -> (String, MeshSpec) {
+    (format!("ball r{r}"), MeshSpec::Ball { radius: 0.5, resolution: r })
 }
 
 /// The raptor meshes of `meshes/generated/` (5k–20k vertices) that are present,
 /// as (name, mesh spec); absent ones are skipped with a message.
-pub(crate) fn raptor_cases(meshes: &Path) -> Vec<(String, String)> {
+pub(crate) fn raptor_cases(meshes: &Path) -> Vec<(String, MeshSpec)> {
     let mut out = Vec::new();
     for k in ["5k", "10k", "14k", "20k"] {
         let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
         if p.exists() {
             let abs = std::fs::canonicalize(&p).unwrap_or(p);
-            out.push((
-                format!("raptor {k}"),
-                format!("{{ file = {{ path = {:?} }} }}", abs.display().to_string()),
-            ));
+            out.push((format!("raptor {k}"), MeshSpec::File { path: abs.display().to_string() }));
         } else {
             eprintln!("skipping raptor {k}: {} is absent", p.display());
         }
@@ -107,18 +104,15 @@ pub(crate) fn raptor_cases(meshes: &Path) -> Vec<(String, String)> {
     out
 }
 
-fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
+fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, MeshSpec)> {
     let beam = |c: [usize; 3]| {
         let size = c.map(|x| x as f64 * 0.05);
-        (
-            format!("beam {}x{}x{}", c[0], c[1], c[2]),
-            format!("{{ box = {{ size = {size:?}, cells = {c:?} }} }}"),
-        )
+        (format!("beam {}x{}x{}", c[0], c[1], c[2]), MeshSpec::Box { size, cells: c })
     };
     // The twisting bar of zeng2025 Table 2: 27×14×14 = 5,292 vertices.
     let bar = (
         "bar 5.3k, implicit-Euler A".to_string(),
-        "{ box = { size = [2.0, 1.0, 1.0], cells = [26, 13, 13] } }".to_string(),
+        MeshSpec::Box { size: [2.0, 1.0, 1.0], cells: [26, 13, 13] },
     );
     if quick {
         return vec![bar];
@@ -142,7 +136,7 @@ fn mesh_cases(quick: bool, meshes: &Path) -> Vec<(String, String)> {
 /// paper factorizes it, `A = A_s ⊗ I₃` (the integrator's scalar `A_s`,
 /// expanded per axis): the coordinates do not couple, so the pattern holds
 /// only same-axis entries (unlike implicit Euler's 3×3 blocks).
-fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, CliError> {
+fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, BenchError> {
     use ferrofem::body::{Body, BodyMaterial, Shape};
     use ferrofem::element::Constitutive;
     use ferrofem::integrator::local_global::global::global_matrix;
@@ -157,42 +151,12 @@ fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, C
         kinematic: vec![None; mesh.vertices.len()],
     };
     let body = Body::new("bar".into(), Shape::Volume(mesh), def)?;
-    let s = global_matrix(&body, &[], 0.01);
-    let nv = s.nrows();
-    let mut rows = vec![Vec::new(); 3 * nv];
-    for (a, row) in rows.chunks_exact_mut(3).enumerate() {
-        for k in s.pattern.row_ptr[a]..s.pattern.row_ptr[a + 1] {
-            let b = s.pattern.col_idx[k] as usize;
-            (0..3).for_each(|r| row[r].push((3 * b + r) as u32));
-        }
-    }
-    let mut m = CsrMatrix::zeros(ferrofem_linalg::CsrPattern::from_rows(3 * nv, rows));
-    for a in 0..nv {
-        for k in s.pattern.row_ptr[a]..s.pattern.row_ptr[a + 1] {
-            let b = s.pattern.col_idx[k] as usize;
-            for r in 0..3 {
-                let slot = m.pattern.find(3 * a + r, 3 * b + r).expect("entry in pattern");
-                m.values[slot] = s.values[k];
-            }
-        }
-    }
-    Ok(m)
+    Ok(global_matrix(&body, &[], 0.01).kron_identity(3))
 }
 
 /// The implicit-Euler system matrix of a mesh after one step.
-fn system_matrix(mesh: &str) -> Result<CsrMatrix, CliError> {
-    Ok(crate::bench::system_matrix(&one_step_world(mesh, 1e6, "bench-factor")?)?.clone())
-}
-
-/// A one-body world of `mesh` (Young's modulus `young`, ν = 0.4) after one
-/// implicit-Euler step, so that its system matrix `A` is assembled.
-pub(crate) fn one_step_world(mesh: &str, young: f64, label: &str) -> Result<World, CliError> {
-    let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1\n[[body]]\nname = \"b\"\nmesh = {mesh}\nmaterial = {{ young = {young:e}, poisson = 0.4, density = 1000.0 }}\n"
-    );
-    let mut w = Scene::from_toml(&text, ".".into(), label)?.build()?;
-    w.step()?;
-    Ok(w)
+fn system_matrix(mesh: &MeshSpec) -> Result<CsrMatrix, BenchError> {
+    Ok(crate::system_matrix(&one_step_world(mesh, 1e6)?)?.clone())
 }
 
 /// Median wall milliseconds of `runs` calls of `f`.
@@ -228,16 +192,16 @@ fn interleaved_medians_ms(
 }
 
 /// Runs `bench factor`.
-pub fn bench_factor(a: FactorArgs) -> Result<(), CliError> {
+pub fn bench_factor(a: FactorArgs) -> Result<(), BenchError> {
     let mut records = Vec::new();
     println!("| mesh | DOFs | ordering | nnz(L) | ordering ms | symbolic ms | numeric ms | CHOLMOD numeric ms | solve ms | faer solve ms | 1000 etree solves ms | mean path | S MB | S build ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let bar_lg = ("bar 5.3k, local-global A (zeng2025 Table 2)".to_string(), String::new());
-    for (name, mesh) in std::iter::once(bar_lg).chain(mesh_cases(a.quick, &a.meshes)) {
-        let m = if mesh.is_empty() {
-            local_global_matrix([26, 13, 13], [2.0, 1.0, 1.0])?
-        } else {
-            system_matrix(&mesh)?
+    let bar_lg = ("bar 5.3k, local-global A (zeng2025 Table 2)".to_string(), None);
+    let meshes = mesh_cases(a.quick, &a.meshes).into_iter().map(|(n, m)| (n, Some(m)));
+    for (name, mesh) in std::iter::once(bar_lg).chain(meshes) {
+        let m = match mesh {
+            None => local_global_matrix([26, 13, 13], [2.0, 1.0, 1.0])?,
+            Some(mesh) => system_matrix(&mesh)?,
         };
         let peer = if a.peers { crate::peers::cholmod(&m) } else { None };
         for ordering in [Ordering::NestedDissection, Ordering::Amd] {
@@ -275,8 +239,8 @@ fn factor_case(
     max_inverse_mb: f64,
     peer: Option<(f64, usize)>,
     fundamental: bool,
-) -> Result<FactorRecord, CliError> {
-    let err = |e: ferrofem_linalg::LinalgError| CliError::Other(format!("{name}: {e}"));
+) -> Result<FactorRecord, BenchError> {
+    let err = |e: ferrofem_linalg::LinalgError| BenchError::Other(format!("{name}: {e}"));
     let supernodes = if fundamental { Supernodes::Fundamental } else { Supernodes::Relaxed };
     let sym = Arc::new(LdltSymbolic::analyze_with(&m.pattern, ordering, 3, supernodes).map_err(err)?);
     let mut f = Ldlt::factorize(sym.clone(), m).map_err(err)?;

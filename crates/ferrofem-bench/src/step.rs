@@ -4,28 +4,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::{Args, Subcommand};
+use clap::Args;
 use serde::Serialize;
 
-use ferrofem::scene::Scene;
+use ferrofem::scene::{builtin, MeshSpec, Scene};
 use ferrofem::stats::{median_p90, Stage, StageTimes, Summary};
 use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
 
 use crate::sysinfo::{cpu_time_s, Context};
-use crate::{builtin, write_json, CliError};
-
-/// Benchmarks.
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Time steps of a scene: per-stage medians, SpMV bandwidth against copy bandwidth.
-    Step(StepArgs),
-    /// The sparse direct engine on FEM matrices (orderings, LDLᵀ, solves, sparse inverse).
-    Factor(crate::bench_factor::FactorArgs),
-    /// The Delassus operator: dense, isodof, isodof-reuse and unbuilt side by side (zeng2022 §6).
-    Delassus(crate::bench_delassus::DelassusArgs),
-    /// The local-global integrator: S memory, per-iteration times, convergence against Newton (zeng2025 §7).
-    LocalGlobal(crate::bench_local_global::LocalGlobalArgs),
-}
+use crate::{write_json, BenchError};
 
 /// Arguments of `bench step`.
 #[derive(Debug, Args)]
@@ -85,49 +72,25 @@ pub struct StepRecord {
     pub context: Context,
 }
 
-/// Runs a benchmark.
-pub fn bench(cmd: BenchCommand) -> Result<(), CliError> {
-    match cmd {
-        BenchCommand::Step(a) => bench_step(a),
-        BenchCommand::Factor(a) => crate::bench_factor::bench_factor(a),
-        BenchCommand::Delassus(a) => crate::bench_delassus::bench_delassus(a),
-        BenchCommand::LocalGlobal(a) => crate::bench_local_global::bench_local_global(a),
-    }
-}
-
-/// The default `bench step` case: a beam of cubic cells, Jacobi PCG stopped
-/// at exactly 10 iterations.
-fn beam_scene(cells: [usize; 3]) -> String {
+/// `bench step`'s default case: the beam of `benchmarks/scenes/bench-beam.toml`
+/// with `cells` cubic cells of 5 cm, clamped at its -x end.
+fn beam_scene(cells: [usize; 3]) -> Result<Scene, BenchError> {
+    let mut scene = crate::scenes::template("bench-beam")?;
     let size = cells.map(|c| c as f64 * 0.05);
-    format!(
-        r#"[simulation]
-name = "bench-beam-{v}"
-time_step = 0.01
-steps = 30
-[implicit_euler]
-preconditioner = "jacobi"
-max_iterations = 10
-rel_tolerance = 0.0
-[[body]]
-name = "beam"
-mesh = {{ box = {{ size = {size:?}, cells = {cells:?} }} }}
-material = {{ young = 1e6, poisson = 0.3, density = 1000.0 }}
-damping = {{ mass = 0.1, stiffness = 0.01 }}
-[[body.fixed]]
-box = {{ min = [-100.0, -100.0, -100.0], max = [{xmin}, 100.0, 100.0] }}
-"#,
-        v = (cells[0] + 1) * (cells[1] + 1) * (cells[2] + 1),
-        xmin = -size[0] / 2.0 + 1e-6
-    )
+    let spec = &mut scene.spec;
+    spec.simulation.name = Some(format!("bench-beam-{}", (cells[0] + 1) * (cells[1] + 1) * (cells[2] + 1)));
+    spec.bodies[0].mesh = MeshSpec::Box { size, cells };
+    if let Some(b) = spec.bodies[0].fixed[0].bbox.as_mut() {
+        b.max[0] = -size[0] / 2.0 + 1e-6;
+    }
+    Ok(scene)
 }
 
-fn bench_step(a: StepArgs) -> Result<(), CliError> {
+/// Runs `bench step`.
+pub fn bench_step(a: StepArgs) -> Result<(), BenchError> {
     let scene = match &a.scene {
         Some(s) => builtin::load(s)?,
-        None => {
-            let cells = if a.quick { [39, 7, 7] } else { [79, 15, 15] };
-            Scene::from_toml(&beam_scene(cells), ".".into(), "bench-beam")?
-        }
+        None => beam_scene(if a.quick { [39, 7, 7] } else { [79, 15, 15] })?,
     };
     let steps = a.steps.unwrap_or(if a.quick { 10 } else { 30 });
     let mut world = scene.build()?;
@@ -137,7 +100,7 @@ fn bench_step(a: StepArgs) -> Result<(), CliError> {
     let cpu0 = cpu_time_s();
     let records: Vec<_> = (0..steps).map(|_| world.step()).collect::<Result<_, _>>()?;
     let summary = Summary::of(&records);
-    let a0 = system_matrix(&world)?;
+    let a0 = crate::system_matrix(&world)?;
     let x = vec![1.0; a0.nrows()];
     let mut y = vec![0.0; a0.nrows()];
     let mut spmv: Vec<f64> = (0..30)
@@ -203,12 +166,4 @@ fn print_step(r: &StepRecord) {
         r.context.threads,
         load
     );
-}
-
-/// The system matrix of an implicit-Euler world's first body after a step.
-pub fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, CliError> {
-    match world.implicit_euler() {
-        Some(ie) => Ok(&ie.workspace(0).system),
-        None => Err(CliError::Other("this benchmark times implicit-Euler scenes".into())),
-    }
 }

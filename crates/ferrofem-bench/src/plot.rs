@@ -5,8 +5,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::bench_delassus::DelassusBenchRecord;
-use crate::CliError;
+use crate::delassus::DelassusBenchRecord;
+use crate::BenchError;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");
 const METHODS: [(&str, RGBColor); 3] = [("dense", RED), ("isodof", BLUE), ("isodof-reuse", GREEN)];
@@ -18,8 +18,8 @@ fn register_font() {
 
 /// `fig9.png` (W time against constraints) and `fig10.png` (against DOFs),
 /// log-scaled like zeng2022 Fig. 9–10.
-pub fn delassus_figures(dir: &Path, records: &[DelassusBenchRecord]) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError::Io(dir.to_path_buf(), e))?;
+pub fn delassus_figures(dir: &Path, records: &[DelassusBenchRecord]) -> Result<(), BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
     register_font();
     let fig9: Vec<_> = records.iter().filter(|r| r.experiment == "fig9").collect();
     let fig10: Vec<_> = records.iter().filter(|r| r.experiment == "fig10").collect();
@@ -38,11 +38,11 @@ fn chart(
     x_label: &str,
     records: &[&DelassusBenchRecord],
     x: impl Fn(&DelassusBenchRecord) -> f64,
-) -> Result<(), CliError> {
+) -> Result<(), BenchError> {
     if records.is_empty() {
         return Ok(());
     }
-    let err = |e: String| CliError::Other(format!("{}: {e}", path.display()));
+    let err = |e: String| BenchError::Other(format!("{}: {e}", path.display()));
     let xs = records.iter().map(|r| x(r));
     let (x0, x1) = xs.clone().fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let ys = records.iter().map(|r| r.build_ms);
@@ -89,16 +89,16 @@ fn chart(
 /// complete solution and the Jacobi baselines at each stiffness (zeng2025 Fig. 9b).
 pub fn local_global_figure(
     dir: &Path,
-    records: &[crate::bench_local_global::LocalGlobalRecord],
-) -> Result<(), CliError> {
+    records: &[crate::local_global::LocalGlobalRecord],
+) -> Result<(), BenchError> {
     let rows: Vec<_> = records.iter().filter(|r| r.experiment == "fig9").collect();
     if rows.is_empty() {
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|e| CliError::Io(dir.to_path_buf(), e))?;
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
     register_font();
     let path = dir.join("lg-fig9.png");
-    let err = |e: String| CliError::Other(format!("{}: {e}", path.display()));
+    let err = |e: String| BenchError::Other(format!("{}: {e}", path.display()));
     let iters = rows.iter().map(|r| r.errors.len()).max().unwrap_or(1) as f64;
     let root = BitMapBackend::new(&path, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;

@@ -1,0 +1,75 @@
+//! ferrofem's benchmarks: the cases, timing and JSON records behind
+//! `ferrofem bench …` and `docs/benchmarks.md` (zeng2022's and zeng2025's
+//! tables and figures, side by side with peers). Every record carries the
+//! machine context (threads, CPU time, load). The CLI only wires
+//! [`BenchCommand`] to [`bench`].
+#![warn(missing_docs)]
+
+pub mod delassus;
+pub mod factor;
+pub mod local_global;
+mod peers;
+mod plot;
+pub mod scenes;
+pub mod step;
+pub mod sysinfo;
+
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+
+use step::StepArgs;
+
+/// Benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time steps of a scene: per-stage medians, SpMV bandwidth against copy bandwidth.
+    Step(StepArgs),
+    /// The sparse direct engine on FEM matrices (orderings, LDLᵀ, solves, sparse inverse).
+    Factor(factor::FactorArgs),
+    /// The Delassus operator: dense, isodof, isodof-reuse and unbuilt side by side (zeng2022 §6).
+    Delassus(delassus::DelassusArgs),
+    /// The local-global integrator: S memory, per-iteration times, convergence against Newton (zeng2025 §7).
+    LocalGlobal(local_global::LocalGlobalArgs),
+}
+
+/// Runs a benchmark.
+pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
+    match cmd {
+        BenchCommand::Step(a) => step::bench_step(a),
+        BenchCommand::Factor(a) => factor::bench_factor(a),
+        BenchCommand::Delassus(a) => delassus::bench_delassus(a),
+        BenchCommand::LocalGlobal(a) => local_global::bench_local_global(a),
+    }
+}
+
+/// Errors a benchmark reports as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// From the simulator.
+    #[error(transparent)]
+    Sim(#[from] ferrofem::SimError),
+    /// From mesh I/O.
+    #[error(transparent)]
+    Mesh(#[from] ferrofem_mesh::MeshError),
+    /// Writing a file failed.
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// Anything else, already worded.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Writes JSON to a file.
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), BenchError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| BenchError::Other(e.to_string()))?;
+    std::fs::write(path, text).map_err(|e| BenchError::Io(path.to_path_buf(), e))
+}
+
+/// The system matrix of an implicit-Euler world's first body after a step.
+fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, BenchError> {
+    match world.implicit_euler() {
+        Some(ie) => Ok(&ie.workspace(0).system),
+        None => Err(BenchError::Other("this benchmark times implicit-Euler scenes".into())),
+    }
+}

@@ -1,0 +1,49 @@
+//! The benchmark scenes: files under `benchmarks/scenes/`, embedded so that
+//! the binary runs them from any folder; a case edits the parsed scene
+//! (mesh, sizes, material, method) rather than formatting TOML.
+
+use ferrofem::scene::{MeshSpec, Scene};
+
+use crate::BenchError;
+
+/// (name, file content) of the templates the cases start from.
+const TEMPLATES: [(&str, &str); 5] = [
+    ("bench-beam", include_str!("../../../benchmarks/scenes/bench-beam.toml")),
+    ("one-step", include_str!("../../../benchmarks/scenes/one-step.toml")),
+    ("lg-bar", include_str!("../../../benchmarks/scenes/lg-bar.toml")),
+    ("lg-cloth", include_str!("../../../benchmarks/scenes/lg-cloth.toml")),
+    ("lg-mesh", include_str!("../../../benchmarks/scenes/lg-mesh.toml")),
+];
+
+/// The template `benchmarks/scenes/<name>.toml`, parsed and validated.
+pub fn template(name: &str) -> Result<Scene, BenchError> {
+    let (_, text) = TEMPLATES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| BenchError::Other(format!("no benchmark scene {name}")))?;
+    Ok(Scene::from_toml(text, ".".into(), &format!("benchmarks/scenes/{name}.toml"))?)
+}
+
+/// A one-body world of `mesh` (Young's modulus `young`, ν = 0.4) after one
+/// implicit-Euler step, so that its system matrix `A` is assembled
+/// (`benchmarks/scenes/one-step.toml`).
+pub fn one_step_world(mesh: &MeshSpec, young: f64) -> Result<ferrofem::World, BenchError> {
+    let mut scene = template("one-step")?;
+    scene.spec.bodies[0].mesh = mesh.clone();
+    scene.spec.bodies[0].material.young = young;
+    let mut w = scene.build()?;
+    w.step()?;
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_parses() {
+        for (name, _) in TEMPLATES {
+            template(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+}

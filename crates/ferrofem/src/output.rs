@@ -108,7 +108,7 @@ impl FrameWriter {
         let (mut points, mut normals, mut forces, mut kinds) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (k, g) in space.groups.iter().enumerate() {
-            let (b, pts) = &g.parts[0];
+            let (b, pts) = &g.parts()[0];
             let x = &world.state.bodies[*b].positions;
             let p = pts.iter().fold([0.0; 3], |p, &(v, w)| [0, 1, 2].map(|d| p[d] + w * x[3 * v + d]));
             points.push(p);

@@ -250,7 +250,7 @@ fn stack_of_three_carries_the_weight_above_each_interface() {
     let mut interface = [0.0; 2];
     for (k, g) in space.groups.iter().enumerate() {
         let ln = space.impulses[3 * k];
-        let bodies: Vec<usize> = g.parts.iter().map(|p| p.0).collect();
+        let bodies: Vec<usize> = g.parts().iter().map(|p| p.0).collect();
         match bodies.as_slice() {
             [0] => floor += ln,
             [x, y] if x.min(y) == &0 && x.max(y) == &1 => interface[0] += ln,

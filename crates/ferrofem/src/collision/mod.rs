@@ -141,12 +141,42 @@ pub enum BodyPoint {
     },
 }
 
+/// Up to three `(vertex, weight)` pairs, a point `Σ wᵢ xᵢ` of a body,
+/// held without allocating (a vertex, or a barycentric triangle point).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Weights {
+    pairs: [(usize, f64); 3],
+    len: usize,
+}
+
+impl Weights {
+    /// The pairs (at most three).
+    pub fn new(pairs: &[(usize, f64)]) -> Weights {
+        assert!(pairs.len() <= 3, "a body point has at most three vertices");
+        let mut w = Weights { len: pairs.len(), ..Default::default() };
+        w.pairs[..pairs.len()].copy_from_slice(pairs);
+        w
+    }
+}
+
+impl std::ops::Deref for Weights {
+    type Target = [(usize, f64)];
+
+    fn deref(&self) -> &[(usize, f64)] {
+        &self.pairs[..self.len]
+    }
+}
+
 impl BodyPoint {
     /// `(vertex, weight)` pairs with `p = Σ wᵢ xᵢ`.
-    pub fn weights(&self) -> Vec<(usize, f64)> {
+    pub fn weights(&self) -> Weights {
         match *self {
-            BodyPoint::Vertex(v) => vec![(v, 1.0)],
-            BodyPoint::Triangle { vertices, weights } => vertices.into_iter().zip(weights).collect(),
+            BodyPoint::Vertex(v) => Weights::new(&[(v, 1.0)]),
+            BodyPoint::Triangle { vertices, weights } => Weights::new(&[
+                (vertices[0], weights[0]),
+                (vertices[1], weights[1]),
+                (vertices[2], weights[2]),
+            ]),
         }
     }
 

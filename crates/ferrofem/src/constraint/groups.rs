@@ -4,7 +4,7 @@
 
 use nalgebra::Vector3;
 
-use crate::collision::Contacts;
+use crate::collision::{Contacts, Weights};
 use crate::solver::ConstraintGroup;
 use crate::state::BodyState;
 use crate::Model;
@@ -37,8 +37,10 @@ pub struct Group {
     pub frame: [[f64; 3]; 3],
     /// `δ` per row at the start of the step, before the free motion (m).
     pub offset: [f64; 3],
-    /// Points the group acts on: (body, [(vertex, weight)]), weights negative on the far side.
-    pub parts: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Points the group acts on, one or two: (body, weights), weights negative on the far side.
+    parts: [(usize, Weights); 2],
+    /// How many of `parts` are in use.
+    part_count: usize,
     /// Displacement of an obstacle's material point over the step (m).
     pub obstacle_shift: [f64; 3],
     /// Warm-start key.
@@ -46,9 +48,15 @@ pub struct Group {
 }
 
 impl Group {
+    /// The points the group acts on: (body, weights) with `p = Σ wᵢ xᵢ`,
+    /// weights negative on the far side of a body–body contact.
+    pub fn parts(&self) -> &[(usize, Weights)] {
+        &self.parts[..self.part_count]
+    }
+
     /// Whether this is a contact acting on body `b`.
     pub fn is_contact_on(&self, b: usize) -> bool {
-        self.is_contact() && self.parts.iter().any(|(body, _)| *body == b)
+        self.is_contact() && self.parts().iter().any(|(body, _)| *body == b)
     }
 
     /// Whether this is a contact (obstacle or body–body).
@@ -83,7 +91,8 @@ pub fn gather_groups(
                 law: ConstraintGroup::Contact { mu: c.mu },
                 frame: c.frame,
                 offset: [c.gap, 0.0, 0.0],
-                parts: vec![(b, c.point.weights())],
+                parts: [(b, c.point.weights()), (b, Weights::default())],
+                part_count: 1,
                 obstacle_shift: c.frame.map(|d| shift.dot(&Vector3::from(d))),
                 key,
             });
@@ -94,19 +103,21 @@ pub fn gather_groups(
                 law: ConstraintGroup::Attachment,
                 frame: AXES,
                 offset: [0, 1, 2].map(|d| x[3 * v + d] - goal[d]),
-                parts: vec![(b, vec![(v, 1.0)])],
+                parts: [(b, Weights::new(&[(v, 1.0)])), (b, Weights::default())],
+                part_count: 1,
                 obstacle_shift: [0.0; 3],
                 key: (b, v, Partner::Target),
             });
         }
     }
     for c in &contacts.pairs {
-        let far = (0..3).map(|k| (c.triangle[k], -c.weights[k])).collect();
+        let far = Weights::new(&[0, 1, 2].map(|k| (c.triangle[k], -c.weights[k])));
         groups.push(Group {
             law: ConstraintGroup::Contact { mu: model.contact.body_friction },
             frame: c.frame,
             offset: [c.gap, 0.0, 0.0],
-            parts: vec![(c.a, vec![(c.vertex, 1.0)]), (c.b, far)],
+            parts: [(c.a, Weights::new(&[(c.vertex, 1.0)])), (c.b, far)],
+            part_count: 2,
             obstacle_shift: [0.0; 3],
             key: (c.a, c.vertex, Partner::Body(c.b)),
         });

@@ -1,55 +1,106 @@
 //! Constraint Jacobians (zeng2022 §3.2): `H` maps a body's DOFs to
-//! constraint rows, grouped by contact as (normal, t1, t2).
+//! constraint rows, grouped by contact as (normal, t1, t2). Rows are
+//! appended to a CSR matrix in place, so a Jacobian rebuilt every step
+//! reuses its storage.
 
 use ferrofem_linalg::{CsrMatrix, CsrPattern};
 
 /// `H` of one body: `c × n`, built row group by row group.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ConstraintJacobian {
-    dofs: usize,
-    rows: Vec<Vec<(u32, f64)>>,
+    h: CsrMatrix,
 }
 
 impl ConstraintJacobian {
     /// An empty Jacobian for a body with `dofs` DOFs.
     pub fn new(dofs: usize) -> Self {
-        ConstraintJacobian { dofs, rows: Vec::new() }
+        ConstraintJacobian { h: CsrMatrix::zeros(CsrPattern::from_rows(dofs, Vec::new())) }
     }
 
-    /// Adds the three rows of a point `p = Σ wᵢ xᵢ` (a vertex, or a
-    /// barycentric point of a triangle) along the directions of `frame`
-    /// (normal, t1, t2): row `d` is `Σᵢ wᵢ frame[d]ᵀ` on vertex `i`'s DOFs.
+    /// Adds the three rows of a point `p = Σ wᵢ xᵢ` (see [`push_point`]).
     pub fn push_point(&mut self, weights: &[(usize, f64)], frame: [[f64; 3]; 3]) {
-        for dir in frame {
-            let mut row: Vec<(u32, f64)> = weights
-                .iter()
-                .flat_map(|&(v, w)| (0..3).map(move |k| ((3 * v + k) as u32, w * dir[k])))
-                .filter(|(_, x)| *x != 0.0)
-                .collect();
-            row.sort_by_key(|e| e.0);
-            row.dedup_by(|a, b| {
-                let same = a.0 == b.0;
-                if same {
-                    b.1 += a.1;
-                }
-                same
-            });
-            self.rows.push(row);
-        }
+        push_point(&mut self.h, weights, frame);
     }
 
     /// Number of rows `c`.
     pub fn nrows(&self) -> usize {
-        self.rows.len()
+        self.h.nrows()
     }
 
     /// `H` as a CSR matrix.
     pub fn to_csr(&self) -> CsrMatrix {
-        let pattern = CsrPattern::from_rows(
-            self.dofs,
-            self.rows.iter().map(|r| r.iter().map(|e| e.0).collect()).collect(),
-        );
-        let values = self.rows.iter().flat_map(|r| r.iter().map(|e| e.1)).collect();
-        CsrMatrix { pattern, values }
+        self.h.clone()
+    }
+}
+
+/// Empties `h` (keeping its columns and its storage).
+pub fn clear_rows(h: &mut CsrMatrix) {
+    let p = &mut h.pattern;
+    p.row_ptr.clear();
+    p.row_ptr.push(0);
+    p.col_idx.clear();
+    p.nrows = 0;
+    h.values.clear();
+}
+
+/// Appends to `h` the three rows of a point `p = Σ wᵢ xᵢ` (a vertex, or a
+/// barycentric point of a triangle) along the directions of `frame`
+/// (normal, t1, t2): row `d` is `Σᵢ wᵢ frame[d]ᵀ` on vertex `i`'s DOFs,
+/// zeros left out, entries of one DOF summed in point order. Each row is
+/// sorted and merged in place at the end of `h`'s storage.
+pub fn push_point(h: &mut CsrMatrix, weights: &[(usize, f64)], frame: [[f64; 3]; 3]) {
+    for dir in frame {
+        let (p, values) = (&mut h.pattern, &mut h.values);
+        let start = p.col_idx.len();
+        for &(v, w) in weights {
+            for k in 0..3 {
+                let x = w * dir[k];
+                if x != 0.0 {
+                    p.col_idx.push((3 * v + k) as u32);
+                    values.push(x);
+                }
+            }
+        }
+        // Stable insertion sort of the new row by column.
+        for i in start + 1..p.col_idx.len() {
+            let mut j = i;
+            while j > start && p.col_idx[j - 1] > p.col_idx[j] {
+                p.col_idx.swap(j - 1, j);
+                values.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        // Merge entries of one column, the earlier first.
+        let mut end = start;
+        for i in start..p.col_idx.len() {
+            if end > start && p.col_idx[end - 1] == p.col_idx[i] {
+                values[end - 1] += values[i];
+            } else {
+                p.col_idx[end] = p.col_idx[i];
+                values[end] = values[i];
+                end += 1;
+            }
+        }
+        p.col_idx.truncate(end);
+        values.truncate(end);
+        p.row_ptr.push(end);
+        p.nrows += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_sum_shared_dofs_and_skip_zeros() {
+        let mut h = ConstraintJacobian::new(12);
+        let frame = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        h.push_point(&[(2, 0.25), (1, 0.5), (2, 0.25)], frame);
+        let m = h.to_csr();
+        assert_eq!(m.nrows(), 3);
+        assert_eq!(m.pattern.row_ptr, vec![0, 2, 4, 6]);
+        assert_eq!(m.pattern.col_idx, vec![5, 8, 3, 6, 4, 7]);
+        assert_eq!(m.values, vec![0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
     }
 }

@@ -14,7 +14,7 @@ pub use jacobian::ConstraintJacobian;
 pub use rows::{transpose_times, BodyRows};
 
 use crate::collision::Contacts;
-use crate::solver::ConstraintSolve;
+use crate::solver::{ConstraintGroup, ConstraintSolve};
 use crate::state::BodyState;
 use crate::Model;
 
@@ -38,6 +38,10 @@ pub struct ConstraintSpace {
     /// Largest violation after the solve (m): an attachment's distance to
     /// its target or a contact's penetration at the end of the step.
     pub violation: f64,
+    /// The law of each group (scratch of the solve).
+    pub laws: Vec<ConstraintGroup>,
+    /// Diagonal blocks `W_αα` (scratch of PGS).
+    pub blocks: Vec<(usize, nalgebra::Matrix3<f64>)>,
 }
 
 impl ConstraintSpace {

@@ -4,6 +4,7 @@
 
 use ferrofem_linalg::CsrMatrix;
 
+use super::jacobian::{clear_rows, push_point};
 use super::{Compliance, ConstraintJacobian, Group};
 use crate::delassus::DelassusWorkspace;
 
@@ -18,6 +19,8 @@ pub struct BodyRows {
     pub forces: Vec<f64>,
     /// Buffers, isodof cache and record of this body's Delassus build.
     pub delassus: DelassusWorkspace,
+    /// This body's rows of λ (scratch of the correction).
+    lambda: Vec<f64>,
 }
 
 impl BodyRows {
@@ -28,21 +31,21 @@ impl BodyRows {
             rows: Vec::new(),
             forces: vec![0.0; dofs],
             delassus: DelassusWorkspace::default(),
+            lambda: Vec::new(),
         }
     }
 
     /// Collects `H_b` from the points of body `b` in `groups`; clears the
     /// forces and the last Delassus record.
     pub fn assemble(&mut self, b: usize, groups: &[Group]) {
-        let mut jac = ConstraintJacobian::new(self.forces.len());
+        clear_rows(&mut self.jacobian);
         self.rows.clear();
         for (k, g) in groups.iter().enumerate() {
-            for (_, pts) in g.parts.iter().filter(|(body, _)| *body == b) {
-                jac.push_point(pts, g.frame);
+            for (_, pts) in g.parts().iter().filter(|(body, _)| *body == b) {
+                push_point(&mut self.jacobian, pts, g.frame);
                 self.rows.extend([3 * k, 3 * k + 1, 3 * k + 2]);
             }
         }
-        self.jacobian = jac.to_csr();
         self.forces.iter_mut().for_each(|f| *f = 0.0);
         self.delassus.record = None;
     }
@@ -56,8 +59,9 @@ impl BodyRows {
     /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
     /// `out`, with the compliance that built `W`.
     pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
-        let lambda: Vec<f64> = self.rows.iter().map(|&r| impulses[r]).collect();
-        transpose_times(&self.jacobian, &lambda, &mut self.forces);
+        self.lambda.clear();
+        self.lambda.extend(self.rows.iter().map(|&r| impulses[r]));
+        transpose_times(&self.jacobian, &self.lambda, &mut self.forces);
         out.clear();
         out.extend_from_slice(&self.forces);
         compliance.solve_in_place(out, 1);

@@ -38,14 +38,25 @@ pub fn solve_constraints(
     h: f64,
     settings: &ConstraintSolverSettings,
 ) {
-    let ConstraintSpace { groups, bodies, delassus, unbuilt, free_gaps, impulses, solve, violation } = space;
+    let ConstraintSpace {
+        groups,
+        bodies,
+        delassus,
+        unbuilt,
+        free_gaps,
+        impulses,
+        solve,
+        violation,
+        laws,
+        blocks,
+    } = space;
     free_gaps.clear();
     impulses.clear();
     for g in groups.iter() {
         for (row, dir) in g.frame.iter().enumerate() {
             let mut delta = g.offset[row] - g.obstacle_shift[row];
-            for (b, pts) in &g.parts {
-                for &(i, wgt) in pts {
+            for (b, pts) in g.parts() {
+                for &(i, wgt) in pts.iter() {
                     delta += wgt * h * (0..3).map(|d| dir[d] * v_free(*b, 3 * i + d)).sum::<f64>();
                 }
             }
@@ -53,12 +64,14 @@ pub fn solve_constraints(
         }
         impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
-    let laws: Vec<ConstraintGroup> = groups.iter().map(|g| g.law).collect();
+    laws.clear();
+    laws.extend(groups.iter().map(|g| g.law));
     let ConstraintSolver::Pgs(pgs) = settings.solver;
     let pgs = Pgs { settings: pgs };
     (*solve, *violation) = if unbuilt.is_empty() {
-        let out = pgs.solve(delassus, free_gaps, &laws, impulses);
-        (out, max_violation(&AssembledDelassus(delassus), free_gaps, &laws, impulses))
+        let mut w = AssembledDelassus(delassus);
+        let out = pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks);
+        (out, max_violation(&w, free_gaps, laws, impulses))
     } else {
         let parts = unbuilt
             .iter()
@@ -72,8 +85,8 @@ pub fn solve_constraints(
             .collect();
         let assembled = (!delassus.is_empty()).then_some(delassus.as_slice());
         let mut op = MixedDelassus::new(free_gaps.len(), assembled, parts, h, impulses);
-        let out = pgs.solve_with(&mut op, free_gaps, &laws, impulses);
-        (out, max_violation(&op, free_gaps, &laws, impulses))
+        let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks);
+        (out, max_violation(&op, free_gaps, laws, impulses))
     };
     warm_start.clear();
     warm_start

@@ -111,19 +111,30 @@ impl Pgs {
         groups: &[ConstraintGroup],
         lambda: &mut [f64],
     ) -> PgsSolve {
+        self.solve_in(w, free, groups, lambda, &mut Vec::new())
+    }
+
+    /// As [`Self::solve_with`], keeping the diagonal blocks `W_αα` in
+    /// `blocks` (scratch reused from step to step: no allocation once grown).
+    pub fn solve_in(
+        &self,
+        w: &mut impl DelassusOperator,
+        free: &[f64],
+        groups: &[ConstraintGroup],
+        lambda: &mut [f64],
+        blocks: &mut Vec<(usize, Matrix3<f64>)>,
+    ) -> PgsSolve {
         assert_eq!(w.rows(), free.len(), "W must be c×c");
         let mut out = PgsSolve::default();
-        let blocks: Vec<(usize, Matrix3<f64>)> = groups
-            .iter()
-            .scan(0, |r, g| {
-                let r0 = *r;
-                *r += g.rows();
-                Some((r0, w.diagonal_block(r0)))
-            })
-            .collect();
+        blocks.clear();
+        blocks.extend(groups.iter().scan(0, |r, g| {
+            let r0 = *r;
+            *r += g.rows();
+            Some((r0, w.diagonal_block(r0)))
+        }));
         for it in 1..=self.settings.max_iterations.max(1) {
             let (mut change, mut size) = (0.0f64, 0.0f64);
-            for (g, &(r0, waa)) in groups.iter().zip(&blocks) {
+            for (g, &(r0, waa)) in groups.iter().zip(blocks.iter()) {
                 let coupled = w.rows_times(r0, lambda);
                 let d = Vector3::from_fn(|i, _| {
                     let own: f64 = (0..3).map(|j| waa[(i, j)] * lambda[r0 + j]).sum();

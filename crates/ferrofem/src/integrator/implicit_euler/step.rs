@@ -25,6 +25,8 @@ pub struct ImplicitEuler {
     /// PCG, preconditioner and polar settings.
     pub settings: ImplicitEulerSettings,
     bodies: Vec<BodyWorkspace>,
+    /// Each body's factor as its compliance, this step (kept to reuse its storage).
+    compliances: Vec<Option<Compliance>>,
 }
 
 impl ImplicitEuler {
@@ -41,7 +43,7 @@ impl ImplicitEuler {
                 }),
             })
             .collect::<Result<_, _>>()?;
-        Ok(ImplicitEuler { settings, bodies })
+        Ok(ImplicitEuler { settings, bodies, compliances: Vec::new() })
     }
 
     /// Per-body workspace (matrices and scratch of the last step).
@@ -100,19 +102,19 @@ impl ImplicitEuler {
         step: usize,
     ) -> Result<(), SimError> {
         let h = model.time_step;
-        let compliances: Vec<Option<Compliance>> = self
-            .bodies
-            .iter()
-            .map(|w| w.refactorizer.as_ref().and_then(|r| r.factor()).map(Compliance::Ldlt))
-            .collect();
+        let factor =
+            |w: &BodyWorkspace| w.refactorizer.as_ref().and_then(|r| r.factor()).map(Compliance::Ldlt);
+        let compliances = &mut self.compliances;
+        compliances.clear();
+        compliances.extend(self.bodies.iter().map(factor));
         let solver = &model.constraint_solver;
-        times.time(Stage::BuildDelassus, || build_delassus(space, &compliances, h, solver.delassus));
+        times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, solver.delassus));
         let (ws, states) = (&self.bodies, &state.bodies);
         let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
         times.time(Stage::SolveConstraints, || {
-            solve_constraints(space, &mut state.warm_start, v_free, &compliances, h, solver)
+            solve_constraints(space, &mut state.warm_start, v_free, compliances, h, solver)
         });
-        let first = space.groups.first().map_or(0, |g| g.parts[0].0);
+        let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
         guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;
         let limit = model.contact.alarm_distance.max(1e-6);
         if space.violation > limit {

@@ -17,9 +17,9 @@ use ferrofem::integrator::LocalGlobal;
 use ferrofem::scene::Scene;
 use ferrofem::stats::{median_p90, Stage};
 use ferrofem::{State, World};
-use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
 use ferrofem_linalg::Ordering;
 
+use crate::bandwidth::copy_bandwidth_gbs;
 use crate::factor::raptor_cases;
 use crate::scenes::template;
 use crate::sysinfo::Context;

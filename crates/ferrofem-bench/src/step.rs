@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use ferrofem::scene::{builtin, MeshSpec, Scene};
 use ferrofem::stats::{median_p90, Stage, StageTimes, Summary};
-use ferrofem_linalg::bandwidth::copy_bandwidth_gbs;
 
+use crate::bandwidth::copy_bandwidth_gbs;
 use crate::sysinfo::{cpu_time_s, Context};
 use crate::{write_json, BenchError};
 

@@ -8,7 +8,6 @@
 //! fixed-size blocks whose partial sums are added in a fixed order.
 #![warn(missing_docs)]
 
-pub mod bandwidth;
 mod csr;
 pub mod dense;
 mod error;

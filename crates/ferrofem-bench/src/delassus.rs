@@ -21,7 +21,7 @@ use ferrofem::delassus::{self, DelassusBuffers, MixedDelassus, UnbuiltBody};
 use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
 use ferrofem::stats::median_p90;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
-use ferrofem_linalg::vector::dot_serial;
+use ferrofem_linalg::vector::{dot_serial, rel_max_diff};
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 
@@ -139,11 +139,6 @@ impl Case {
     }
 }
 
-fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
-}
-
 /// Dense, isodof, reuse (warmed with the patch shifted by `turnover` of its
 /// contacts: the previous step of a quasi-static contact) and unbuilt.
 fn measure(
@@ -198,7 +193,7 @@ fn measure(
     let ms = warm_median_ms(repeats, || {
         delassus::isodof(f, &h, &mut buf);
     });
-    out.push(record("isodof", ms, 0, rel_diff(buf.w(), &w_dense), cost.isodof_ms, None));
+    out.push(record("isodof", ms, 0, rel_max_diff(buf.w(), &w_dense), cost.isodof_ms, None));
     let mut reused = 0;
     let ms = {
         let mut t = Vec::new();
@@ -210,13 +205,13 @@ fn measure(
         }
         median_p90(&mut t[1..]).0
     };
-    out.push(record("isodof-reuse", ms, reused, rel_diff(buf.w(), &w_dense), reuse_cost.reuse_ms, None));
+    out.push(record("isodof-reuse", ms, reused, rel_max_diff(buf.w(), &w_dense), reuse_cost.reuse_ms, None));
     out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
     if peers {
         let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
         if let Some((ms, wp)) = crate::peers::cholmod_delassus(&case.matrix, &h, &probe) {
             let ours: Vec<f64> = (0..c).map(|i| dot_serial(&w_dense[i * c..(i + 1) * c], &probe)).collect();
-            out.push(record("cholmod", ms, 0, rel_diff(&wp, &ours), f64::NAN, None));
+            out.push(record("cholmod", ms, 0, rel_max_diff(&wp, &ours), f64::NAN, None));
         }
     }
     out

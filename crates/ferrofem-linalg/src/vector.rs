@@ -25,6 +25,18 @@ pub fn norm(x: &[f64]) -> f64 {
     dot(x, x).sqrt()
 }
 
+/// `maxᵢ |xᵢ − yᵢ|`, the largest entrywise difference.
+pub fn max_diff(x: &[f64], y: &[f64]) -> f64 {
+    debug_assert_eq!(x.len(), y.len());
+    x.iter().zip(y).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+}
+
+/// `maxᵢ |xᵢ − yᵢ| / maxᵢ |yᵢ|`: the difference of `x` from a reference
+/// `y`, relative to the reference's largest entry.
+pub fn rel_max_diff(x: &[f64], y: &[f64]) -> f64 {
+    max_diff(x, y) / y.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
 /// `y ← y + a x`.
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     y.par_chunks_mut(BLOCK).zip(x.par_chunks(BLOCK)).for_each(|(yb, xb)| {

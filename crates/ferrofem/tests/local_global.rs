@@ -77,10 +77,6 @@ motion = {{ velocity = [{speed}, 0.0, 0.0] }}
     )
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
-}
-
 #[test]
 fn sparse_inverse_and_triangular_global_steps_agree() {
     let cases = [
@@ -97,9 +93,9 @@ fn sparse_inverse_and_triangular_global_steps_agree() {
             wa.step().unwrap();
             wb.step().unwrap();
         }
-        let d = max_diff(&wa.state.bodies[0].positions, &wb.state.bodies[0].positions);
+        let d = common::max_diff(&wa.state.bodies[0].positions, &wb.state.bodies[0].positions);
         assert!(d < 1e-10, "positions differ by {d:e} m");
-        let moved = max_diff(&wa.state.bodies[0].positions, &wa.model.bodies[0].rest_positions());
+        let moved = common::max_diff(&wa.state.bodies[0].positions, &wa.model.bodies[0].rest_positions());
         assert!(moved > 1e-2, "the body must deform ({moved} m)");
     }
 }
@@ -111,7 +107,7 @@ fn rest_state_stays_at_rest() {
     for _ in 0..5 {
         w.step().unwrap();
     }
-    let d = max_diff(&w.state.bodies[0].positions, &rest);
+    let d = common::max_diff(&w.state.bodies[0].positions, &rest);
     assert!(d < 1e-12, "a body at rest with no load moved by {d:e} m");
 }
 

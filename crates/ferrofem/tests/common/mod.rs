@@ -49,8 +49,5 @@ pub fn local_global(w: &World) -> &LocalGlobal {
     w.local_global().expect("a local-global world")
 }
 
-/// Largest absolute difference relative to the largest entry of `b`.
-pub fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
-}
+#[allow(unused_imports)]
+pub use ferrofem_linalg::vector::{max_diff, rel_max_diff as rel_diff};

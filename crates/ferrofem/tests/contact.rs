@@ -282,6 +282,7 @@ fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
         path.display().to_string()
     );
     let mut w = common::world(&text);
+    std::fs::remove_file(&path).ok();
     let left: Vec<bool> = w.model.bodies[0].rest_vertices().iter().map(|p| p[0] < 0.0).collect();
     for (i, l) in left.iter().enumerate() {
         w.state.bodies[0].velocities[3 * i] = if *l { 1.0 } else { -1.0 };

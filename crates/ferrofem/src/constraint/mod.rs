@@ -39,9 +39,9 @@ pub struct ConstraintSpace {
     /// its target or a contact's penetration at the end of the step.
     pub violation: f64,
     /// The law of each group (scratch of the solve).
-    pub laws: Vec<ConstraintGroup>,
+    pub(crate) laws: Vec<ConstraintGroup>,
     /// Diagonal blocks `W_αα` (scratch of PGS).
-    pub blocks: Vec<(usize, nalgebra::Matrix3<f64>)>,
+    pub(crate) blocks: Vec<(usize, nalgebra::Matrix3<f64>)>,
 }
 
 impl ConstraintSpace {

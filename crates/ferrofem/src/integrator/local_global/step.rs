@@ -127,7 +127,7 @@ impl LocalGlobal {
         Ok(())
     }
 
-    /// A body's figures after the step: kinetic and elastic energy.
+    /// A body's figures after the step: its elastic and bending energy at the end positions.
     pub fn body_stats(&self, body: &Body, positions: &[f64]) -> BodyStepStats {
         BodyStepStats { elastic_energy: elastic_energy(body, positions), ..Default::default() }
     }

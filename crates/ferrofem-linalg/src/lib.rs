@@ -1,6 +1,6 @@
 //! Sparse linear algebra for ferrofem: a compressed-sparse-row matrix whose
 //! pattern is fixed once ([`CsrMatrix`]), deterministic parallel vector
-//! kernels ([`vector`]) on fused multiply-add primitives ([`simd`]), preconditioned conjugate gradients ([`pcg`]), and a
+//! kernels ([`vector`]) on fused multiply-add primitives ([`simd`]), preconditioned conjugate gradients ([`pcg`]) and conjugate residuals ([`cr`]), and a
 //! sparse LDLᵀ with its elimination tree, single-nonzero solves and sparse
 //! inverse ([`ldlt`]).
 //!
@@ -8,6 +8,7 @@
 //! fixed-size blocks whose partial sums are added in a fixed order.
 #![warn(missing_docs)]
 
+pub mod cr;
 mod csr;
 pub mod dense;
 mod error;
@@ -17,6 +18,7 @@ pub mod simd;
 mod split;
 pub mod vector;
 
+pub use cr::{ConjugateResidual, CrSolve};
 pub use csr::{CsrMatrix, CsrPattern};
 pub use error::LinalgError;
 pub use ldlt::{Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch};

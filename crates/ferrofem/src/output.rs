@@ -23,21 +23,19 @@ pub struct FrameWriter {
 
 impl FrameWriter {
     /// Creates `dir` and one `<body>.pvd` series per body (plus
-    /// `contacts.pvd` and one `<obstacle>.pvd` per mesh obstacle under
-    /// implicit Euler).
+    /// `contacts.pvd` and one `<obstacle>.pvd` per mesh obstacle).
     pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
         let model = &world.model;
         let series =
             model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
-        let contact = world.integrator.resolves_contact();
-        let contacts = contact.then(|| PvdSeries::new(dir.join("contacts.pvd")));
+        let contacts = Some(PvdSeries::new(dir.join("contacts.pvd")));
         let obstacles = model
             .obstacles
             .iter()
             .enumerate()
-            .filter(|(_, o)| contact && matches!(o.geometry, Geometry::Mesh(_)))
+            .filter(|(_, o)| matches!(o.geometry, Geometry::Mesh(_)))
             .map(|(i, o)| (i, PvdSeries::new(dir.join(format!("obstacle-{}.pvd", o.name)))))
             .collect();
         Ok(FrameWriter {
@@ -51,10 +49,9 @@ impl FrameWriter {
     }
 
     /// Writes the current state as the next frame: per body a `.vtu` with
-    /// `velocity`, `displacement` and (implicit Euler) `contact_force`.
+    /// `velocity`, `displacement` and `contact_force`.
     pub fn write(&mut self, world: &World) -> Result<(), SimError> {
         let state = &world.state;
-        let contact = world.integrator.resolves_contact();
         for (b, (body, s)) in world.model.bodies.iter().zip(&state.bodies).enumerate() {
             let file = format!("{}_{:05}.vtu", body.name, self.frame);
             let points: Vec<[f64; 3]> = s.positions.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
@@ -65,17 +62,13 @@ impl FrameWriter {
                 PointField { name: "velocity", components: 3, values: &s.velocities },
                 PointField { name: "displacement", components: 3, values: &self.displacement },
             ];
-            if contact {
-                let values = &world.constraints().bodies[b].forces;
-                fields.push(PointField { name: "contact_force", components: 3, values });
-            }
+            let forces = &world.constraints().bodies[b].forces;
+            fields.push(PointField { name: "contact_force", components: 3, values: forces });
             write_vtu_frame(&self.dir.join(&file), &points, tets, triangles, &fields)?;
             self.series[b].push(state.time, &file)?;
         }
-        if contact {
-            self.write_contacts(world)?;
-            self.write_obstacles(world)?;
-        }
+        self.write_contacts(world)?;
+        self.write_obstacles(world)?;
         self.frame += 1;
         Ok(())
     }

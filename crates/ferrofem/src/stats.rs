@@ -176,6 +176,14 @@ pub struct StepStats {
     pub contacts: usize,
     /// Most PGS sweeps over bodies.
     pub pgs_iterations: usize,
+    /// The constraint solver that ran (`pgs`, `non-smooth-newton`; empty without constraints).
+    pub constraint_solver: &'static str,
+    /// Non-smooth Newton steps of the step, all local-global iterations together.
+    pub newton_iterations: usize,
+    /// Conjugate-residual iterations of those Newton steps.
+    pub cr_iterations: usize,
+    /// `‖Φ‖∞` of the NCP functions at the start of the last Newton step (m).
+    pub ncp_residual: f64,
     /// Sum of normal contact forces over bodies (N).
     pub total_normal_force: f64,
     /// Deepest penetration over bodies (m).

@@ -80,12 +80,10 @@ impl World {
         let start = Instant::now();
         let mut times = StageTimes::default();
         let (model, state) = (&self.model, &mut self.state);
-        if self.integrator.resolves_contact() {
-            let (trees, contacts) = (&mut self.surface_trees, &mut self.contacts);
-            times.time(Stage::DetectContacts, || {
-                detect_contacts(model, &state.bodies, trees, state.time, contacts)
-            });
-        }
+        let (trees, contacts) = (&mut self.surface_trees, &mut self.contacts);
+        times.time(Stage::DetectContacts, || {
+            detect_contacts(model, &state.bodies, trees, state.time, contacts)
+        });
         self.integrator.step(model, state, &self.contacts, &mut self.constraints, &mut times, observe)?;
         state.time += model.time_step;
         state.step += 1;
@@ -133,6 +131,8 @@ impl World {
     fn step_stats(&self, stage_ms: StageTimes, step_ms: f64) -> StepStats {
         let (model, state, space) = (&self.model, &self.state, &self.constraints);
         let bodies: Vec<BodyStepStats> = (0..model.bodies.len()).map(|i| self.body_stats(i)).collect();
+        let newton =
+            Some(space.solve).filter(|s| !space.groups.is_empty() && s.method == "non-smooth-newton");
         StepStats {
             step: state.step,
             time: state.time,
@@ -144,6 +144,10 @@ impl World {
             elastic_energy: bodies.iter().map(|b| b.elastic_energy).sum(),
             contacts: space.contact_count(),
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
+            constraint_solver: if space.groups.is_empty() { "" } else { space.solve.method },
+            newton_iterations: newton.map_or(0, |s| s.iterations),
+            cr_iterations: newton.map_or(0, |s| s.linear_iterations),
+            ncp_residual: newton.map_or(0.0, |s| s.residual),
             total_normal_force: space.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
             constraint_violation: space.violation,
@@ -162,7 +166,9 @@ impl World {
         BodyStepStats {
             kinetic_energy: s.kinetic_energy(body),
             contacts: space.contacts_of(i),
-            pgs_iterations: rows.map_or(0, |_| space.solve.iterations),
+            pgs_iterations: rows
+                .filter(|_| space.solve.method == "pgs")
+                .map_or(0, |_| space.solve.iterations),
             pgs_error: rows.map_or(0.0, |_| space.solve.error),
             total_normal_force: space.normal_force_on(i),
             max_penetration: max_penetration(s, contacts, &self.model.obstacles, self.state.time),

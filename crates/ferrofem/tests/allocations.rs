@@ -70,15 +70,15 @@ fn the_constraint_path_allocates_nothing_in_a_steady_state() {
         for round in 0..4 {
             let c = [
                 count(|| space.assemble(model, w.contacts(), &state.bodies, t)),
-                count(|| build_delassus(&mut space, &compliances, h, method)),
+                count(|| build_delassus(&mut space, &compliances, h, method, false)),
                 count(|| {
                     solve_constraints(
                         &mut space,
                         &mut warm,
                         v_free,
                         &compliances,
-                        h,
-                        &model.constraint_solver,
+                        model,
+                        model.constraint_solver.solver(false),
                     )
                 }),
                 count(|| {

@@ -214,6 +214,12 @@ impl Body {
         self.shape.vertices().iter().flatten().copied().collect()
     }
 
+    /// Whether the body is a membrane (cloth): its surface is two-sided, so
+    /// contact normals of its triangles point to the side a point is on.
+    pub fn is_membrane(&self) -> bool {
+        matches!(self.shape, Shape::Shell(..))
+    }
+
     /// The tet mesh of a solid (`None` for a membrane).
     pub fn tet_mesh(&self) -> Option<&TetMesh> {
         match &self.shape {

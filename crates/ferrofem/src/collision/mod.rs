@@ -282,7 +282,7 @@ pub fn obstacle_contacts(
             .enumerate()
             .filter_map(|(k, p)| {
                 let hit = tree.closest(positions, p, driven)?;
-                let m = hit.normal(positions);
+                let m = hit.facing_normal(positions, p, body.is_membrane());
                 let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
                 let mut found = contact(held, o, -m, m.dot(&(p - hit.point)), settings, obs.friction);
                 found.obstacle_vertex = Some(k);

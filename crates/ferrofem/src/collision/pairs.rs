@@ -94,7 +94,7 @@ pub fn detect_pair_contacts(
                 .filter_map(|&v| {
                     let p = point(positions[a], v);
                     let hit = trees[b].closest(xb, &p, |t| a == b && t.contains(&v))?;
-                    let n = hit.normal(xb);
+                    let n = hit.facing_normal(xb, &p, bodies[b].is_membrane());
                     let (t1, t2) = tangents(&n);
                     Some(PairContact {
                         a,

@@ -31,6 +31,17 @@ impl SurfaceHit {
         let [a, b, c] = self.triangle.map(|i| point(x, i));
         (b - a).cross(&(c - a)).normalize()
     }
+
+    /// The normal facing a point `p`, for a triangle of a membrane (whose
+    /// two sides are both outside); a solid's outward normal otherwise.
+    pub fn facing_normal(&self, x: &[f64], p: &Vector3<f64>, two_sided: bool) -> Vector3<f64> {
+        let n = self.normal(x);
+        if two_sided && n.dot(&(p - self.point)) < 0.0 {
+            -n
+        } else {
+            n
+        }
+    }
 }
 
 /// Surface triangles of one body (volume numbering) and their BVH, whose

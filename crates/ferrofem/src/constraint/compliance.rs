@@ -16,8 +16,9 @@ pub enum Compliance {
     /// `A_s`, its three axes as right-hand sides (local-global, zeng2025 eq. 6).
     Kronecker(Arc<Ldlt>),
     /// `A = A_s ⊗ I₃` by the sparse inverse `S = L⁻¹` of `A_s`:
-    /// `A⁻¹ = Pᵀ Sᵀ D⁻¹ S P` per axis (zeng2025 eq. 7–8).
-    SparseInverse(Arc<SparseInverse>),
+    /// `A⁻¹ = Pᵀ Sᵀ D⁻¹ S P` per axis (zeng2025 eq. 7–8), with the factor
+    /// of `A_s` it was built from.
+    SparseInverse(Arc<SparseInverse>, Arc<Ldlt>),
 }
 
 impl Compliance {
@@ -27,6 +28,15 @@ impl Compliance {
         match self {
             Compliance::Ldlt(f) => Some(f),
             _ => None,
+        }
+    }
+
+    /// The factor of the scalar `A_s` when `A = A_s ⊗ I₃`, which the
+    /// Delassus builders use instead of a `3n × 3n` one.
+    pub fn scalar_factor(&self) -> Option<&Arc<Ldlt>> {
+        match self {
+            Compliance::Ldlt(_) => None,
+            Compliance::Kronecker(f) | Compliance::SparseInverse(_, f) => Some(f),
         }
     }
 
@@ -44,7 +54,7 @@ impl Compliance {
                 b.extend_from_slice(col);
                 f.solve_interleaved::<3>(&b, col, &mut columns);
             }),
-            Compliance::SparseInverse(s) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
+            Compliance::SparseInverse(s, _) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
                 b.clear();
                 b.extend_from_slice(col);
                 s.apply_many::<3>(&b, col, &mut scratch);
@@ -82,8 +92,10 @@ mod tests {
         let a = scalar(17);
         let full = Compliance::Ldlt(factor(&a.kron_identity(3)));
         let f = factor(&a);
-        let others =
-            [Compliance::Kronecker(f.clone()), Compliance::SparseInverse(Arc::new(SparseInverse::new(&f)))];
+        let others = [
+            Compliance::Kronecker(f.clone()),
+            Compliance::SparseInverse(Arc::new(SparseInverse::new(&f)), f.clone()),
+        ];
         let b: Vec<f64> = (0..2 * 51).map(|i| ((i * 7 % 11) as f64 - 5.0) * 0.3).collect();
         let mut expected = b.clone();
         full.solve_in_place(&mut expected, 2);

@@ -42,6 +42,12 @@ pub struct ConstraintSpace {
     pub(crate) laws: Vec<ConstraintGroup>,
     /// Diagonal blocks `W_αα` (scratch of PGS).
     pub(crate) blocks: Vec<(usize, nalgebra::Matrix3<f64>)>,
+    /// Complementarity scale `r` per row (scratch of the non-smooth Newton).
+    pub(crate) scale: Vec<f64>,
+    /// Scratch of the non-smooth Newton.
+    pub(crate) newton: crate::solver::NewtonScratch,
+    /// A vector of `W λ` (scratch).
+    pub(crate) scratch: Vec<f64>,
 }
 
 impl ConstraintSpace {

@@ -6,6 +6,7 @@
 
 mod dense;
 mod isodof;
+mod kronecker;
 mod unbuilt;
 
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost, IsodofReuse};
@@ -17,6 +18,7 @@ use crate::stats::DelassusRecord;
 
 pub use dense::dense;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
+pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
 
 /// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
@@ -52,25 +54,32 @@ pub struct DelassusWorkspace {
 
 impl DelassusWorkspace {
     /// `W_b = H_b A_b⁻¹ H_bᵀ` by `method` (`auto`: the cheapest predicted,
-    /// with `sweeps` expected solver sweeps); an empty slice when the
-    /// method leaves it unbuilt. A compliance without a `3n × 3n` factor
-    /// (the local-global integrator's) is built by the dense method
-    /// through its solves.
+    /// with `sweeps` expected solver sweeps; never `unbuilt` when
+    /// `assembled`); an empty slice when the method leaves it unbuilt. A
+    /// compliance of `A_s ⊗ I₃` (local-global) is built on its scalar
+    /// factor ([`kronecker_isodof_reuse`] unless `dense` or `isodof` is
+    /// named: its factor is constant, so the cache never goes stale).
     pub fn build(
         &mut self,
         compliance: &Compliance,
         h: &CsrMatrix,
         method: DelassusMethod,
         sweeps: f64,
+        assembled: bool,
     ) -> &[f64] {
+        if let Some(f) = compliance.scalar_factor() {
+            return self.build_kronecker(compliance, f, h, method);
+        }
         let predicted = compliance
             .factor()
             .filter(|_| method == DelassusMethod::Auto)
             .map(|f| predict(f, h, &self.cache, sweeps));
         let chosen = match compliance.factor() {
-            Some(_) => predicted.map_or(method, |p| p.cheapest()),
+            Some(_) => predicted.map_or(method, |p| p.cheapest(assembled)),
             None => DelassusMethod::Dense,
         };
+        let chosen =
+            if assembled && chosen == DelassusMethod::Unbuilt { DelassusMethod::IsodofReuse } else { chosen };
         let buf = &mut self.buffers;
         let (w, reuse) = match (chosen, compliance.factor()) {
             (DelassusMethod::Isodof, Some(f)) => isodof(f, h, buf),
@@ -80,27 +89,57 @@ impl DelassusWorkspace {
             }
             _ => (dense(compliance, h, buf), Default::default()),
         };
-        self.record = Some(DelassusRecord {
-            method: chosen.name(),
-            rows: h.nrows(),
-            isodofs: reuse.isodofs,
-            reused_isodofs: reuse.reused,
-            reuse_fraction: if reuse.isodofs > 0 { reuse.reused as f64 / reuse.isodofs as f64 } else { 0.0 },
-            predicted,
-        });
+        self.record = Some(record(chosen, h, reuse, predicted));
         w
+    }
+
+    /// [`Self::build`] for `A = A_s ⊗ I₃` with scalar factor `f`.
+    fn build_kronecker(
+        &mut self,
+        compliance: &Compliance,
+        f: &std::sync::Arc<Ldlt>,
+        h: &CsrMatrix,
+        method: DelassusMethod,
+    ) -> &[f64] {
+        let buf = &mut self.buffers;
+        let (chosen, (w, reuse)) = match method {
+            DelassusMethod::Dense => (method, (dense(compliance, h, buf), Default::default())),
+            DelassusMethod::Isodof => (method, kronecker_isodof(f, h, buf)),
+            _ => (DelassusMethod::IsodofReuse, kronecker_isodof_reuse(&mut self.cache, f, h, buf)),
+        };
+        self.record = Some(record(chosen, h, reuse, None));
+        w
+    }
+}
+
+/// How `W_b` was obtained.
+fn record(
+    chosen: DelassusMethod,
+    h: &CsrMatrix,
+    reuse: IsodofReuse,
+    predicted: Option<DelassusCosts>,
+) -> DelassusRecord {
+    DelassusRecord {
+        method: chosen.name(),
+        rows: h.nrows(),
+        isodofs: reuse.isodofs,
+        reused_isodofs: reuse.reused,
+        reuse_fraction: if reuse.isodofs > 0 { reuse.reused as f64 / reuse.isodofs as f64 } else { 0.0 },
+        predicted,
     }
 }
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
 /// every body with rows, by the body's compliance and `method`; bodies
 /// left unbuilt are listed for the solver, which applies them through
-/// their factor.
+/// their factor; `assembled`: every body's part is built (the non-smooth
+/// Newton needs `W` itself).
 pub fn build_delassus(
     space: &mut ConstraintSpace,
     compliances: &[Option<Compliance>],
     h: f64,
     method: DelassusMethod,
+    assembled: bool,
 ) {
     let ConstraintSpace { groups, bodies, delassus, unbuilt, solve, .. } = space;
     let c = 3 * groups.len();
@@ -109,7 +148,7 @@ pub fn build_delassus(
     let sweeps = solve.iterations.max(10) as f64;
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let wb = body.delassus.build(compliance, &body.jacobian, method, sweeps);
+        let wb = body.delassus.build(compliance, &body.jacobian, method, sweeps, assembled);
         if wb.is_empty() {
             unbuilt.push(b);
             continue;
@@ -181,13 +220,15 @@ pub struct DelassusCosts {
 }
 
 impl DelassusCosts {
-    /// The cheapest method; reuse wins ties with isodof (it keeps the cache warm).
-    pub fn cheapest(&self) -> DelassusMethod {
+    /// The cheapest method (`unbuilt` only when not `assembled`); reuse
+    /// wins ties with isodof (it keeps the cache warm).
+    pub fn cheapest(&self, assembled: bool) -> DelassusMethod {
+        let unbuilt = if assembled { f64::INFINITY } else { self.unbuilt_ms };
         [
             (self.reuse_ms, DelassusMethod::IsodofReuse),
             (self.isodof_ms, DelassusMethod::Isodof),
             (self.dense_ms, DelassusMethod::Dense),
-            (self.unbuilt_ms, DelassusMethod::Unbuilt),
+            (unbuilt, DelassusMethod::Unbuilt),
         ]
         .into_iter()
         .fold((f64::INFINITY, DelassusMethod::IsodofReuse), |best, x| if x.0 < best.0 { x } else { best })

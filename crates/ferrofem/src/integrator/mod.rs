@@ -36,13 +36,6 @@ impl Integrator {
         }
     }
 
-    /// Whether the integrator resolves contact (local-global gains it with
-    /// zeng2025 §5; until then its scenes have no obstacle and its bodies
-    /// pass through each other, so nothing is detected).
-    pub fn resolves_contact(&self) -> bool {
-        matches!(self, Integrator::ImplicitEuler(_))
-    }
-
     /// The integrator's own step, after contact detection;
     /// `observe(body, iteration, q)` sees the iterates of an iterative
     /// integrator (local-global: the start and each global step).
@@ -57,7 +50,7 @@ impl Integrator {
     ) -> Result<(), SimError> {
         match self {
             Integrator::ImplicitEuler(ie) => ie.step(model, state, contacts, constraints, times),
-            Integrator::LocalGlobal(lg) => lg.step(model, state, times, observe),
+            Integrator::LocalGlobal(lg) => lg.step(model, state, contacts, constraints, times, observe),
         }
     }
 

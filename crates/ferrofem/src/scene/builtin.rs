@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 13] = [
+pub const SCENES: [(&str, &str); 18] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -21,6 +21,11 @@ pub const SCENES: [(&str, &str); 13] = [
     ("twisting-bar-lg", include_str!("../../../../scenes/twisting-bar-lg.toml")),
     ("cloth-extension", include_str!("../../../../scenes/cloth-extension.toml")),
     ("hanging-cloth", include_str!("../../../../scenes/hanging-cloth.toml")),
+    ("stick-slide", include_str!("../../../../scenes/stick-slide.toml")),
+    ("drop-lg", include_str!("../../../../scenes/drop-lg.toml")),
+    ("squeezing-ball", include_str!("../../../../scenes/squeezing-ball.toml")),
+    ("cloth-on-knives", include_str!("../../../../scenes/cloth-on-knives.toml")),
+    ("sharp-corner", include_str!("../../../../scenes/sharp-corner.toml")),
 ];
 
 /// Each scene's name and the first comment line of its file.

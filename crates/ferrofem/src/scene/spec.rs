@@ -4,13 +4,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Motion, Rayleigh};
 use crate::collision::ContactSettings;
+use crate::delassus::DelassusMethod;
 use crate::element::Bending;
 use crate::element::{Constitutive, PolarMethod};
+use crate::integrator::local_global::GlobalStepMethod;
 use crate::integrator::local_global::LocalGlobalSettings;
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
 use crate::obstacle::{ObstacleMotion, Shape};
-use crate::solver::ConstraintSolverSettings;
+use crate::solver::{ConstraintSolver, ConstraintSolverSettings};
 
 /// A whole scene file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -387,6 +389,15 @@ impl SceneFile {
         for (i, o) in self.obstacles.iter().enumerate() {
             o.validate(&format!("obstacle[{i}]"))?;
         }
+        let cs = &self.constraint_solver;
+        let local_global = s.integrator == IntegratorKind::LocalGlobal;
+        let newton = matches!(cs.solver(local_global), ConstraintSolver::NonSmoothNewton(_));
+        if newton && cs.delassus == DelassusMethod::Unbuilt {
+            return Err((
+                "constraint_solver.delassus".into(),
+                "the non-smooth Newton needs W assembled: \"unbuilt\" goes with method = \"pgs\"".into(),
+            ));
+        }
         let c = &self.contact;
         if !(c.contact_distance.is_finite() && c.contact_distance >= 0.0 && c.alarm_distance.is_finite())
             || c.alarm_distance < c.contact_distance
@@ -409,22 +420,22 @@ impl SceneFile {
     /// name rather than silently ignored.
     fn validate_local_global(&self) -> Result<(), Invalid> {
         self.local_global.check()?;
-        if !self.obstacles.is_empty() {
+        let constrained = !self.obstacles.is_empty()
+            || self.bodies.len() > 1
+            || self.bodies.iter().any(|b| !b.attach.is_empty() || b.self_collision);
+        if constrained && self.local_global.global_step == GlobalStepMethod::Jacobi {
             return Err((
-                "obstacle".into(),
-                "contact is not supported by the local-global integrator yet; use implicit-euler".into(),
+                "local_global.global_step".into(),
+                "contact and attachments need a complete global step (\"sparse-inverse\" or \"triangular\"): \
+                 the Jacobi baseline has no A⁻¹ to build W from"
+                    .into(),
             ));
         }
         for (i, b) in self.bodies.iter().enumerate() {
             let key = format!("body[{i}]");
-            let unsupported = [
-                (!b.attach.is_empty(), "attach"),
-                (b.self_collision, "self_collision"),
-                (b.damping != crate::body::Rayleigh::default(), "damping"),
-            ];
-            if let Some((_, k)) = unsupported.iter().find(|(on, _)| *on) {
+            if b.damping != crate::body::Rayleigh::default() {
                 return Err((
-                    format!("{key}.{k}"),
+                    format!("{key}.damping"),
                     "not supported by the local-global integrator yet".into(),
                 ));
             }

@@ -1,5 +1,6 @@
 //! Constraint solvers in constraint space (zeng2022 §3.3): the per-contact
-//! Signorini–Coulomb resolution and projected Gauss-Seidel over contacts,
+//! Signorini–Coulomb resolution, projected Gauss-Seidel over contacts and
+//! the non-smooth Newton method of zeng2025 §5,
 //! behind one settings enum ([`ConstraintSolver`]) and one stage
 //! ([`solve_constraints`]).
 //!
@@ -8,6 +9,7 @@
 //! friction obeys `‖λₜ‖ ≤ μ λₙ` and opposes the tangential motion `δₜ`.
 
 pub mod coulomb;
+pub mod newton;
 pub mod pgs;
 mod settings;
 
@@ -16,28 +18,83 @@ use std::collections::HashMap;
 use nalgebra::Vector3;
 
 pub use coulomb::{resolve_contact, ContactState};
+pub use newton::{Complementarity, ComplementarityScale, NewtonScratch, NewtonSettings, NewtonSolve};
 pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve};
 pub use settings::{ConstraintSolver, ConstraintSolverSettings};
 
-use crate::constraint::{Compliance, ConstraintSpace, GroupKey};
-use crate::delassus::{MixedDelassus, UnbuiltBody};
+use serde::Serialize;
 
-/// What the last constraint solve did (sweeps and final relative change of λ).
-pub type ConstraintSolve = PgsSolve;
+use crate::constraint::{Compliance, ConstraintSpace, Group, GroupKey};
+use crate::delassus::{MixedDelassus, UnbuiltBody};
+use crate::Model;
+
+/// What the last constraint solve did: sweeps (PGS) or Newton steps, the
+/// final relative change of λ, and for the non-smooth Newton its CR
+/// iterations and NCP residual.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ConstraintSolve {
+    /// `pgs` or `non-smooth-newton`.
+    pub method: &'static str,
+    /// PGS sweeps or Newton steps.
+    pub iterations: usize,
+    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
+    pub error: f64,
+    /// Conjugate-residual iterations (non-smooth Newton).
+    pub linear_iterations: usize,
+    /// `‖Φ‖∞` at the start of the last Newton step (m; 0 for PGS).
+    pub residual: f64,
+}
 
 /// Stage `solve_constraints` (zeng2022 eq. 14–16): `δ_free = offset +
 /// Σ w h frame·v_free − obstacle shift` per row, `v_free(b, dof)` being the
-/// free-motion velocity, then the settings' solver warm-started from
-/// `warm_start` by key, on the assembled `W` plus the unbuilt bodies'
-/// `h² H_b A_b⁻¹ H_bᵀ`; `warm_start` is replaced by this step's λ.
+/// free-motion velocity, then the solver warm-started from `warm_start` by
+/// key ([`solve_in_space`]); `warm_start` is replaced by this step's λ.
 pub fn solve_constraints(
     space: &mut ConstraintSpace,
     warm_start: &mut HashMap<GroupKey, [f64; 3]>,
     v_free: impl Fn(usize, usize) -> f64,
     compliances: &[Option<Compliance>],
-    h: f64,
-    settings: &ConstraintSolverSettings,
+    model: &Model,
+    solver: ConstraintSolver,
 ) {
+    let h = model.time_step;
+    space.free_gaps.clear();
+    space.impulses.clear();
+    for g in space.groups.iter() {
+        for (row, dir) in g.frame.iter().enumerate() {
+            let mut delta = g.offset[row] - g.obstacle_shift[row];
+            for (b, pts) in g.parts() {
+                for &(i, wgt) in pts.iter() {
+                    delta += wgt * h * (0..3).map(|d| dir[d] * v_free(*b, 3 * i + d)).sum::<f64>();
+                }
+            }
+            space.free_gaps.push(delta);
+        }
+        space.impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
+    }
+    solve_in_space(space, compliances, model, solver);
+    keep_warm_start(space, warm_start);
+}
+
+/// Replaces `warm_start` by the groups' λ.
+pub fn keep_warm_start(space: &ConstraintSpace, warm_start: &mut HashMap<GroupKey, [f64; 3]>) {
+    warm_start.clear();
+    let lambda = &space.impulses;
+    warm_start
+        .extend(space.groups.iter().enumerate().map(|(k, g)| (g.key, [0, 1, 2].map(|d| lambda[3 * k + d]))));
+}
+
+/// Solves `δ = δ_free + W λ` under the groups' laws from the λ in
+/// `space.impulses` (the warm start), on the assembled `W` plus the
+/// unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`; sets `space.solve` and
+/// `space.violation`.
+pub fn solve_in_space(
+    space: &mut ConstraintSpace,
+    compliances: &[Option<Compliance>],
+    model: &Model,
+    solver: ConstraintSolver,
+) {
+    let h = model.time_step;
     let ConstraintSpace {
         groups,
         bodies,
@@ -49,26 +106,32 @@ pub fn solve_constraints(
         violation,
         laws,
         blocks,
+        scale,
+        newton,
+        ..
     } = space;
-    free_gaps.clear();
-    impulses.clear();
-    for g in groups.iter() {
-        for (row, dir) in g.frame.iter().enumerate() {
-            let mut delta = g.offset[row] - g.obstacle_shift[row];
-            for (b, pts) in g.parts() {
-                for &(i, wgt) in pts.iter() {
-                    delta += wgt * h * (0..3).map(|d| dir[d] * v_free(*b, 3 * i + d)).sum::<f64>();
-                }
-            }
-            free_gaps.push(delta);
-        }
-        impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
-    }
     laws.clear();
     laws.extend(groups.iter().map(|g| g.law));
-    let ConstraintSolver::Pgs(pgs) = settings.solver;
-    let pgs = Pgs { settings: pgs };
-    (*solve, *violation) = if unbuilt.is_empty() {
+    let pgs = match solver {
+        ConstraintSolver::Pgs(p) => Pgs { settings: p },
+        ConstraintSolver::NonSmoothNewton(settings) => {
+            assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
+            complementarity_scale(groups, delassus, model, settings.preconditioner, scale);
+            let out = settings.solve(delassus, free_gaps, laws, scale, impulses, newton);
+            let w = AssembledDelassus(delassus);
+            *violation = max_violation(&w, free_gaps, laws, impulses);
+            *solve = ConstraintSolve {
+                method: "non-smooth-newton",
+                iterations: out.iterations,
+                error: out.error,
+                linear_iterations: out.linear_iterations,
+                residual: out.residual,
+            };
+            return;
+        }
+    };
+    let pgs_solve;
+    (pgs_solve, *violation) = if unbuilt.is_empty() {
         let mut w = AssembledDelassus(delassus);
         let out = pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks);
         (out, max_violation(&w, free_gaps, laws, impulses))
@@ -88,9 +151,39 @@ pub fn solve_constraints(
         let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks);
         (out, max_violation(&op, free_gaps, laws, impulses))
     };
-    warm_start.clear();
-    warm_start
-        .extend(groups.iter().enumerate().map(|(k, g)| (g.key, [0, 1, 2].map(|d| impulses[3 * k + d]))));
+    *solve = ConstraintSolve {
+        method: "pgs",
+        iterations: pgs_solve.iterations,
+        error: pgs_solve.error,
+        ..Default::default()
+    };
+}
+
+/// The complementarity scale `r` per row (zeng2025 §5.4): the diagonal of
+/// the assembled `h² H A⁻¹ Hᵀ` (eq. 28), or `h² Σ w²/m` of the points'
+/// vertices (Macklin et al. 2019's `h² [H M⁻¹ Hᵀ]_jj`, the same for a
+/// group's three unit rows).
+fn complementarity_scale(
+    groups: &[Group],
+    w: &[f64],
+    model: &Model,
+    kind: ComplementarityScale,
+    r: &mut Vec<f64>,
+) {
+    let c = 3 * groups.len();
+    r.clear();
+    match kind {
+        ComplementarityScale::SystemInverse => r.extend((0..c).map(|j| w[j * c + j])),
+        ComplementarityScale::MassInverse => {
+            let h2 = model.time_step * model.time_step;
+            for g in groups {
+                let mass = |b: usize, v: usize| model.bodies[b].mass[v];
+                let s: f64 =
+                    g.parts().iter().flat_map(|(b, p)| p.iter().map(|&(v, wt)| wt * wt / mass(*b, v))).sum();
+                r.extend([h2 * s; 3]);
+            }
+        }
+    }
 }
 
 /// `δ = δ_free + W λ` per group: the largest attachment miss `|δ|` or

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::newton::{Complementarity, ComplementarityScale, NewtonSettings};
 use super::PgsSettings;
 use crate::delassus::DelassusMethod;
 
@@ -12,6 +13,8 @@ use crate::delassus::DelassusMethod;
 pub enum ConstraintSolver {
     /// Projected Gauss-Seidel (zeng2022 eq. 16).
     Pgs(PgsSettings),
+    /// Non-smooth Newton with conjugate residuals (zeng2025 §5.2–5.4).
+    NonSmoothNewton(NewtonSettings),
 }
 
 impl Default for ConstraintSolver {
@@ -24,58 +27,129 @@ impl Default for ConstraintSolver {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(try_from = "SolverSpec")]
 pub struct ConstraintSolverSettings {
-    /// Which solver, with its stopping rule.
-    pub solver: ConstraintSolver,
+    /// Which solver, with its stopping rule; `None`: the integrator's own
+    /// (PGS under implicit Euler, non-smooth Newton under local-global).
+    pub solver: Option<ConstraintSolver>,
     /// How the Delassus operator `W` is obtained.
     pub delassus: DelassusMethod,
+    /// A tolerance given without a method, for the integrator's own solver.
+    pub tolerance: Option<f64>,
 }
 
 impl ConstraintSolverSettings {
     /// PGS with the given stopping rule, `W` by `auto`.
     pub fn pgs(max_iterations: usize, tolerance: f64) -> Self {
         ConstraintSolverSettings {
-            solver: ConstraintSolver::Pgs(PgsSettings { max_iterations, tolerance }),
+            solver: Some(ConstraintSolver::Pgs(PgsSettings { max_iterations, tolerance })),
             delassus: DelassusMethod::default(),
+            tolerance: None,
+        }
+    }
+
+    /// The solver that runs: the one named, else the integrator's own.
+    pub fn solver(&self, local_global: bool) -> ConstraintSolver {
+        match (self.solver, local_global) {
+            (Some(s), _) => s,
+            (None, false) => {
+                let d = PgsSettings::default();
+                ConstraintSolver::Pgs(PgsSettings { tolerance: self.tolerance.unwrap_or(d.tolerance), ..d })
+            }
+            (None, true) => {
+                let d = NewtonSettings::default();
+                ConstraintSolver::NonSmoothNewton(NewtonSettings {
+                    tolerance: self.tolerance.unwrap_or(d.tolerance),
+                    ..d
+                })
+            }
         }
     }
 }
 
 /// The solvers a scene can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum SolverKind {
-    #[default]
     Pgs,
+    NonSmoothNewton,
 }
 
 /// The scene file's form of [`ConstraintSolverSettings`].
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SolverSpec {
-    #[serde(default)]
-    method: SolverKind,
+    method: Option<SolverKind>,
     max_iterations: Option<usize>,
     tolerance: Option<f64>,
+    complementarity: Option<Complementarity>,
+    preconditioner: Option<ComplementarityScale>,
+    newton_iterations: Option<usize>,
+    cr_iterations: Option<usize>,
     #[serde(default)]
     delassus: DelassusMethod,
+}
+
+impl SolverSpec {
+    /// The method named, or implied by the keys given (`None`: neither).
+    fn kind(&self) -> Result<Option<SolverKind>, String> {
+        let newton = [
+            self.complementarity.is_some().then_some("complementarity"),
+            self.preconditioner.is_some().then_some("preconditioner"),
+            self.newton_iterations.is_some().then_some("newton_iterations"),
+            self.cr_iterations.is_some().then_some("cr_iterations"),
+        ];
+        let newton_key = newton.iter().flatten().next();
+        match (self.method, newton_key, self.max_iterations) {
+            (Some(SolverKind::Pgs), Some(k), _) => {
+                Err(format!("`{k}` belongs to method = \"non-smooth-newton\", not \"pgs\""))
+            }
+            (Some(SolverKind::NonSmoothNewton), _, Some(_)) | (None, Some(_), Some(_)) => Err(
+                "`max_iterations` is PGS's; the non-smooth Newton takes `newton_iterations` and `cr_iterations`"
+                    .into(),
+            ),
+            (Some(k), _, _) => Ok(Some(k)),
+            (None, Some(_), None) => Ok(Some(SolverKind::NonSmoothNewton)),
+            (None, None, Some(_)) => Ok(Some(SolverKind::Pgs)),
+            (None, None, None) => Ok(None),
+        }
+    }
 }
 
 impl TryFrom<SolverSpec> for ConstraintSolverSettings {
     type Error = String;
 
     fn try_from(s: SolverSpec) -> Result<Self, String> {
-        let d = PgsSettings::default();
-        let max_iterations = s.max_iterations.unwrap_or(d.max_iterations);
-        let tolerance = s.tolerance.unwrap_or(d.tolerance);
-        if max_iterations == 0 {
-            return Err("max_iterations must be at least 1".into());
+        if let Some(t) = s.tolerance {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(format!("tolerance = {t}: must be finite and ≥ 0"));
+            }
         }
-        if !(tolerance.is_finite() && tolerance >= 0.0) {
-            return Err(format!("tolerance = {tolerance}: must be finite and ≥ 0"));
-        }
-        let solver = match s.method {
-            SolverKind::Pgs => ConstraintSolver::Pgs(PgsSettings { max_iterations, tolerance }),
+        let at_least_one = |v: Option<usize>, key: &str| match v {
+            Some(0) => Err(format!("{key} must be at least 1")),
+            _ => Ok(()),
         };
-        Ok(ConstraintSolverSettings { solver, delassus: s.delassus })
+        at_least_one(s.max_iterations, "max_iterations")?;
+        at_least_one(s.newton_iterations, "newton_iterations")?;
+        at_least_one(s.cr_iterations, "cr_iterations")?;
+        let solver = match s.kind()? {
+            None => None,
+            Some(SolverKind::Pgs) => {
+                let d = PgsSettings::default();
+                Some(ConstraintSolver::Pgs(PgsSettings {
+                    max_iterations: s.max_iterations.unwrap_or(d.max_iterations),
+                    tolerance: s.tolerance.unwrap_or(d.tolerance),
+                }))
+            }
+            Some(SolverKind::NonSmoothNewton) => {
+                let d = NewtonSettings::default();
+                Some(ConstraintSolver::NonSmoothNewton(NewtonSettings {
+                    complementarity: s.complementarity.unwrap_or(d.complementarity),
+                    preconditioner: s.preconditioner.unwrap_or(d.preconditioner),
+                    iterations: s.newton_iterations.unwrap_or(d.iterations),
+                    linear_iterations: s.cr_iterations.unwrap_or(d.linear_iterations),
+                    tolerance: s.tolerance.unwrap_or(d.tolerance),
+                }))
+            }
+        };
+        Ok(ConstraintSolverSettings { solver, delassus: s.delassus, tolerance: s.tolerance })
     }
 }

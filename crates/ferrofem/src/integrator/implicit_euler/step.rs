@@ -14,7 +14,7 @@ use crate::constraint::{Compliance, ConstraintSpace};
 use crate::delassus::build_delassus;
 use crate::error::guard;
 use crate::integrator::ImplicitEulerSettings;
-use crate::solver::solve_constraints;
+use crate::solver::{solve_constraints, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
 
@@ -107,12 +107,16 @@ impl ImplicitEuler {
         let compliances = &mut self.compliances;
         compliances.clear();
         compliances.extend(self.bodies.iter().map(factor));
-        let solver = &model.constraint_solver;
-        times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, solver.delassus));
+        let settings = &model.constraint_solver;
+        let solver = settings.solver(false);
+        let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
+        times.time(Stage::BuildDelassus, || {
+            build_delassus(space, compliances, h, settings.delassus, assembled)
+        });
         let (ws, states) = (&self.bodies, &state.bodies);
         let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
         times.time(Stage::SolveConstraints, || {
-            solve_constraints(space, &mut state.warm_start, v_free, compliances, h, solver)
+            solve_constraints(space, &mut state.warm_start, v_free, compliances, model, solver)
         });
         let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
         guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;

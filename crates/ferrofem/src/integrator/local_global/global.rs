@@ -153,9 +153,9 @@ impl GlobalSolver {
     /// (`None` for the Jacobi baseline, which has no complete solve).
     pub fn compliance(&self) -> Option<Compliance> {
         match (&self.inverse, &self.factor) {
-            (Some(s), _) => Some(Compliance::SparseInverse(s.clone())),
-            (None, Some(f)) => Some(Compliance::Kronecker(f.clone())),
-            (None, None) => None,
+            (Some(s), Some(f)) => Some(Compliance::SparseInverse(s.clone(), f.clone())),
+            (_, Some(f)) => Some(Compliance::Kronecker(f.clone())),
+            (_, None) => None,
         }
     }
 

@@ -6,12 +6,15 @@
 //! approximated by one Jacobi iteration (the incomplete baseline).
 //!
 //! A step: `predict` (`q̃ = q + h v + h² g`) → k × { `local_step` →
-//! `global_step` } → `integrate` (`v = (q − q_t)/h`). Contact for this
-//! integrator is a later addition: its constraint rows will enter the
-//! global step through `J A⁻¹ Jᵀ` (eq. 22), which each body's
-//! [`crate::constraint::Compliance`] (the sparse inverse or the factor of
-//! `A_s`) already provides, so `A` stays constant.
+//! `global_step` → `solve_constraints` → `correct` } → `integrate`
+//! (`v = (q − q_t)/h`). Contacts and attachments are the constraint stack
+//! shared with implicit Euler; they enter every global step through
+//! Lagrange multipliers ([`constrained`], zeng2025 §5), with
+//! `W = h² H A⁻¹ Hᵀ` built once per step from each body's
+//! [`crate::constraint::Compliance`] (the factor of `A_s`), so `A` stays
+//! constant.
 
+pub mod constrained;
 pub mod energy;
 pub mod global;
 pub mod local;

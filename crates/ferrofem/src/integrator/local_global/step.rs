@@ -1,16 +1,22 @@
 //! The local-global integrator's workspace and its step (zeng2025
-//! Algorithm 2): `predict` → k × { `local_step` → `global_step` } →
-//! `integrate`.
+//! Algorithm 2–4): `predict` → `assemble_constraints` → `build_delassus`
+//! → k × { `local_step` → `global_step` → `solve_constraints` → `correct` }
+//! → `integrate`.
 
 use nalgebra::Vector3;
 
+use super::constrained::{self, add_constraint_forces};
 use super::energy::elastic_energy;
 use super::global::{pinned_global_matrix, GlobalSolver, GlobalStepMethod};
 use super::local::{assemble_rhs, local_step, Projections};
 use super::terms::Pin;
 use super::{Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
+use crate::collision::Contacts;
+use crate::constraint::{Compliance, ConstraintSpace};
+use crate::delassus::build_delassus;
 use crate::error::guard;
+use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
 
@@ -27,6 +33,12 @@ struct Workspace {
     x: Vec<f64>,
     next: Vec<f64>,
     previous: Vec<f64>,
+    /// Chebyshev's ω of the step's iteration.
+    omega: f64,
+    /// Scratch of the constraint rows: this body's λ, and of the
+    /// correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
+    lambda: Vec<f64>,
+    correction: [Vec<f64>; 2],
 }
 
 /// The local-global integrator (zeng2025 §3.3–4): its settings and one
@@ -36,6 +48,10 @@ pub struct LocalGlobal {
     /// Iterations and global-step method.
     pub settings: LocalGlobalSettings,
     bodies: Vec<Workspace>,
+    /// Each body's compliance (`A⁻¹` by its sparse inverse or factor).
+    compliances: Vec<Option<Compliance>>,
+    /// `λᵏ` of the iteration (scratch of the correction).
+    previous_impulses: Vec<f64>,
 }
 
 /// Pins of a body's kinematic vertices; their weights are set with the
@@ -70,9 +86,12 @@ impl LocalGlobal {
                 x: vec![0.0; n],
                 next: vec![0.0; n],
                 previous: vec![0.0; n],
+                omega: 1.0,
+                lambda: Vec::new(),
+                correction: [Vec::new(), Vec::new()],
             });
         }
-        Ok(LocalGlobal { settings, bodies })
+        Ok(LocalGlobal { settings, bodies, compliances: Vec::new(), previous_impulses: Vec::new() })
     }
 
     /// The global solver of a body (its `A_s`, factor and sparse inverse).
@@ -90,38 +109,153 @@ impl LocalGlobal {
         &self.bodies[body].predicted
     }
 
-    /// One step of every body, calling `observe(body, iteration, q)` after
-    /// every global step (iteration 1…k) and once with the starting iterate
-    /// (iteration 0: `q̃` with pins on their targets).
+    /// One step of the world (zeng2025 Algorithm 3–4): `predict`, the
+    /// constraint rows and `W` once, then k × { `local_step` →
+    /// `global_step` → `solve_constraints` → `correct` } over all bodies,
+    /// then `integrate`. Calls `observe(body, iteration, q)` after every
+    /// iteration (1…k) and once with the starting iterate (0: `q̃` with
+    /// pins on their targets).
     pub fn step(
         &mut self,
         model: &Model,
         state: &mut State,
+        contacts: &Contacts,
+        space: &mut ConstraintSpace,
         times: &mut StageTimes,
         mut observe: impl FnMut(usize, usize, &[f64]),
     ) -> Result<(), SimError> {
         let step = state.step + 1;
         let (h, g, settings) = (model.time_step, model.gravity, self.settings);
-        let t_next = state.time + h;
-        for (b, body) in model.bodies.iter().enumerate() {
-            let (s, w) = (&mut state.bodies[b], &mut self.bodies[b]);
+        let (t, t_next) = (state.time, state.time + h);
+        for (b, w) in self.bodies.iter_mut().enumerate() {
+            let s = &state.bodies[b];
             predict(w, &s.positions, &s.velocities, h, g, t_next);
             observe(b, 0, &w.x);
-            let mut omega = 1.0;
-            for k in 0..settings.iterations {
+        }
+        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
+        let constrained = !space.groups.is_empty();
+        if constrained {
+            self.prepare_constraints(model, state, space, times)?;
+        }
+        let solver = model.constraint_solver.solver(true);
+        let mut total = ConstraintSolve::default();
+        for k in 0..settings.iterations {
+            for (b, body) in model.bodies.iter().enumerate() {
+                let w = &mut self.bodies[b];
                 times.time(Stage::LocalStep, || {
                     local_step(body, &w.x, &mut w.projections);
                     assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs);
                 });
-                times.time(Stage::GlobalStep, || global_step(w, settings, k, &mut omega));
+                if !space.bodies[b].is_empty() {
+                    add_constraint_forces(space, b, h, &mut w.rhs, &mut w.lambda);
+                }
+                times.time(Stage::GlobalStep, || global_step(w, settings, k));
                 guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
+            }
+            if constrained {
+                self.constrain(model, state, space, times, solver, &mut total);
+                let first = &model.bodies[space.groups[0].parts()[0].0];
+                guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+            }
+            for (b, w) in self.bodies.iter().enumerate() {
                 observe(b, k + 1, &w.x);
             }
+        }
+        if constrained {
+            self.finish_constraints(model, state, space, total, step)?;
+        }
+        for (b, s) in state.bodies.iter_mut().enumerate() {
+            let w = &self.bodies[b];
             times.time(Stage::Integrate, || {
                 for ((v, q), x) in s.velocities.iter_mut().zip(&mut s.positions).zip(&w.x) {
                     *v = (x - *q) / h;
                     *q = *x;
                 }
+            });
+        }
+        Ok(())
+    }
+
+    /// Each body's compliance, `W` once for the step (stage
+    /// `build_delassus`, zeng2025 eq. 26–27) and `λ⁰` from the last step.
+    fn prepare_constraints(
+        &mut self,
+        model: &Model,
+        state: &State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+    ) -> Result<(), SimError> {
+        self.compliances.clear();
+        self.compliances.extend(self.bodies.iter().map(|w| w.global.compliance()));
+        for (b, body) in model.bodies.iter().enumerate() {
+            if self.compliances[b].is_none() && !space.bodies[b].is_empty() {
+                return Err(SimError::Body {
+                    body: body.name.clone(),
+                    message: "contact and attachments need a complete global step: \
+                              local_global.global_step = \"sparse-inverse\" or \"triangular\""
+                        .into(),
+                });
+            }
+        }
+        let (h, method) = (model.time_step, model.constraint_solver.delassus);
+        let compliances = &self.compliances;
+        times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+        space.impulses.clear();
+        for g in &space.groups {
+            space.impulses.extend_from_slice(&state.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
+        }
+        Ok(())
+    }
+
+    /// Stages `solve_constraints` and `correct` of one iteration.
+    fn constrain(
+        &mut self,
+        model: &Model,
+        state: &State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        solver: ConstraintSolver,
+        total: &mut ConstraintSolve,
+    ) {
+        let (compliances, previous) = (&self.compliances, &mut self.previous_impulses);
+        times.time(Stage::SolveConstraints, || {
+            let x: Vec<&[f64]> = self.bodies.iter().map(|w| w.x.as_slice()).collect();
+            let x0: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
+            constrained::free_gaps(space, &x, &x0);
+            constrained::solve(space, compliances, model, solver, previous, total);
+        });
+        for (b, w) in self.bodies.iter_mut().enumerate() {
+            let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };
+            times.time(Stage::Correct, || {
+                constrained::correct(space, b, c, previous, model.time_step, &mut w.x, &mut w.correction)
+            });
+        }
+    }
+
+    /// After the iterations: the step's forces `H_bᵀ λ`, its solve figures,
+    /// the warm start of the next step, and the violation check.
+    fn finish_constraints(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        space: &mut ConstraintSpace,
+        total: ConstraintSolve,
+        step: usize,
+    ) -> Result<(), SimError> {
+        space.solve = total;
+        keep_warm_start(space, &mut state.warm_start);
+        for (b, w) in self.bodies.iter_mut().enumerate() {
+            if !space.bodies[b].is_empty() {
+                constrained::constraint_forces(space, b, &mut w.lambda);
+            }
+        }
+        let limit = model.contact.alarm_distance.max(1e-6);
+        if space.violation > limit {
+            return Err(SimError::Constraints {
+                step,
+                sweeps: total.iterations,
+                violation: space.violation,
+                limit,
             });
         }
         Ok(())
@@ -146,20 +280,23 @@ fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next:
         (0..3).for_each(|d| w.x[3 * p.vertex + d] = t[d]);
     }
     w.projections.reset_duals();
+    w.omega = 1.0;
 }
 
-/// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8), or one Jacobi
-/// iteration, Chebyshev-accelerated when asked (Wang 2015).
-fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize, omega: &mut f64) {
+/// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint
+/// forces in `b`: eq. 23b), or one Jacobi iteration, Chebyshev-accelerated
+/// when asked (Wang 2015).
+fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize) {
     if settings.global_step != GlobalStepMethod::Jacobi {
         return w.global.solve(&w.rhs, &mut w.x);
     }
     w.global.jacobi(&w.rhs, &w.x, &mut w.next);
     if let Some(c) = settings.chebyshev {
-        *omega = chebyshev_omega(c, k, *omega);
+        w.omega = chebyshev_omega(c, k, w.omega);
+        let omega = w.omega;
         for ((n, x), p) in w.next.iter_mut().zip(&w.x).zip(&w.previous) {
             let p = if k == 0 { *x } else { *p };
-            *n = *omega * (c.gamma * (*n - x) + x - p) + p;
+            *n = omega * (c.gamma * (*n - x) + x - p) + p;
         }
     }
     w.previous.copy_from_slice(&w.x);

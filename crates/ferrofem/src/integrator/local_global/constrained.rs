@@ -1,0 +1,100 @@
+//! The constrained global step (zeng2025 §5.1–5.3, Algorithm 3–4): the
+//! constraint forces enter every global step through Lagrange multipliers,
+//! `q = A⁻¹(b + h² Hᵀ λ)` (eq. 23b), with `λ` from the complementarity
+//! problem of that iteration solved on `W = h² H A⁻¹ Hᵀ`, built once per
+//! step. `A` stays constant: no refactorization, whatever the contacts.
+//!
+//! In constraint space an iteration reads: `δ(q) = offset + H (q − q_t) −
+//! obstacle shift` per row (the gap for normal rows and attachments, the
+//! slip over the step for friction rows, zeng2025 eq. 40); with `q` the
+//! global step's result under the current `λᵏ`, the problem is
+//! `δ = δ_free + W λ` with `δ_free = δ(q) − W λᵏ`, solved from `λᵏ` by the
+//! world's constraint solver (non-smooth Newton or PGS); then the
+//! correction `q += h² A⁻¹ Hᵀ (λᵏ⁺¹ − λᵏ)` (stage `correct`).
+
+use crate::constraint::{transpose_times, Compliance, ConstraintSpace};
+use crate::solver::newton::delassus_times;
+use crate::solver::{solve_in_space, ConstraintSolve, ConstraintSolver};
+use crate::Model;
+
+/// `δ_free` per row for the iterates `x` of the bodies against their
+/// start-of-step positions `x0` (eq. 40), less `W λᵏ` (`space.impulses`).
+pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
+    let ConstraintSpace { groups, free_gaps, delassus, impulses, .. } = space;
+    free_gaps.clear();
+    for g in groups.iter() {
+        for (row, dir) in g.frame.iter().enumerate() {
+            let mut delta = g.offset[row] - g.obstacle_shift[row];
+            for (b, pts) in g.parts() {
+                for &(i, wgt) in pts.iter() {
+                    delta +=
+                        wgt * (0..3).map(|d| dir[d] * (x[*b][3 * i + d] - x0[*b][3 * i + d])).sum::<f64>();
+                }
+            }
+            free_gaps.push(delta);
+        }
+    }
+    let mut w_lambda = std::mem::take(&mut space.scratch);
+    w_lambda.resize(free_gaps.len(), 0.0);
+    delassus_times(delassus, impulses, &mut w_lambda);
+    free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
+    space.scratch = w_lambda;
+}
+
+/// Stage `solve_constraints` of one iteration: λ from `δ = δ_free + W λ`,
+/// warm-started from `λᵏ`, whose value is kept in `previous`.
+pub fn solve(
+    space: &mut ConstraintSpace,
+    compliances: &[Option<Compliance>],
+    model: &Model,
+    solver: ConstraintSolver,
+    previous: &mut Vec<f64>,
+    total: &mut ConstraintSolve,
+) {
+    previous.clear();
+    previous.extend_from_slice(&space.impulses);
+    solve_in_space(space, compliances, model, solver);
+    let s = space.solve;
+    total.method = s.method;
+    total.iterations += s.iterations;
+    total.linear_iterations += s.linear_iterations;
+    (total.error, total.residual) = (s.error, s.residual);
+}
+
+/// Stage `correct` for body `b`: `x += h² A⁻¹ H_bᵀ Δλ` with
+/// `Δλ = λᵏ⁺¹ − λᵏ`; `[delta, out]` is scratch.
+pub fn correct(
+    space: &mut ConstraintSpace,
+    b: usize,
+    compliance: &Compliance,
+    previous: &[f64],
+    h: f64,
+    x: &mut [f64],
+    [delta, out]: &mut [Vec<f64>; 2],
+) {
+    delta.clear();
+    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
+    space.bodies[b].correction(compliance, delta, out);
+    x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
+}
+
+/// Sets body `b`'s `forces` to `H_bᵀ λ` (N per DOF); `lambda` is scratch.
+pub fn constraint_forces(space: &mut ConstraintSpace, b: usize, lambda: &mut Vec<f64>) {
+    let rows = &mut space.bodies[b];
+    lambda.clear();
+    lambda.extend(rows.rows.iter().map(|&r| space.impulses[r]));
+    transpose_times(&rows.jacobian, lambda, &mut rows.forces);
+}
+
+/// `b += h² H_bᵀ λ` for body `b` (eq. 23b's right-hand side), leaving
+/// `H_bᵀ λ` in the body's `forces`.
+pub fn add_constraint_forces(
+    space: &mut ConstraintSpace,
+    b: usize,
+    h: f64,
+    rhs: &mut [f64],
+    lambda: &mut Vec<f64>,
+) {
+    constraint_forces(space, b, lambda);
+    rhs.iter_mut().zip(&space.bodies[b].forces).for_each(|(r, f)| *r += h * h * f);
+}

@@ -1,0 +1,511 @@
+//! Non-smooth Newton in constraint space (zeng2025 §5.2–5.4, after Macklin
+//! et al. 2019): the Signorini–Coulomb conditions of `δ = δ_free + W λ`
+//! (`W` = h² H A⁻¹ Hᵀ, assembled once per step) become root-finding on NCP
+//! functions `Φ(λ) = φ(δ(λ), λ) = 0` (eq. 12–14, 46–57); each Newton step
+//! solves `(Ω W + E) Δλ = −Φ` by a few conjugate-residual iterations.
+//!
+//! `Ω` (the non-smooth indicators, eq. 24–25) only scales the rows of the
+//! constant `W`, so `W` is never rebuilt inside the iterations (eq. 26).
+//! The exact Jacobian `Ω W + E` is not symmetric; with `D = Ω^{1/2}` it is
+//! `D (D W D + E) D⁻¹`, so CR runs on the symmetric `D W D + E` for
+//! `y = D⁻¹ Δλ` (rows with `ω = 0` are solved directly: `Δλ = −Φ / E`).
+//! zeng2025's `Ω W Ωᵀ + E` drops one `Ω`; this keeps the Newton direction
+//! exact at the same cost. The complementarity scale `r` (eq. 28) is
+//! `W_jj` from the system inverse, or `h² [H M⁻¹ Hᵀ]_jj` (Macklin's).
+//!
+//! Friction is Macklin's fixed-point form, position-level here (`δₜ` is
+//! the tangential slip over the step, `h` times the sliding velocity, so
+//! the same `r` applies to all rows): with `λₙ > 0`, stick
+//! `Φₜ = δₜ` when `‖δₜ‖ ≤ r (μλₙ − ‖λₜ‖)`, else slip `Φₜ = δₜ + e λₜ` with
+//! `e = (‖δₜ‖ − r(μλₙ − ‖λₜ‖)) / (μλₙ)` held fixed in the step; with
+//! `λₙ ≤ 0`, `Φₜ = r λₜ`. Its roots are exactly the Coulomb law (stick,
+//! or `‖λₜ‖ = μλₙ` against the slip). After each step λ is projected on
+//! the cone (`λₙ ≥ 0`, `‖λₜ‖ ≤ μλₙ`), which leaves the roots unchanged.
+
+use ferrofem_linalg::vector::dot_serial;
+use ferrofem_linalg::ConjugateResidual;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::pgs::ConstraintGroup;
+
+/// The NCP function of the normal rows (zeng2025 eq. 13–14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Complementarity {
+    /// `φ(a, b) = a + b − √(a² + b²)` (eq. 14, 52–54): smooth away from the origin.
+    #[default]
+    FischerBurmeister,
+    /// `φ(a, b) = min(a, b)` (eq. 13, 46–48).
+    MinMap,
+}
+
+/// Where the complementarity scale `r` comes from (zeng2025 §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComplementarityScale {
+    /// `r_j = [h² H A⁻¹ Hᵀ]_jj`, the diagonal of `W` (eq. 28).
+    #[default]
+    SystemInverse,
+    /// `r_j = h² [H M⁻¹ Hᵀ]_jj` (Macklin et al. 2019): blind to stiffness.
+    MassInverse,
+}
+
+/// Settings of the non-smooth Newton solver.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NewtonSettings {
+    /// NCP function of the normal rows.
+    pub complementarity: Complementarity,
+    /// Source of the complementarity scale `r`.
+    pub preconditioner: ComplementarityScale,
+    /// Newton steps per solve: per global step under local-global (the
+    /// paper's one), per time step under implicit Euler.
+    pub iterations: usize,
+    /// Conjugate-residual iterations per Newton step.
+    pub linear_iterations: usize,
+    /// Stop early when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
+    pub tolerance: f64,
+}
+
+impl Default for NewtonSettings {
+    fn default() -> Self {
+        NewtonSettings {
+            complementarity: Complementarity::FischerBurmeister,
+            preconditioner: ComplementarityScale::SystemInverse,
+            iterations: 5,
+            linear_iterations: 10,
+            tolerance: 1e-8,
+        }
+    }
+}
+
+/// What a Newton solve did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct NewtonSolve {
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// Conjugate-residual iterations, all steps together.
+    pub linear_iterations: usize,
+    /// `‖Φ‖∞` at the result (m).
+    pub residual: f64,
+    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
+    pub error: f64,
+}
+
+/// Scratch of the solver, reused from call to call.
+#[derive(Debug, Clone, Default)]
+pub struct NewtonScratch {
+    delta: Vec<f64>,
+    phi: Vec<f64>,
+    omega: Vec<f64>,
+    e: Vec<f64>,
+    d: Vec<f64>,
+    rhs: Vec<f64>,
+    y: Vec<f64>,
+    dlambda: Vec<f64>,
+    tmp: Vec<f64>,
+    scaled: Vec<f64>,
+    base: Vec<f64>,
+    direction: Vec<f64>,
+    rot: Vec<[f64; 2]>,
+    bilateral: Vec<bool>,
+    inv_diag: Vec<f64>,
+    cr: ConjugateResidual,
+}
+
+/// `out = W v` for a row-major `c × c` `W`.
+pub fn delassus_times(w: &[f64], v: &[f64], out: &mut [f64]) {
+    let c = v.len();
+    out.par_iter_mut()
+        .enumerate()
+        .with_min_len(64)
+        .for_each(|(i, o)| *o = dot_serial(&w[i * c..(i + 1) * c], v));
+}
+
+/// Below this, a non-smooth indicator counts as zero.
+const OMEGA_ZERO: f64 = 1e-12;
+
+/// `E` of contact rows is kept at least this fraction of `W_jj` in the
+/// Newton system: a Levenberg–Marquardt-like regularization of sticking
+/// contacts, whose `D W D` is semi-definite when they are dependent (a
+/// stiff body on many points: `W` has rank ≈ 6); it changes the direction,
+/// not the roots. Attachments keep their exact one-step closure.
+const REGULARIZATION: f64 = 1e-4;
+
+/// Step halvings of the line search before the last trial is taken anyway.
+const LINE_SEARCH_HALVINGS: usize = 8;
+
+impl NewtonSettings {
+    /// Solves `δ = free + W λ` under the groups' laws with complementarity
+    /// scale `r` per row; `lambda` holds the warm start and receives the
+    /// result. Each Newton step is safeguarded by a backtracking line search
+    /// on `‖Φ‖²` (min-map's plain Newton cycles without it), the iterate
+    /// projected on the cones.
+    pub fn solve(
+        &self,
+        w: &[f64],
+        free: &[f64],
+        laws: &[ConstraintGroup],
+        r: &[f64],
+        lambda: &mut [f64],
+        s: &mut NewtonScratch,
+    ) -> NewtonSolve {
+        let c = free.len();
+        assert_eq!(w.len(), c * c, "W must be c×c");
+        for v in [&mut s.delta, &mut s.phi, &mut s.omega, &mut s.e, &mut s.d, &mut s.rhs, &mut s.y] {
+            v.clear();
+            v.resize(c, 0.0);
+        }
+        for v in [&mut s.dlambda, &mut s.tmp] {
+            v.clear();
+            v.resize(c, 0.0);
+        }
+        s.rot.clear();
+        s.rot.resize(laws.len(), [1.0, 0.0]);
+        s.bilateral.clear();
+        s.bilateral.extend(laws.iter().map(|l| matches!(l, ConstraintGroup::Attachment)));
+        let mut out = NewtonSolve::default();
+        let merit = self.evaluate(w, free, laws, r, lambda, s);
+        out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
+        let mut merit = merit;
+        for it in 1..=self.iterations.max(1) {
+            if out.residual == 0.0 {
+                break;
+            }
+            out.linear_iterations += self.newton_direction(w, s);
+            s.base.clear();
+            s.base.extend_from_slice(lambda);
+            let mut alpha = 1.0;
+            for _ in 0..LINE_SEARCH_HALVINGS {
+                for ((l, b), d) in lambda.iter_mut().zip(&s.base).zip(&s.dlambda) {
+                    *l = b + alpha * d;
+                }
+                project_on_cones(laws, lambda);
+                let trial = self.evaluate(w, free, laws, r, lambda, s);
+                if trial <= (1.0 - 1e-4 * alpha) * merit {
+                    merit = trial;
+                    break;
+                }
+                merit = trial;
+                alpha *= 0.5;
+            }
+            let change = lambda.iter().zip(&s.base).fold(0.0f64, |m, (l, b)| m.max((l - b).abs()));
+            let size = lambda.iter().fold(0.0f64, |m, l| m.max(l.abs()));
+            out.iterations = it;
+            out.error = if size > 0.0 { change / size } else { change };
+            out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
+            if out.error <= self.tolerance {
+                break;
+            }
+        }
+        out
+    }
+
+    /// `δ = free + W λ`, then `Φ`, `Ω`, `E` there; returns `‖Φ‖²`.
+    fn evaluate(
+        &self,
+        w: &[f64],
+        free: &[f64],
+        laws: &[ConstraintGroup],
+        r: &[f64],
+        lambda: &[f64],
+        s: &mut NewtonScratch,
+    ) -> f64 {
+        delassus_times(w, lambda, &mut s.delta);
+        s.delta.iter_mut().zip(free).for_each(|(d, f)| *d += f);
+        self.linearize(laws, r, lambda, s);
+        s.phi.iter().map(|p| p * p).sum()
+    }
+
+    /// `Φ`, `Ω` and `E` at `δ`, `λ` (eq. 24, 46–57).
+    fn linearize(&self, laws: &[ConstraintGroup], r: &[f64], lambda: &[f64], s: &mut NewtonScratch) {
+        for (k, law) in laws.iter().enumerate() {
+            let i = 3 * k;
+            match *law {
+                ConstraintGroup::Attachment => {
+                    for j in i..i + 3 {
+                        (s.phi[j], s.omega[j], s.e[j]) = (s.delta[j], 1.0, 0.0);
+                    }
+                    s.rot[k] = [1.0, 0.0];
+                }
+                ConstraintGroup::Contact { mu } => {
+                    (s.phi[i], s.omega[i], s.e[i]) = self.normal(s.delta[i], lambda[i], r[i]);
+                    let rt = 0.5 * (r[i + 1] + r[i + 2]);
+                    let f = friction(
+                        [s.delta[i + 1], s.delta[i + 2]],
+                        [lambda[i + 1], lambda[i + 2]],
+                        lambda[i],
+                        mu,
+                        rt,
+                    );
+                    for t in 0..2 {
+                        (s.phi[i + 1 + t], s.omega[i + 1 + t], s.e[i + 1 + t]) =
+                            (f.phi[t], f.omega[t], f.e[t]);
+                    }
+                    s.rot[k] = f.rot;
+                }
+            }
+        }
+    }
+
+    /// `(φₙ, ω, E)` of a normal row (eq. 46–48 or 52–54).
+    fn normal(&self, delta: f64, lambda: f64, r: f64) -> (f64, f64, f64) {
+        let b = r * lambda;
+        match self.complementarity {
+            Complementarity::MinMap if delta <= b => (delta, 1.0, 0.0),
+            Complementarity::MinMap => (b, 0.0, r),
+            Complementarity::FischerBurmeister => {
+                let norm = delta.hypot(b);
+                if norm == 0.0 {
+                    // The kink: the generalized Jacobian along (1, 1).
+                    let g = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
+                    return (0.0, g, g * r);
+                }
+                (delta + b - norm, 1.0 - delta / norm, (1.0 - b / norm) * r)
+            }
+        }
+    }
+
+    /// `Δλ` from `(Ω W + E) Δλ = −Φ`, in the frame where each sliding
+    /// contact's tangents are its slip direction and the one across it
+    /// (`Q`, so that `Ω` and `E` are diagonal): rows with `ω = 0` directly,
+    /// the others by CR on `(D W̃ D + E) y = D⁻¹(−Φ − Ω W̃ Δλ_Z)`,
+    /// `W̃ = Q W Qᵀ`, `Δλ = D y`; then `Δλ ← Qᵀ Δλ`. Returns the CR iterations.
+    fn newton_direction(&self, w: &[f64], s: &mut NewtonScratch) -> usize {
+        let c = s.phi.len();
+        for j in 0..c {
+            let zero = s.omega[j] <= OMEGA_ZERO;
+            s.d[j] = if zero { 0.0 } else { s.omega[j].sqrt() };
+            s.dlambda[j] = if zero { -s.phi[j] / s.e[j] } else { 0.0 };
+        }
+        rotated_times(w, &s.rot, &s.dlambda, &mut s.tmp, &mut s.scaled);
+        s.inv_diag.clear();
+        for j in 0..c {
+            let dj = s.d[j];
+            s.rhs[j] = if dj == 0.0 { 0.0 } else { (-s.phi[j] - s.omega[j] * s.tmp[j]) / dj };
+            let wjj = rotated_diagonal(w, &s.rot, j);
+            if !s.bilateral[j / 3] {
+                s.e[j] = s.e[j].max(REGULARIZATION * wjj);
+            }
+            let diag = dj * dj * wjj + s.e[j];
+            s.inv_diag.push(if diag > 0.0 { 1.0 / diag } else { 1.0 });
+            s.y[j] = 0.0;
+        }
+        let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, .. } = s;
+        dv.clear();
+        dv.resize(c, 0.0);
+        let apply = |v: &[f64], out: &mut [f64]| {
+            dv.iter_mut().zip(v).zip(d.iter()).for_each(|((x, v), d)| *x = d * v);
+            rotated_times(w, rot, dv, tmp, scaled);
+            for j in 0..c {
+                out[j] = if d[j] == 0.0 { e[j] * v[j] } else { d[j] * tmp[j] + e[j] * v[j] };
+            }
+        };
+        let solve = cr.solve(apply, inv_diag, rhs, y, self.linear_iterations, 0.0);
+        for j in 0..c {
+            if s.d[j] != 0.0 {
+                s.dlambda[j] = s.d[j] * s.y[j];
+            }
+        }
+        rotate(&s.rot, &mut s.dlambda, true);
+        solve.iterations
+    }
+}
+
+/// `v ← Q v` (`back`: `v ← Qᵀ v`), `Q` turning each contact's tangent
+/// pair by its `[cos, sin]`.
+fn rotate(rot: &[[f64; 2]], v: &mut [f64], back: bool) {
+    for (k, &[c, s]) in rot.iter().enumerate() {
+        if s == 0.0 && c == 1.0 {
+            continue;
+        }
+        let s = if back { -s } else { s };
+        let (a, b) = (v[3 * k + 1], v[3 * k + 2]);
+        (v[3 * k + 1], v[3 * k + 2]) = (c * a + s * b, -s * a + c * b);
+    }
+}
+
+/// `out = Q W Qᵀ v`; `buf` is scratch.
+fn rotated_times(w: &[f64], rot: &[[f64; 2]], v: &[f64], out: &mut [f64], buf: &mut Vec<f64>) {
+    buf.clear();
+    buf.extend_from_slice(v);
+    rotate(rot, buf, true);
+    delassus_times(w, buf, out);
+    rotate(rot, out, false);
+}
+
+/// `(Q W Qᵀ)_jj`.
+fn rotated_diagonal(w: &[f64], rot: &[[f64; 2]], j: usize) -> f64 {
+    let c = rot.len() * 3;
+    let (k, row) = (j / 3, j % 3);
+    let [cs, sn] = rot[k];
+    if row == 0 || (cs == 1.0 && sn == 0.0) {
+        return w[j * c + j];
+    }
+    let (i1, i2) = (3 * k + 1, 3 * k + 2);
+    let (a, b, d) = (w[i1 * c + i1], w[i1 * c + i2], w[i2 * c + i2]);
+    let (u1, u2) = if row == 1 { (cs, sn) } else { (-sn, cs) };
+    u1 * u1 * a + 2.0 * u1 * u2 * b + u2 * u2 * d
+}
+
+/// A contact's friction rows linearized: `Φ`, `ω` and `E` in the frame
+/// turned by `rot` (`[cos, sin]` of the slip direction in the `t1, t2`
+/// plane; `[1, 0]` when sticking or inactive).
+struct FrictionRows {
+    phi: [f64; 2],
+    omega: [f64; 2],
+    e: [f64; 2],
+    rot: [f64; 2],
+}
+
+/// A contact's two friction rows, slip `δₜ` (m), force `λₜ`, normal force
+/// `λₙ`: Alart–Curnier's `Φₜ = r (λₜ − P(λₜ − δₜ/r))`, `P` the projection on
+/// the disc of radius `μλₙ`. Stick (inside): `Φₜ = δₜ`, `Ω = I`, `E = 0`.
+/// Slip: with `u` the direction of `z = λₜ − δₜ/r` and `κ = μλₙ/‖z‖`, the
+/// generalized Jacobian is diagonal in `(u, u⊥)`: `ω = (0, κ)`,
+/// `E = r (1, 1 − κ)` (`λₙ` held in the bound). Inactive: `Φₜ = r λₜ`.
+fn friction(dt: [f64; 2], lt: [f64; 2], ln: f64, mu: f64, r: f64) -> FrictionRows {
+    if ln <= 0.0 || mu == 0.0 {
+        return FrictionRows { phi: [r * lt[0], r * lt[1]], omega: [0.0; 2], e: [r; 2], rot: [1.0, 0.0] };
+    }
+    let z = [lt[0] - dt[0] / r, lt[1] - dt[1] / r];
+    let (norm, bound) = (z[0].hypot(z[1]), mu * ln);
+    if norm <= bound {
+        return FrictionRows { phi: dt, omega: [1.0; 2], e: [0.0; 2], rot: [1.0, 0.0] };
+    }
+    let u = [z[0] / norm, z[1] / norm];
+    let kappa = bound / norm;
+    let phi = [r * (lt[0] - bound * u[0]), r * (lt[1] - bound * u[1])];
+    FrictionRows {
+        phi: [u[0] * phi[0] + u[1] * phi[1], -u[1] * phi[0] + u[0] * phi[1]],
+        omega: [0.0, kappa],
+        e: [r, r * (1.0 - kappa)],
+        rot: u,
+    }
+}
+
+/// `λₙ ← max(λₙ, 0)`, `λₜ` scaled into the disc `‖λₜ‖ ≤ μ λₙ`.
+fn project_on_cones(laws: &[ConstraintGroup], lambda: &mut [f64]) {
+    for (k, law) in laws.iter().enumerate() {
+        if let ConstraintGroup::Contact { mu } = *law {
+            let l = &mut lambda[3 * k..3 * k + 3];
+            l[0] = l[0].max(0.0);
+            let (norm, bound) = (l[1].hypot(l[2]), mu * l[0]);
+            if norm > bound {
+                let s = if norm > 0.0 { bound / norm } else { 0.0 };
+                l[1] *= s;
+                l[2] *= s;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::resolve_contact;
+    use nalgebra::{Matrix3, Vector3};
+
+    /// One contact with a coupled, anisotropic `W`: both NCP functions
+    /// reach the exact local solution of `resolve_contact` (separation,
+    /// stick, slip).
+    #[test]
+    fn both_ncp_functions_reach_the_analytic_contact_law() {
+        let w = Matrix3::new(2.0, 0.3, -0.1, 0.3, 1.5, 0.4, -0.1, 0.4, 0.8);
+        let wf: Vec<f64> = (0..9).map(|k| w[(k / 3, k % 3)]).collect();
+        let cases = [
+            (Vector3::new(0.4, 0.1, 0.0), 0.3),
+            (Vector3::new(-1.0, 0.2, -0.1), 0.8),
+            (Vector3::new(-1.0, 2.0, -1.0), 0.3),
+        ];
+        for (d, mu) in cases {
+            let (exact, state) = resolve_contact(&w, &d, mu);
+            for complementarity in [Complementarity::FischerBurmeister, Complementarity::MinMap] {
+                let settings = NewtonSettings {
+                    complementarity,
+                    iterations: 200,
+                    linear_iterations: 3,
+                    tolerance: 1e-15,
+                    ..Default::default()
+                };
+                let r = [w[(0, 0)], w[(1, 1)], w[(2, 2)]];
+                let mut lambda = [0.0; 3];
+                let out = settings.solve(
+                    &wf,
+                    d.as_slice(),
+                    &[ConstraintGroup::Contact { mu }],
+                    &r,
+                    &mut lambda,
+                    &mut NewtonScratch::default(),
+                );
+                let err = (Vector3::from(lambda) - exact).norm();
+                assert!(err <= 1e-10, "{complementarity:?} {state:?}: {lambda:?} vs {exact} ({out:?})");
+            }
+        }
+    }
+
+    /// Several coupled contacts (a random SPD `W`): the converged Newton
+    /// solution satisfies the contact laws as PGS's does.
+    #[test]
+    fn coupled_contacts_reach_the_contact_laws() {
+        use crate::solver::{Pgs, PgsSettings};
+        let n = 4;
+        let c = 3 * n;
+        let b: Vec<f64> = (0..c * c).map(|k| ((k * 7919) % 97) as f64 / 97.0 - 0.5).collect();
+        let mut w = vec![0.0; c * c];
+        for i in 0..c {
+            for j in 0..c {
+                w[i * c + j] =
+                    (0..c).map(|k| b[i * c + k] * b[j * c + k]).sum::<f64>() + if i == j { 0.1 } else { 0.0 };
+            }
+        }
+        let free: Vec<f64> = (0..c)
+            .map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { 0.2 * ((i * 5 % 7) as f64 - 3.0) })
+            .collect();
+        for mu in [0.1, 0.5, 2.0] {
+            let laws = vec![ConstraintGroup::Contact { mu }; n];
+            let mut reference = vec![0.0; c];
+            Pgs { settings: PgsSettings { max_iterations: 100000, tolerance: 1e-15 } }.solve(
+                &w,
+                &free,
+                &laws,
+                &mut reference,
+            );
+            let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
+            for complementarity in [Complementarity::FischerBurmeister, Complementarity::MinMap] {
+                let settings = NewtonSettings {
+                    complementarity,
+                    iterations: 500,
+                    linear_iterations: 50,
+                    tolerance: 1e-15,
+                    ..Default::default()
+                };
+                let mut lambda = vec![0.0; c];
+                let out = settings.solve(&w, &free, &laws, &r, &mut lambda, &mut NewtonScratch::default());
+                let err = lambda.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                assert!(err < 1e-8, "mu {mu} {complementarity:?}: {err:e} {out:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn attachments_close_their_gap_in_one_step() {
+        let w = [2.0, 0.5, 0.0, 0.5, 1.0, 0.1, 0.0, 0.1, 3.0];
+        let free = [0.3, -0.2, 0.7];
+        let mut lambda = [0.0; 3];
+        let settings = NewtonSettings::default();
+        settings.solve(
+            &w,
+            &free,
+            &[ConstraintGroup::Attachment],
+            &[1.0; 3],
+            &mut lambda,
+            &mut NewtonScratch::default(),
+        );
+        for i in 0..3 {
+            let gap: f64 = free[i] + (0..3).map(|j| w[i * 3 + j] * lambda[j]).sum::<f64>();
+            assert!(gap.abs() < 1e-12, "{gap:e}");
+        }
+    }
+}

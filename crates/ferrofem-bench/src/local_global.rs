@@ -46,6 +46,10 @@ pub struct LocalGlobalArgs {
     /// Timed frames per case (medians are reported).
     #[arg(long, default_value_t = 10)]
     pub frames: usize,
+    /// Only zeng2025 Table 3's contact rows (with `--quick`: the smallest of each scene),
+    /// under the non-smooth Newton and PGS.
+    #[arg(long)]
+    pub contact: bool,
 }
 
 /// One `bench local-global` record.
@@ -421,6 +425,13 @@ fn print(records: &[LocalGlobalRecord]) {
 
 /// Runs the experiments and writes the records.
 pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
+    if a.contact {
+        let records = crate::lg_contact::contact_rows(a.quick, a.frames)?;
+        if let Some(p) = &a.json {
+            write_json(p, &records)?;
+        }
+        return Ok(());
+    }
     let copy_gbs = copy_bandwidth_gbs(256 << 20, 5);
     let mut records = Vec::new();
     if a.quick {

@@ -436,7 +436,7 @@ fn lg_box_sticks_and_slides_at_tan_theta_within_a_thousandth() {
 
 /// zeng2025 Fig. 7's threshold accuracy per complementarity scale: the
 /// smallest ε of a sweep for which the box sticks at μ* + ε and slides at
-/// μ* − ε (docs/validation.md). Long: `cargo test --release -p ferrofem
+/// μ* − ε (docs/validation.md). Long: `cargo test -p ferrofem
 /// --test contact stick_slide_threshold -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -444,7 +444,7 @@ fn lg_stick_slide_threshold_per_preconditioner() {
     let theta = 10f64.to_radians();
     for scale in [ComplementarityScale::SystemInverse, ComplementarityScale::MassInverse] {
         let mut resolved = None;
-        for eps in [0.001, 0.003, 0.01, 0.03, 0.1, 0.2] {
+        for eps in [0.001, 0.003, 0.01, 0.03, 0.1] {
             let (stick, _) = lg_slope(theta.tan() + eps, scale);
             let (slide, a) = lg_slope(theta.tan() - eps, scale);
             let expected = 9.81 * (theta.sin() - (theta.tan() - eps) * theta.cos());

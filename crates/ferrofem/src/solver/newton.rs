@@ -66,6 +66,9 @@ pub struct NewtonSettings {
     pub linear_iterations: usize,
     /// Stop early when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
     pub tolerance: f64,
+    /// Stop early when `‖Φ‖∞ ≤ ncp_tolerance` (m): the contact laws hold to
+    /// this gap or slip.
+    pub ncp_tolerance: f64,
 }
 
 impl Default for NewtonSettings {
@@ -76,6 +79,7 @@ impl Default for NewtonSettings {
             iterations: 5,
             linear_iterations: 10,
             tolerance: 1e-8,
+            ncp_tolerance: 1e-10,
         }
     }
 }
@@ -170,7 +174,7 @@ impl NewtonSettings {
         out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
         let mut merit = merit;
         for it in 1..=self.iterations.max(1) {
-            if out.residual == 0.0 {
+            if out.residual <= self.ncp_tolerance {
                 break;
             }
             out.linear_iterations += self.newton_direction(w, s);
@@ -427,6 +431,7 @@ mod tests {
                     iterations: 200,
                     linear_iterations: 3,
                     tolerance: 1e-15,
+                    ncp_tolerance: 0.0,
                     ..Default::default()
                 };
                 let r = [w[(0, 0)], w[(1, 1)], w[(2, 2)]];
@@ -479,6 +484,7 @@ mod tests {
                     iterations: 500,
                     linear_iterations: 50,
                     tolerance: 1e-15,
+                    ncp_tolerance: 0.0,
                     ..Default::default()
                 };
                 let mut lambda = vec![0.0; c];

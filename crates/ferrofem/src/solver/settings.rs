@@ -84,6 +84,7 @@ struct SolverSpec {
     preconditioner: Option<ComplementarityScale>,
     newton_iterations: Option<usize>,
     cr_iterations: Option<usize>,
+    ncp_tolerance: Option<f64>,
     #[serde(default)]
     delassus: DelassusMethod,
 }
@@ -96,6 +97,7 @@ impl SolverSpec {
             self.preconditioner.is_some().then_some("preconditioner"),
             self.newton_iterations.is_some().then_some("newton_iterations"),
             self.cr_iterations.is_some().then_some("cr_iterations"),
+            self.ncp_tolerance.is_some().then_some("ncp_tolerance"),
         ];
         let newton_key = newton.iter().flatten().next();
         match (self.method, newton_key, self.max_iterations) {
@@ -118,9 +120,9 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
     type Error = String;
 
     fn try_from(s: SolverSpec) -> Result<Self, String> {
-        if let Some(t) = s.tolerance {
-            if !(t.is_finite() && t >= 0.0) {
-                return Err(format!("tolerance = {t}: must be finite and ≥ 0"));
+        for (key, v) in [("tolerance", s.tolerance), ("ncp_tolerance", s.ncp_tolerance)] {
+            if let Some(t) = v.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+                return Err(format!("{key} = {t}: must be finite and ≥ 0"));
             }
         }
         let at_least_one = |v: Option<usize>, key: &str| match v {
@@ -147,6 +149,7 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
                     iterations: s.newton_iterations.unwrap_or(d.iterations),
                     linear_iterations: s.cr_iterations.unwrap_or(d.linear_iterations),
                     tolerance: s.tolerance.unwrap_or(d.tolerance),
+                    ncp_tolerance: s.ncp_tolerance.unwrap_or(d.ncp_tolerance),
                 }))
             }
         };

@@ -1,0 +1,184 @@
+//! `ferrofem bench local-global --contact`: zeng2025 Table 3's contact
+//! rows on our built-in scenes at the paper's sizes — the Schur complement
+//! (`W`, once per frame), the per-iteration local, global, constraint-solve
+//! and correction times, and the frame — under the non-smooth Newton and
+//! under PGS on the same `W`.
+
+use serde::Serialize;
+
+use ferrofem::scene::{builtin, MeshSpec, Scene};
+use ferrofem::solver::{ConstraintSolver, NewtonSettings, PgsSettings};
+use ferrofem::stats::{median_p90, Stage, StepStats};
+
+use crate::sysinfo::Context;
+use crate::BenchError;
+
+/// One contact row of `bench local-global` (times in ms).
+#[derive(Debug, Clone, Serialize)]
+pub struct ContactRecord {
+    /// Always `table3-contact`.
+    pub experiment: &'static str,
+    /// Built-in scene.
+    pub scene: String,
+    /// Vertices of the body.
+    pub vertices: usize,
+    /// `non-smooth-newton` or `pgs`.
+    pub constraint_solver: &'static str,
+    /// Local-global iterations per frame.
+    pub iterations: usize,
+    /// `W = h² H A⁻¹ Hᵀ` per frame (the paper's Schur.).
+    pub schur_ms: f64,
+    /// Local step per iteration.
+    pub local_ms: f64,
+    /// Unconstrained global solve per iteration.
+    pub global_ms: f64,
+    /// Constraint groups and rows per frame.
+    pub assemble_ms: f64,
+    /// Constraint solve per iteration (gaps, Newton or PGS).
+    pub constraint_solve_ms: f64,
+    /// Correction `h² A⁻¹ Hᵀ Δλ` per iteration.
+    pub correction_ms: f64,
+    /// Global + constraint solve + correction per iteration (the paper's Cst. Global).
+    pub constrained_global_ms: f64,
+    /// Median frame, contact detection included.
+    pub frame_ms: f64,
+    /// Most contacts in the timed frames.
+    pub contacts_max: usize,
+    /// The paper's row (RTX 4090 + CPU): Schur, Local, Global, Assem., Cst. Solve, Corr., Cst. Global, Frame (ms), contacts.
+    pub paper: Option<[f64; 9]>,
+    /// Machine and build context.
+    pub context: Context,
+}
+
+/// A case: built-in scene, its body mesh at the paper's size, frames run
+/// before timing (until contact is rich), the paper's row.
+struct Case {
+    scene: &'static str,
+    mesh: MeshSpec,
+    lead: usize,
+    paper: Option<[f64; 9]>,
+}
+
+fn sheet(cells: usize) -> MeshSpec {
+    MeshSpec::Sheet { size: [1.0, 1.0], cells: [cells, cells] }
+}
+
+fn ball(resolution: usize) -> MeshSpec {
+    MeshSpec::Ball { radius: 0.1, resolution }
+}
+
+/// zeng2025 Table 3's contact rows at their sizes (`quick`: the smallest of each).
+fn cases(quick: bool) -> Vec<Case> {
+    let row = |r: [f64; 9]| Some(r);
+    let mut cases = vec![
+        Case { scene: "drop-lg", mesh: ball(16), lead: 20, paper: None },
+        Case {
+            scene: "cloth-on-knives",
+            mesh: sheet(70),
+            lead: 40,
+            paper: row([3.45, 0.47, 0.13, 0.25, 0.54, 0.18, 0.98, 14.73, 760.0]),
+        },
+        Case {
+            scene: "sharp-corner",
+            mesh: sheet(70),
+            lead: 40,
+            paper: row([41.45, 0.34, 0.14, 0.87, 2.79, 0.15, 3.82, 70.77, 4570.0]),
+        },
+        Case {
+            scene: "squeezing-ball",
+            mesh: ball(18),
+            lead: 25,
+            paper: row([11.60, 2.75, 0.50, 0.99, 1.39, 0.51, 2.89, 46.15, 3180.0]),
+        },
+    ];
+    if !quick {
+        cases.extend([
+            Case {
+                scene: "cloth-on-knives",
+                mesh: sheet(100),
+                lead: 40,
+                paper: row([5.37, 0.79, 0.33, 0.46, 0.52, 0.36, 1.35, 21.42, 1190.0]),
+            },
+            Case {
+                scene: "cloth-on-knives",
+                mesh: sheet(123),
+                lead: 40,
+                paper: row([11.07, 1.09, 0.59, 0.80, 0.60, 0.62, 2.02, 33.02, 1780.0]),
+            },
+            Case {
+                scene: "squeezing-ball",
+                mesh: ball(23),
+                lead: 25,
+                paper: row([27.91, 6.09, 1.61, 2.46, 2.80, 1.67, 6.92, 102.01, 4620.0]),
+            },
+        ]);
+    }
+    cases
+}
+
+/// The scene of a case with `solver`.
+fn scene(case: &Case, solver: ConstraintSolver) -> Result<Scene, BenchError> {
+    let mut scene = builtin::load(case.scene)?;
+    scene.spec.bodies[0].mesh = case.mesh.clone();
+    scene.spec.constraint_solver.solver = Some(solver);
+    Ok(scene)
+}
+
+/// Median of a per-step figure.
+fn median(steps: &[StepStats], f: impl Fn(&StepStats) -> f64) -> f64 {
+    let mut v: Vec<f64> = steps.iter().map(f).collect();
+    median_p90(&mut v).0
+}
+
+/// Runs each case under both solvers: `lead` frames, then `frames` timed.
+pub fn contact_rows(quick: bool, frames: usize) -> Result<Vec<ContactRecord>, BenchError> {
+    let solvers = [
+        ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default())),
+        ("pgs", ConstraintSolver::Pgs(PgsSettings { max_iterations: 200, tolerance: 1e-8 })),
+    ];
+    let mut out = Vec::new();
+    for case in cases(quick) {
+        for (name, solver) in solvers {
+            let mut w = scene(&case, solver)?.build()?;
+            for _ in 0..case.lead {
+                w.step()?;
+            }
+            let steps = (0..frames.max(1)).map(|_| w.step()).collect::<Result<Vec<_>, _>>()?;
+            let k = w.local_global().map_or(1, |lg| lg.settings.iterations) as f64;
+            let per = |st: Stage| move |s: &StepStats| s.stage_ms.get(st) / k;
+            let once = |st: Stage| move |s: &StepStats| s.stage_ms.get(st);
+            let cst = |s: &StepStats| {
+                [Stage::GlobalStep, Stage::SolveConstraints, Stage::Correct]
+                    .iter()
+                    .map(|&x| s.stage_ms.get(x))
+                    .sum::<f64>()
+                    / k
+            };
+            let r = ContactRecord {
+                experiment: "table3-contact",
+                scene: case.scene.to_string(),
+                vertices: w.model.bodies[0].vertex_count(),
+                constraint_solver: name,
+                iterations: k as usize,
+                schur_ms: median(&steps, once(Stage::BuildDelassus)),
+                local_ms: median(&steps, per(Stage::LocalStep)),
+                global_ms: median(&steps, per(Stage::GlobalStep)),
+                assemble_ms: median(&steps, once(Stage::AssembleConstraints)),
+                constraint_solve_ms: median(&steps, per(Stage::SolveConstraints)),
+                correction_ms: median(&steps, per(Stage::Correct)),
+                constrained_global_ms: median(&steps, cst),
+                frame_ms: median(&steps, |s| s.step_ms),
+                contacts_max: steps.iter().map(|s| s.contacts).max().unwrap_or(0),
+                paper: case.paper,
+                context: Context::now(),
+            };
+            println!(
+                "{:<16} {:>6} {:<18} schur {:>7.2} local {:>6.2} global {:>6.2} assem {:>5.2} solve {:>7.2} corr {:>6.2} cst {:>7.2} frame {:>8.2} contacts {:>5}",
+                r.scene, r.vertices, r.constraint_solver, r.schur_ms, r.local_ms, r.global_ms, r.assemble_ms,
+                r.constraint_solve_ms, r.correction_ms, r.constrained_global_ms, r.frame_ms, r.contacts_max
+            );
+            out.push(r);
+        }
+    }
+    Ok(out)
+}

@@ -58,22 +58,33 @@ pub fn solve_constraints(
     solver: ConstraintSolver,
 ) {
     let h = model.time_step;
-    space.free_gaps.clear();
+    row_gaps(&space.groups, h, v_free, &mut space.free_gaps);
     space.impulses.clear();
     for g in space.groups.iter() {
-        for (row, dir) in g.frame.iter().enumerate() {
-            let mut delta = g.offset[row] - g.obstacle_shift[row];
-            for (b, pts) in g.parts() {
-                for &(i, wgt) in pts.iter() {
-                    delta += wgt * h * (0..3).map(|d| dir[d] * v_free(*b, 3 * i + d)).sum::<f64>();
-                }
-            }
-            space.free_gaps.push(delta);
-        }
         space.impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
     solve_in_space(space, compliances, model, solver);
     keep_warm_start(space, warm_start);
+}
+
+/// `δ` per row for the displacement `scale · u(b, dof)` of the bodies over
+/// the step (zeng2022 eq. 14 with `u` the free velocity and `scale = h`;
+/// zeng2025 eq. 40 with `u` the displacement): `offset + Σ w scale frame·u −
+/// obstacle shift` — the gap of normal rows and attachments, the slip of
+/// friction rows.
+pub fn row_gaps(groups: &[Group], scale: f64, u: impl Fn(usize, usize) -> f64, out: &mut Vec<f64>) {
+    out.clear();
+    for g in groups {
+        for (row, dir) in g.frame.iter().enumerate() {
+            let mut delta = g.offset[row] - g.obstacle_shift[row];
+            for (b, pts) in g.parts() {
+                for &(i, wgt) in pts.iter() {
+                    delta += wgt * scale * (0..3).map(|d| dir[d] * u(*b, 3 * i + d)).sum::<f64>();
+                }
+            }
+            out.push(delta);
+        }
+    }
 }
 
 /// Replaces `warm_start` by the groups' λ.

@@ -14,30 +14,17 @@
 
 use crate::constraint::{transpose_times, Compliance, ConstraintSpace};
 use crate::solver::newton::delassus_times;
-use crate::solver::{solve_in_space, ConstraintSolve, ConstraintSolver};
+use crate::solver::{row_gaps, solve_in_space, ConstraintSolve, ConstraintSolver};
 use crate::Model;
 
 /// `δ_free` per row for the iterates `x` of the bodies against their
 /// start-of-step positions `x0` (eq. 40), less `W λᵏ` (`space.impulses`).
 pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
-    let ConstraintSpace { groups, free_gaps, delassus, impulses, .. } = space;
-    free_gaps.clear();
-    for g in groups.iter() {
-        for (row, dir) in g.frame.iter().enumerate() {
-            let mut delta = g.offset[row] - g.obstacle_shift[row];
-            for (b, pts) in g.parts() {
-                for &(i, wgt) in pts.iter() {
-                    delta +=
-                        wgt * (0..3).map(|d| dir[d] * (x[*b][3 * i + d] - x0[*b][3 * i + d])).sum::<f64>();
-                }
-            }
-            free_gaps.push(delta);
-        }
-    }
+    row_gaps(&space.groups, 1.0, |b, j| x[b][j] - x0[b][j], &mut space.free_gaps);
     let mut w_lambda = std::mem::take(&mut space.scratch);
-    w_lambda.resize(free_gaps.len(), 0.0);
-    delassus_times(delassus, impulses, &mut w_lambda);
-    free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
+    w_lambda.resize(space.free_gaps.len(), 0.0);
+    delassus_times(&space.delassus, &space.impulses, &mut w_lambda);
+    space.free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
     space.scratch = w_lambda;
 }
 

@@ -24,7 +24,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-extension", 0x4ccb8c98adc69fbb),
     ("cloth-on-knives", 0x06965f88ac2311d1),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x936107dc7130ef74),
+    ("drop-lg", 0x1c8b6d78fc3e804f),
     ("hanging-cloth", 0xa13d4465f70c83da),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),

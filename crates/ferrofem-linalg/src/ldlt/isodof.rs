@@ -98,6 +98,8 @@ pub struct IsodofCost {
     pub gram_flops: f64,
     /// Stored entries of `S̄`, `Σ_s r_s k_s`.
     pub entries: f64,
+    /// Rows of the reach, `Σ_s r_s`: the height of `S̄` gathered densely.
+    pub reach_rows: f64,
 }
 
 /// DOFs sorted by (postorder rank of their supernode, permuted index), and
@@ -150,6 +152,7 @@ impl IsodofCost {
                 solve_flops: c.solve_flops + r * r * k + 2.0 * r * q * k,
                 gram_flops: c.gram_flops + r * k * (k + 1.0),
                 entries: c.entries + r * k,
+                reach_rows: c.reach_rows + r,
             }
         })
     }

@@ -8,6 +8,8 @@
 //! run, and both products stream contiguous slices instead of chasing
 //! parent pointers.
 
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::etree::{path_len, NONE};
@@ -191,6 +193,45 @@ impl SparseInverse {
             debug_assert!(r != NONE);
             (r, v)
         })
+    }
+
+    /// `W̄ = Ī A⁻¹ Īᵀ` for the indices `cols` (original numbering), read
+    /// from the stored `S` (zeng2025 eq. 27 restricted to the columns the
+    /// constraint rows touch): `Z = D^{-1/2} S P Īᵀ` gathered densely over
+    /// the union of the columns' etree paths (Theorem 1), then `W̄ = Zᵀ Z`;
+    /// `m × m` column-major into `out`. The isodof columns' matrix, read
+    /// instead of solved. The product runs as fixed column ranges, each
+    /// sequential, so the result does not depend on the thread count.
+    pub fn gram(&self, cols: &[usize], out: &mut Vec<f64>) {
+        let (n, m) = (self.perm.len(), cols.len());
+        let mut position = vec![0usize; n];
+        self.perm.iter().enumerate().for_each(|(j, &o)| position[o] = j);
+        let mut slot = vec![u32::MAX; n];
+        let mut reach = 0usize;
+        for &c in cols {
+            for (r, _) in self.column(position[c]) {
+                if slot[r] == u32::MAX {
+                    slot[r] = reach as u32;
+                    reach += 1;
+                }
+            }
+        }
+        let mut z = vec![0.0; reach * m];
+        z.par_chunks_mut(reach.max(1)).zip(cols.par_iter()).for_each(|(zk, &c)| {
+            for (r, v) in self.column(position[c]) {
+                zk[slot[r] as usize] = v * self.inv_d[r].sqrt();
+            }
+        });
+        out.clear();
+        out.resize(m * m, 0.0);
+        let zm = MatRef::from_column_major_slice(&z, reach, m);
+        let width = m.div_ceil(PARTS).max(1);
+        out.par_chunks_mut(m * width).enumerate().for_each(|(p, dst)| {
+            let cols = dst.len() / m.max(1);
+            let dst = MatMut::from_column_major_slice_mut(dst, m, cols);
+            let rhs = zm.subcols(p * width, cols);
+            matmul(dst, Accum::Replace, zm.transpose(), rhs, 1.0, Par::Seq);
+        });
     }
 
     /// Stored entries.

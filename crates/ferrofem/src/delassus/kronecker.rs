@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse};
-use ferrofem_linalg::{CsrMatrix, CsrPattern, Ldlt};
+use ferrofem_linalg::{CsrMatrix, CsrPattern, Ldlt, SparseInverse};
 
 use super::{expand, DelassusBuffers, SlotMatrix};
 
@@ -89,4 +89,21 @@ pub fn kronecker_isodof_reuse<'b>(
     let wbar = SlotMatrix { values, ld, len: cache.len() };
     expand_axes(h, |v| cache.slot(v).expect("updated"), &wbar, buf);
     (&buf.w, reuse)
+}
+
+/// `W` from the stored sparse inverse: `W̄_s = (S P Īᵀ)ᵀ D⁻¹ (S P Īᵀ)` over
+/// the touched vertices (zeng2025 eq. 27), then the same expansion.
+pub fn kronecker_sparse_inverse<'b>(
+    s: &SparseInverse,
+    h: &CsrMatrix,
+    buf: &'b mut DelassusBuffers,
+) -> (&'b [f64], IsodofReuse) {
+    let verts = isovertices(h);
+    s.gram(&verts, &mut buf.wbar);
+    let pos: HashMap<usize, usize> = verts.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    let m = verts.len();
+    let wbar = std::mem::take(&mut buf.wbar);
+    expand_axes(h, |v| pos[&v], &SlotMatrix { values: &wbar, ld: m, len: m }, buf);
+    buf.wbar = wbar;
+    (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }

@@ -18,7 +18,7 @@ use crate::stats::DelassusRecord;
 
 pub use dense::dense;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
-pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse};
+pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse, kronecker_sparse_inverse};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
 
 /// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
@@ -93,7 +93,9 @@ impl DelassusWorkspace {
         w
     }
 
-    /// [`Self::build`] for `A = A_s ⊗ I₃` with scalar factor `f`.
+    /// [`Self::build`] for `A = A_s ⊗ I₃` with scalar factor `f`: `auto`
+    /// takes the cheaper predicted of `isodof-reuse` and, when `S` is
+    /// stored, `sparse-inverse`.
     fn build_kronecker(
         &mut self,
         compliance: &Compliance,
@@ -101,13 +103,26 @@ impl DelassusWorkspace {
         h: &CsrMatrix,
         method: DelassusMethod,
     ) -> &[f64] {
-        let buf = &mut self.buffers;
-        let (chosen, (w, reuse)) = match method {
-            DelassusMethod::Dense => (method, (dense(compliance, h, buf), Default::default())),
-            DelassusMethod::Isodof => (method, kronecker_isodof(f, h, buf)),
-            _ => (DelassusMethod::IsodofReuse, kronecker_isodof_reuse(&mut self.cache, f, h, buf)),
+        let inverse = match compliance {
+            Compliance::SparseInverse(s, _) => Some(s.as_ref()),
+            _ => None,
         };
-        self.record = Some(record(chosen, h, reuse, None));
+        let predicted =
+            (method == DelassusMethod::Auto).then(|| predict_kronecker(f, h, &self.cache, inverse));
+        let chosen = match (method, inverse) {
+            (DelassusMethod::Dense | DelassusMethod::Isodof, _) => method,
+            (DelassusMethod::SparseInverse, Some(_)) => method,
+            (DelassusMethod::Auto, Some(_)) => predicted.map_or(method, |p| p.cheapest(true)),
+            _ => DelassusMethod::IsodofReuse,
+        };
+        let buf = &mut self.buffers;
+        let (w, reuse) = match (chosen, inverse) {
+            (DelassusMethod::Dense, _) => (dense(compliance, h, buf), Default::default()),
+            (DelassusMethod::Isodof, _) => kronecker_isodof(f, h, buf),
+            (DelassusMethod::SparseInverse, Some(s)) => kronecker_sparse_inverse(s, h, buf),
+            _ => kronecker_isodof_reuse(&mut self.cache, f, h, buf),
+        };
+        self.record = Some(record(chosen, h, reuse, predicted));
         w
     }
 }
@@ -175,6 +190,9 @@ pub enum DelassusMethod {
     Isodof,
     /// As `isodof`, reusing the solves of DOFs seen since the last factorization.
     IsodofReuse,
+    /// Local-global with the stored sparse inverse: the touched columns of
+    /// `S` read instead of solved, `W̄ = (S Īᵀ)ᵀ D⁻¹ (S Īᵀ)` (zeng2025 eq. 27).
+    SparseInverse,
     /// No `W`: PGS applies `H A⁻¹ Hᵀ` through the factor.
     Unbuilt,
     /// The cheapest of the above for the step, by [`predict`].
@@ -189,6 +207,7 @@ impl DelassusMethod {
             DelassusMethod::Dense => "dense",
             DelassusMethod::Isodof => "isodof",
             DelassusMethod::IsodofReuse => "isodof-reuse",
+            DelassusMethod::SparseInverse => "sparse-inverse",
             DelassusMethod::Unbuilt => "unbuilt",
             DelassusMethod::Auto => "auto",
         }
@@ -217,6 +236,9 @@ pub struct DelassusCosts {
     pub reuse_ms: f64,
     /// Expected sweeps × groups full solves, plus the diagonal blocks.
     pub unbuilt_ms: f64,
+    /// Local-global with `S` stored: the touched columns gathered densely
+    /// over their reach and `Zᵀ Z` (`None` where `S` is not stored).
+    pub sparse_inverse_ms: Option<f64>,
 }
 
 impl DelassusCosts {
@@ -229,6 +251,7 @@ impl DelassusCosts {
             (self.isodof_ms, DelassusMethod::Isodof),
             (self.dense_ms, DelassusMethod::Dense),
             (unbuilt, DelassusMethod::Unbuilt),
+            (self.sparse_inverse_ms.unwrap_or(f64::INFINITY), DelassusMethod::SparseInverse),
         ]
         .into_iter()
         .fold((f64::INFINITY, DelassusMethod::IsodofReuse), |best, x| if x.0 < best.0 { x } else { best })
@@ -263,5 +286,43 @@ pub fn predict(f: &std::sync::Arc<Ldlt>, h: &CsrMatrix, cache: &IsodofCache, swe
         reuse_ms: ms(reuse, ISODOF_RATE) + ms(expand, EXPAND_RATE),
         unbuilt_ms: ms(sweeps.max(1.0) * (c / 3.0) * 4.0 * nnz_l, SINGLE_RATE)
             + ms(all.solve_flops, ISODOF_RATE),
+        sparse_inverse_ms: None,
+    }
+}
+
+/// The `auto` model for `A = A_s ⊗ I₃` (local-global): isodof and its reuse
+/// on the scalar factor `f` for the touched vertices, and, with `S` stored,
+/// the dense gather of their columns of `S` over the reach and `Zᵀ Z`
+/// (`2 · reach · m²` flops). The expansion is three axes of `expand`.
+pub fn predict_kronecker(
+    f: &std::sync::Arc<Ldlt>,
+    h: &CsrMatrix,
+    cache: &IsodofCache,
+    inverse: Option<&ferrofem_linalg::SparseInverse>,
+) -> DelassusCosts {
+    let (c, verts) = (h.nrows() as f64, isovertices(h));
+    let m = verts.len() as f64;
+    let expand = 3.0 * 2.0 * (c * m + c * c);
+    let all = IsodofCost::estimate(f.symbolic(), &verts);
+    let fresh = cache.fresh(f, &verts);
+    let reuse = if fresh.len() == verts.len() {
+        all.solve_flops + all.gram_flops
+    } else {
+        let new = IsodofCost::estimate(f.symbolic(), &fresh);
+        let old: Vec<usize> = verts.iter().copied().filter(|v| fresh.binary_search(v).is_err()).collect();
+        let old = IsodofCost::estimate(f.symbolic(), &old);
+        new.solve_flops + (all.gram_flops - old.gram_flops).max(new.gram_flops)
+    };
+    let ms = |flops: f64, rate: f64| 1e3 * flops / rate;
+    DelassusCosts {
+        dense_ms: f64::INFINITY,
+        isodof_ms: ms(all.solve_flops + all.gram_flops, ISODOF_RATE) + ms(expand, EXPAND_RATE),
+        reuse_ms: ms(reuse, ISODOF_RATE) + ms(expand, EXPAND_RATE),
+        unbuilt_ms: f64::INFINITY,
+        sparse_inverse_ms: inverse.map(|_| {
+            ms(2.0 * all.reach_rows * m * m, ISODOF_RATE)
+                + ms(all.entries, EXPAND_RATE)
+                + ms(expand, EXPAND_RATE)
+        }),
     }
 }

@@ -392,6 +392,15 @@ impl SceneFile {
         let cs = &self.constraint_solver;
         let local_global = s.integrator == IntegratorKind::LocalGlobal;
         let newton = matches!(cs.solver(local_global), ConstraintSolver::NonSmoothNewton(_));
+        let stored_s = local_global && self.local_global.global_step == GlobalStepMethod::SparseInverse;
+        if cs.delassus == DelassusMethod::SparseInverse && !stored_s {
+            return Err((
+                "constraint_solver.delassus".into(),
+                "\"sparse-inverse\" reads W from the stored S: it needs integrator = \"local-global\" with \
+                 global_step = \"sparse-inverse\""
+                    .into(),
+            ));
+        }
         if newton && cs.delassus == DelassusMethod::Unbuilt {
             return Err((
                 "constraint_solver.delassus".into(),

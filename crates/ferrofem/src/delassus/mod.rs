@@ -269,16 +269,7 @@ pub fn predict(f: &std::sync::Arc<Ldlt>, h: &CsrMatrix, cache: &IsodofCache, swe
     let dofs = isodofs(h);
     let m = dofs.len() as f64;
     let expand = 2.0 * (c * m + c * c) * nnz_h / c.max(1.0);
-    let all = IsodofCost::estimate(f.symbolic(), &dofs);
-    let fresh = cache.fresh(f, &dofs);
-    let reuse = if fresh.len() == dofs.len() {
-        all.solve_flops + all.gram_flops
-    } else {
-        let new = IsodofCost::estimate(f.symbolic(), &fresh);
-        let old: Vec<usize> = dofs.iter().copied().filter(|d| fresh.binary_search(d).is_err()).collect();
-        let old = IsodofCost::estimate(f.symbolic(), &old);
-        new.solve_flops + (all.gram_flops - old.gram_flops).max(new.gram_flops)
-    };
+    let (all, reuse) = isodof_flops(f, &dofs, cache);
     let ms = |flops: f64, rate: f64| 1e3 * flops / rate;
     DelassusCosts {
         dense_ms: ms(4.0 * nnz_l * c + 2.0 * c * nnz_h, DENSE_RATE),
@@ -288,6 +279,22 @@ pub fn predict(f: &std::sync::Arc<Ldlt>, h: &CsrMatrix, cache: &IsodofCache, swe
             + ms(all.solve_flops, ISODOF_RATE),
         sparse_inverse_ms: None,
     }
+}
+
+/// The isodof cost of `indices` (DOFs, or vertices of a scalar factor)
+/// with factor `f`, and the flops of the reuse build given `cache`: the
+/// solves of the indices not cached, plus the new–new and new–old
+/// products (zeng2022 eq. 29–30).
+fn isodof_flops(f: &std::sync::Arc<Ldlt>, indices: &[usize], cache: &IsodofCache) -> (IsodofCost, f64) {
+    let all = IsodofCost::estimate(f.symbolic(), indices);
+    let fresh = cache.fresh(f, indices);
+    if fresh.len() == indices.len() {
+        return (all, all.solve_flops + all.gram_flops);
+    }
+    let new = IsodofCost::estimate(f.symbolic(), &fresh);
+    let old: Vec<usize> = indices.iter().copied().filter(|d| fresh.binary_search(d).is_err()).collect();
+    let old = IsodofCost::estimate(f.symbolic(), &old);
+    (all, new.solve_flops + (all.gram_flops - old.gram_flops).max(new.gram_flops))
 }
 
 /// The `auto` model for `A = A_s ⊗ I₃` (local-global): isodof and its reuse
@@ -303,16 +310,7 @@ pub fn predict_kronecker(
     let (c, verts) = (h.nrows() as f64, isovertices(h));
     let m = verts.len() as f64;
     let expand = 3.0 * 2.0 * (c * m + c * c);
-    let all = IsodofCost::estimate(f.symbolic(), &verts);
-    let fresh = cache.fresh(f, &verts);
-    let reuse = if fresh.len() == verts.len() {
-        all.solve_flops + all.gram_flops
-    } else {
-        let new = IsodofCost::estimate(f.symbolic(), &fresh);
-        let old: Vec<usize> = verts.iter().copied().filter(|v| fresh.binary_search(v).is_err()).collect();
-        let old = IsodofCost::estimate(f.symbolic(), &old);
-        new.solve_flops + (all.gram_flops - old.gram_flops).max(new.gram_flops)
-    };
+    let (all, reuse) = isodof_flops(f, &verts, cache);
     let ms = |flops: f64, rate: f64| 1e3 * flops / rate;
     DelassusCosts {
         dense_ms: f64::INFINITY,

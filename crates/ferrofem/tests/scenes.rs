@@ -225,3 +225,20 @@ fn a_cloned_state_reproduces_the_run() {
         assert_eq!(a.state, b.state, "step {}", sa.step);
     }
 }
+
+#[test]
+fn constraint_solver_mistakes_are_named() {
+    let with = |table: &str| format!("{GOOD}[constraint_solver]\n{table}\n");
+    let msg = scene_error(&with("method = \"pgs\"\ncr_iterations = 10"));
+    assert!(msg.contains("constraint_solver") && msg.contains("cr_iterations"), "{msg}");
+    let msg = scene_error(&with("method = \"non-smooth-newton\"\nmax_iterations = 10"));
+    assert!(msg.contains("max_iterations") && msg.contains("newton_iterations"), "{msg}");
+    let msg = scene_error(&with("method = \"non-smooth-newton\"\nnewton_iterations = 0"));
+    assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
+    let msg = scene_error(&with("method = \"non-smooth-newton\"\ndelassus = \"unbuilt\""));
+    assert!(msg.contains("constraint_solver.delassus") && msg.contains("assembled"), "{msg}");
+    let msg = scene_error(&with("delassus = \"sparse-inverse\""));
+    assert!(msg.contains("constraint_solver.delassus") && msg.contains("stored S"), "{msg}");
+    let msg = scene_error(&with("method = \"non-smooth-newton\"\nncp_tolerance = -1.0"));
+    assert!(msg.contains("ncp_tolerance"), "{msg}");
+}

@@ -69,8 +69,18 @@ pub fn kronecker_isodof<'b>(
     let verts = isovertices(h);
     let cols = IsodofColumns::new(f, &verts);
     cols.delassus_into(&mut buf.wbar);
-    let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &v)| (v, i)).collect();
-    let m = cols.len();
+    expand_built(h, cols.dofs(), buf)
+}
+
+/// The expansion of a `W̄_s` just built in `buf.wbar` (`m × m`, its slots
+/// the vertices `order`).
+fn expand_built<'b>(
+    h: &CsrMatrix,
+    order: &[usize],
+    buf: &'b mut DelassusBuffers,
+) -> (&'b [f64], IsodofReuse) {
+    let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    let m = order.len();
     let wbar = std::mem::take(&mut buf.wbar);
     expand_axes(h, |v| pos[&v], &SlotMatrix { values: &wbar, ld: m, len: m }, buf);
     buf.wbar = wbar;
@@ -100,10 +110,5 @@ pub fn kronecker_sparse_inverse<'b>(
 ) -> (&'b [f64], IsodofReuse) {
     let verts = isovertices(h);
     s.gram(&verts, &mut buf.wbar);
-    let pos: HashMap<usize, usize> = verts.iter().enumerate().map(|(i, &v)| (v, i)).collect();
-    let m = verts.len();
-    let wbar = std::mem::take(&mut buf.wbar);
-    expand_axes(h, |v| pos[&v], &SlotMatrix { values: &wbar, ld: m, len: m }, buf);
-    buf.wbar = wbar;
-    (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
+    expand_built(h, &verts, buf)
 }

@@ -17,23 +17,28 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// Hashes of the state after [`HASH_STEPS`] steps of each built-in scene,
 /// recorded before the one-world refactor (issue #15; the local-global
 /// contact scenes when they were added): a change of code that is not
-/// meant to change physics must leave them bitwise equal.
+/// meant to change physics must leave them bitwise equal. Re-recorded for
+/// the local-global scenes with co-rotational or Neo-Hookean elements when
+/// their local step moved to the lane-batched polar + Jacobi-eigen route
+/// and the Neo-Hookean proximal Newton stopped quitting on rounding (issue
+/// #17: each equals the previous route to 1e-12); the implicit-Euler and
+/// ARAP hashes are unchanged.
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
-    ("cloth-extension", 0x4ccb8c98adc69fbb),
-    ("cloth-on-knives", 0x06965f88ac2311d1),
+    ("cloth-extension", 0xe24279924adfb7eb),
+    ("cloth-on-knives", 0x6ce28435239d736e),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x1c8b6d78fc3e804f),
-    ("hanging-cloth", 0xa13d4465f70c83da),
+    ("drop-lg", 0x9efe85df8b63c50f),
+    ("hanging-cloth", 0xb59338e0cfe1ec9e),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),
     ("needle", 0x09108399248e83f5),
-    ("sharp-corner", 0xe35d6c3f5b6cc447),
+    ("sharp-corner", 0x55bc8b3d51b385ad),
     ("slope", 0x9756580f5705548c),
-    ("squeezing-ball", 0xb2ab06495536f09a),
+    ("squeezing-ball", 0x7be8ea923e0fc09f),
     ("stack", 0x6a596a4ff37345d4),
-    ("stick-slide", 0xc0bbed71f62f92fd),
+    ("stick-slide", 0xf290de9ccc30c516),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),
     ("twisting-bar-lg", 0x8d5c524b362f3b4f),

@@ -392,22 +392,6 @@ impl Ldlt {
         }
     }
 
-    /// `x = (A ⊗ I_K)⁻¹ b` for vectors interleaved `K` to a row
-    /// (`b[i·K + c]`, a flat position vector is `K = 3`): the `K` axes are
-    /// gathered into `columns` (scratch), solved as `K` right-hand sides,
-    /// and scattered back.
-    pub fn solve_interleaved<const K: usize>(&self, b: &[f64], x: &mut [f64], columns: &mut Vec<f64>) {
-        let n = b.len() / K;
-        columns.resize(K * n, 0.0);
-        for (i, v) in b.chunks_exact(K).enumerate() {
-            (0..K).for_each(|d| columns[d * n + i] = v[d]);
-        }
-        self.solve_in_place(columns, K);
-        for (i, v) in x.chunks_exact_mut(K).enumerate() {
-            (0..K).for_each(|d| v[d] = columns[d * n + i]);
-        }
-    }
-
     /// Solves `A X = B` in place by faer's supernodal solve (the reference
     /// [`Self::solve_one`] is checked and benchmarked against).
     pub fn solve_in_place_faer(&self, b: &mut [f64], ncols: usize) {

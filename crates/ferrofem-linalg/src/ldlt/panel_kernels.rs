@@ -1,11 +1,12 @@
-//! The dense kernels of a one-vector supernodal solve, on one panel
-//! (`(w + q) × w` column-major: unit-lower `L_ss` on top of `L_bs`) and a
-//! vector `z` of its `w + q` rows: the supernode's own columns, then its
-//! pattern rows.
+//! The dense kernels of a supernodal solve, on one panel (`(w + q) × w`
+//! column-major: unit-lower `L_ss` on top of `L_bs`) and `z`, its `w + q`
+//! rows: the supernode's own columns, then its pattern rows, each row
+//! holding `K` interleaved right-hand sides (`K = 3`: the three axes of a
+//! position vector, one pass over the panel for all three).
 //!
 //! A solve streams the panel once and is bound by its loads: four columns
-//! are combined per pass over the rows ([`crate::simd`]), so `z` is read and
-//! written once per four columns. Large panels are cut into blocks of
+//! are combined per pass over the rows ([`crate::simd`] for one right-hand
+//! side), so `z` is read and written once per four columns. Large panels are cut into blocks of
 //! columns whose row updates are shared between threads.
 
 use rayon::prelude::*;
@@ -31,9 +32,10 @@ fn block_width(panel: &[f64], w: usize, parallel: bool) -> usize {
     }
 }
 
-/// Forward substitution on a supernode, `z = [x; y_b]`:
+/// Forward substitution on a supernode, `z = [x; y_b]` (`K` right-hand
+/// sides interleaved, one row of `z` per matrix row):
 /// `x ← L_ss⁻¹ x`, then `y_b ← y_b − L_bs x`.
-pub(super) fn forward(panel: &[f64], z: &mut [f64], w: usize, parallel: bool) {
+pub(super) fn forward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usize, parallel: bool) {
     let ld = z.len();
     let step = block_width(panel, w, parallel);
     for k0 in (0..w).step_by(step) {
@@ -55,7 +57,7 @@ pub(super) fn forward(panel: &[f64], z: &mut [f64], w: usize, parallel: bool) {
 
 /// Backward substitution on a supernode, `z = [x; g]` with `g` final:
 /// `x ← L_ssᵀ⁻¹ (x − L_bsᵀ g)`.
-pub(super) fn backward(panel: &[f64], z: &mut [f64], w: usize, parallel: bool) {
+pub(super) fn backward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usize, parallel: bool) {
     let ld = z.len();
     let step = block_width(panel, w, parallel);
     for k0 in (0..w).step_by(step).rev() {
@@ -80,15 +82,21 @@ fn column(panel: &[f64], ld: usize, j: usize, r0: usize, len: usize) -> &[f64] {
     &panel[j * ld + r0..j * ld + r0 + len]
 }
 
+/// `a ← a − l b`, row by row.
+fn sub_scaled<const K: usize>(a: &mut [f64; K], l: f64, b: &[f64; K]) {
+    (0..K).for_each(|c| a[c] -= l * b[c]);
+}
+
 /// `x ← L⁻¹ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time: their small triangle, then the rows below them.
-fn triangle_lower(panel: &[f64], ld: usize, k0: usize, x: &mut [f64]) {
+fn triangle_lower<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [[f64; K]]) {
     for j0 in (0..x.len()).step_by(COLUMNS) {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
         for j in j0..j1 {
             for i in j + 1..j1 {
-                head[i] -= panel[(k0 + j) * ld + k0 + i] * head[j];
+                let xj = head[j];
+                sub_scaled(&mut head[i], panel[(k0 + j) * ld + k0 + i], &xj);
             }
         }
         update_below(panel, ld, k0 + j0, k0 + j1, &head[j0..], below);
@@ -97,21 +105,53 @@ fn triangle_lower(panel: &[f64], ld: usize, k0: usize, x: &mut [f64]) {
 
 /// `x ← L⁻ᵀ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time from the last: the rows below them, then their small triangle.
-fn triangle_upper(panel: &[f64], ld: usize, k0: usize, x: &mut [f64]) {
+fn triangle_upper<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [[f64; K]]) {
     for j0 in (0..x.len()).step_by(COLUMNS).rev() {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
         update_above(panel, ld, k0 + j0, k0 + j1, below, &mut head[j0..]);
         for j in (j0..j1).rev() {
             for i in j + 1..j1 {
-                head[j] -= panel[(k0 + j) * ld + k0 + i] * head[i];
+                let xi = head[i];
+                sub_scaled(&mut head[j], panel[(k0 + j) * ld + k0 + i], &xi);
             }
         }
     }
 }
 
 /// `rows ← rows − P[r0.., k0..k0 + x.len()] x` for the rows `r0..r0 + rows.len()`.
-fn update_below(panel: &[f64], ld: usize, k0: usize, r0: usize, x: &[f64], rows: &mut [f64]) {
+fn update_below<const K: usize>(
+    panel: &[f64],
+    ld: usize,
+    k0: usize,
+    r0: usize,
+    x: &[[f64; K]],
+    rows: &mut [[f64; K]],
+) {
+    if K == 1 {
+        return update_below_one(panel, ld, k0, r0, x.as_flattened(), rows.as_flattened_mut());
+    }
+    let m = rows.len();
+    let col = |j| column(panel, ld, k0 + j, r0, m);
+    let (blocks, rest) = x.as_chunks::<COLUMNS>();
+    for (b, xs) in blocks.iter().enumerate() {
+        let j = b * COLUMNS;
+        let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
+        for (i, row) in rows.iter_mut().enumerate() {
+            for c in 0..K {
+                row[c] -=
+                    cs[0][i] * xs[0][c] + cs[1][i] * xs[1][c] + cs[2][i] * xs[2][c] + cs[3][i] * xs[3][c];
+            }
+        }
+    }
+    let first = x.len() - rest.len();
+    for (j, xj) in rest.iter().enumerate() {
+        rows.iter_mut().zip(col(first + j)).for_each(|(row, &l)| sub_scaled(row, l, xj));
+    }
+}
+
+/// [`update_below`] for one right-hand side, by the four-column SIMD primitive.
+fn update_below_one(panel: &[f64], ld: usize, k0: usize, r0: usize, x: &[f64], rows: &mut [f64]) {
     let m = rows.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let (blocks, rest) = x.as_chunks::<COLUMNS>();
@@ -126,7 +166,41 @@ fn update_below(panel: &[f64], ld: usize, k0: usize, r0: usize, x: &[f64], rows:
 }
 
 /// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v` for the rows `r0..r0 + v.len()`.
-fn update_above(panel: &[f64], ld: usize, k0: usize, r0: usize, v: &[f64], out: &mut [f64]) {
+fn update_above<const K: usize>(
+    panel: &[f64],
+    ld: usize,
+    k0: usize,
+    r0: usize,
+    v: &[[f64; K]],
+    out: &mut [[f64; K]],
+) {
+    if K == 1 {
+        return update_above_one(panel, ld, k0, r0, v.as_flattened(), out.as_flattened_mut());
+    }
+    let m = v.len();
+    let col = |j| column(panel, ld, k0 + j, r0, m);
+    let first = out.len() - out.len() % COLUMNS;
+    let (blocks, rest) = out.as_chunks_mut::<COLUMNS>();
+    for (b, os) in blocks.iter_mut().enumerate() {
+        let j = b * COLUMNS;
+        let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
+        let mut acc = [[0.0; K]; COLUMNS];
+        for (i, vi) in v.iter().enumerate() {
+            for q in 0..COLUMNS {
+                (0..K).for_each(|c| acc[q][c] += cs[q][i] * vi[c]);
+            }
+        }
+        os.iter_mut().zip(&acc).for_each(|(o, a)| (0..K).for_each(|c| o[c] -= a[c]));
+    }
+    for (j, o) in rest.iter_mut().enumerate() {
+        let mut acc = [0.0; K];
+        col(first + j).iter().zip(v).for_each(|(&l, vi)| (0..K).for_each(|c| acc[c] += l * vi[c]));
+        (0..K).for_each(|c| o[c] -= acc[c]);
+    }
+}
+
+/// [`update_above`] for one right-hand side, by the four-column SIMD primitive.
+fn update_above_one(panel: &[f64], ld: usize, k0: usize, r0: usize, v: &[f64], out: &mut [f64]) {
     let m = v.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let first = out.len() - out.len() % COLUMNS;
@@ -165,13 +239,22 @@ mod tests {
                 u[j] -= (j + 1..ld).map(|i| panel[j * ld + i] * u[i]).sum::<f64>();
             }
             let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(p, q)| (p - q).abs() < 1e-11);
+            // Three right-hand sides: z0, 2 z0 and −z0, interleaved.
+            let three = |z: &[f64]| z.iter().map(|&v| [v, 2.0 * v, -v]).collect::<Vec<_>>();
+            let flat = |z: &[[f64; 1]]| z.as_flattened().to_vec();
             for parallel in [false, true] {
-                let mut z = z0.clone();
+                let mut z: Vec<[f64; 1]> = z0.iter().map(|&v| [v]).collect();
                 forward(&panel, &mut z, w, parallel);
-                assert!(close(&z, &y), "forward, w = {w}, q = {q}, parallel {parallel}");
-                let mut z = z0.clone();
+                assert!(close(&flat(&z), &y), "forward, w = {w}, q = {q}, parallel {parallel}");
+                let mut z: Vec<[f64; 1]> = z0.iter().map(|&v| [v]).collect();
                 backward(&panel, &mut z, w, parallel);
-                assert!(close(&z, &u), "backward, w = {w}, q = {q}, parallel {parallel}");
+                assert!(close(&flat(&z), &u), "backward, w = {w}, q = {q}, parallel {parallel}");
+                let mut z = three(&z0);
+                forward(&panel, &mut z, w, parallel);
+                assert!(close(z.as_flattened(), three(&y).as_flattened()), "forward ×3, w = {w}, q = {q}");
+                let mut z = three(&z0);
+                backward(&panel, &mut z, w, parallel);
+                assert!(close(z.as_flattened(), three(&u).as_flattened()), "backward ×3, w = {w}, q = {q}");
             }
         }
     }

@@ -1,4 +1,4 @@
-//! One right-hand side through the supernodal factor, `P A Pᵀ = L D Lᵀ`:
+//! Right-hand sides through the supernodal factor, `P A Pᵀ = L D Lᵀ`:
 //! `L y = P b`, `z = D⁻¹ y`, `Lᵀ x = z`, `b ← Pᵀ x`, supernode by supernode,
 //! the independent subtrees of the supernodal elimination tree in parallel
 //! (zeng2022 §3.1: the preconditioner application of every PCG iteration,
@@ -134,26 +134,47 @@ impl Ldlt {
     pub fn solve_one(&self, b: &mut [f64]) {
         let s = &**self.symbolic();
         assert_eq!(b.len(), s.n(), "right-hand side length");
-        let mut y: Vec<f64> = s.perm.iter().map(|&o| b[o]).collect();
-        self.forward(&mut y);
-        y.iter_mut().zip(&self.d).for_each(|(v, d)| *v /= d);
-        self.backward(&mut y);
-        s.perm.iter().zip(&y).for_each(|(&o, &v)| b[o] = v);
+        let mut y: Vec<[f64; 1]> = s.perm.iter().map(|&o| [b[o]]).collect();
+        self.solve_permuted(&mut y);
+        s.perm.iter().zip(&y).for_each(|(&o, v)| b[o] = v[0]);
+    }
+
+    /// `x = (A ⊗ I_K)⁻¹ b` for vectors interleaved `K` to a row (`b[i·K + c]`;
+    /// a flat position vector is `K = 3`): one pass of the supernodal sweeps
+    /// over the factor serves the `K` right-hand sides.
+    pub fn solve_interleaved<const K: usize>(&self, b: &[f64], x: &mut [f64]) {
+        let s = &**self.symbolic();
+        assert!(
+            b.len() == K * s.n() && x.len() == K * s.n(),
+            "solve_interleaved: expected {} values",
+            K * s.n()
+        );
+        let (b, x) = (b.as_chunks::<K>().0, x.as_chunks_mut::<K>().0);
+        let mut y: Vec<[f64; K]> = s.perm.iter().map(|&o| b[o]).collect();
+        self.solve_permuted(&mut y);
+        s.perm.iter().zip(&y).for_each(|(&o, v)| x[o] = *v);
+    }
+
+    /// `L D Lᵀ y = y` in the factor's numbering.
+    fn solve_permuted<const K: usize>(&self, y: &mut [[f64; K]]) {
+        self.forward(y);
+        y.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d));
+        self.backward(y);
     }
 
     /// `L y = y`: subtrees in parallel, each adding its updates of rows
     /// outside itself (all in its root's pattern) to a private buffer that is
     /// then merged in subtree order; then the levels of common ancestors,
     /// whose updates of shared rows are likewise added in a fixed order.
-    fn forward(&self, y: &mut [f64]) {
+    fn forward<const K: usize>(&self, y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         let n = y.len();
-        let outside: Vec<Vec<f64>> = split_by_subtree(y, &plan.tasks)
+        let outside: Vec<Vec<[f64; K]>> = split_by_subtree(y, &plan.tasks)
             .into_par_iter()
             .map(|(task, local)| {
                 let (lo, hi) = (task.columns.start, task.columns.end);
-                let mut above = vec![0.0; n - hi];
+                let mut above = vec![[0.0; K]; n - hi];
                 let mut z = Vec::new();
                 for s in task.supernodes.clone() {
                     let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
@@ -178,17 +199,17 @@ impl Ldlt {
             .collect();
         for (task, above) in plan.tasks.iter().zip(&outside) {
             for &r in sn.pattern(task.root) {
-                y[r as usize] += above[r as usize - task.columns.end];
+                add_row(&mut y[r as usize], &above[r as usize - task.columns.end]);
             }
         }
         for level in &plan.levels {
             let parallel = level.len() == 1;
-            let zs: Vec<Vec<f64>> = level
+            let zs: Vec<Vec<[f64; K]>> = level
                 .par_iter()
                 .map(|&s| {
                     let w = sn.width(s);
-                    let mut z: Vec<f64> = y[sn.begin[s]..sn.begin[s] + w].to_vec();
-                    z.resize(w + sn.pattern(s).len(), 0.0);
+                    let mut z: Vec<[f64; K]> = y[sn.begin[s]..sn.begin[s] + w].to_vec();
+                    z.resize(w + sn.pattern(s).len(), [0.0; K]);
                     panel_kernels::forward(self.panel_values(s), &mut z, w, parallel);
                     z
                 })
@@ -196,13 +217,13 @@ impl Ldlt {
             for (&s, z) in level.iter().zip(&zs) {
                 let (x, update) = z.split_at(sn.width(s));
                 y[sn.begin[s]..sn.begin[s + 1]].copy_from_slice(x);
-                sn.pattern(s).iter().zip(update).for_each(|(&r, &v)| y[r as usize] += v);
+                sn.pattern(s).iter().zip(update).for_each(|(&r, v)| add_row(&mut y[r as usize], v));
             }
         }
     }
 
     /// `[y_own; y_pattern]` of supernode `s`, and its own columns.
-    fn gather(&self, s: usize, y: &[f64]) -> (Range<usize>, Vec<f64>) {
+    fn gather<const K: usize>(&self, s: usize, y: &[[f64; K]]) -> (Range<usize>, Vec<[f64; K]>) {
         let sn = &self.symbolic().supernodes;
         let own = sn.begin[s]..sn.begin[s + 1];
         let z = y[own.clone()].iter().copied().chain(sn.pattern(s).iter().map(|&r| y[r as usize])).collect();
@@ -211,12 +232,12 @@ impl Ldlt {
 
     /// `Lᵀ x = y`: the common ancestors first, then the subtrees in parallel,
     /// each reading the (final) rows of its ancestors from a snapshot.
-    fn backward(&self, y: &mut [f64]) {
+    fn backward<const K: usize>(&self, y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         for level in plan.levels.iter().rev() {
             let parallel = level.len() == 1;
-            let xs: Vec<(Range<usize>, Vec<f64>)> = level
+            let xs: Vec<(Range<usize>, Vec<[f64; K]>)> = level
                 .par_iter()
                 .map(|&s| {
                     let (own, mut z) = self.gather(s, y);
@@ -255,8 +276,13 @@ impl Ldlt {
     }
 }
 
+/// `a ← a + b`, row by row.
+fn add_row<const K: usize>(a: &mut [f64; K], b: &[f64; K]) {
+    (0..K).for_each(|c| a[c] += b[c]);
+}
+
 /// Disjoint mutable views of `y` on each subtree's columns.
-fn split_by_subtree<'a, 'p>(y: &'a mut [f64], tasks: &'p [Subtree]) -> Vec<(&'p Subtree, &'a mut [f64])> {
+fn split_by_subtree<'a, 'p, T>(y: &'a mut [T], tasks: &'p [Subtree]) -> Vec<(&'p Subtree, &'a mut [T])> {
     let mut views = Vec::with_capacity(tasks.len());
     let (mut rest, mut offset) = (y, 0);
     for task in tasks {

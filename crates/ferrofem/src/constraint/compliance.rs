@@ -44,7 +44,6 @@ impl Compliance {
     /// a flat vector of the body's DOFs (`3·vertex + axis`).
     pub fn solve_in_place(&self, x: &mut [f64], k: usize) {
         let n = x.len() / k.max(1);
-        let mut columns = Vec::new();
         let mut scratch = SparseInverseScratch::default();
         let mut b = Vec::new();
         match self {
@@ -52,7 +51,7 @@ impl Compliance {
             Compliance::Kronecker(f) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
                 b.clear();
                 b.extend_from_slice(col);
-                f.solve_interleaved::<3>(&b, col, &mut columns);
+                f.solve_interleaved::<3>(&b, col);
             }),
             Compliance::SparseInverse(s, _) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
                 b.clear();

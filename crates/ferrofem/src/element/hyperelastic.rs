@@ -148,7 +148,10 @@ fn prox_newton<const D: usize>(
         for _ in 0..40 {
             let trial = x + step * t;
             if let Some(next) = objective(&trial) {
-                if next.0 <= f + 1e-4 * t * step.dot(&g) {
+                // Armijo, or (where the energy's rounding hides the
+                // decrease near the minimum) no rise and a smaller gradient.
+                let settling = next.0 <= f + 1e-13 * f.abs() && next.1.norm() < g.norm();
+                if next.0 <= f + 1e-4 * t * step.dot(&g) || settling {
                     (x, cur, accepted) = (trial, next, true);
                     break;
                 }

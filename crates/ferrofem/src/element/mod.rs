@@ -3,6 +3,7 @@
 pub mod bending;
 pub mod corotational;
 pub mod hyperelastic;
+pub mod lanes;
 pub mod polar;
 pub mod rest;
 

@@ -7,6 +7,7 @@
 use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector3};
 
 use super::hyperelastic::{local_projection, Gradient};
+use super::lanes::{self, LANES};
 use super::{Constitutive, Lame};
 
 /// An elastic element of dimension `D` with `N = D + 1` vertices (a tet:
@@ -67,6 +68,44 @@ where
 }
 
 impl TetElement {
+    /// [`Element::local_step`] of up to [`LANES`] tets at once, one per
+    /// SIMD lane ([`super::lanes::local_projection`]); `rotations` holds each
+    /// tet's last rotation, which warm-starts the polar iteration. Missing
+    /// lanes repeat the last tet and are discarded.
+    pub fn local_step_lanes(
+        tets: &[TetElement],
+        model: Constitutive,
+        x: &[f64],
+        duals: &mut [Matrix3<f64>],
+        targets: &mut [Matrix3<f64>],
+        rotations: &mut [Matrix3<f64>],
+    ) {
+        let n = tets.len();
+        assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
+        let e = |l: usize| &tets[l.min(n - 1)];
+        let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| {
+            let f = e(l).gradient(x);
+            if model.uses_dual() {
+                f + duals[l.min(n - 1)]
+            } else {
+                f
+            }
+        });
+        let lame = std::array::from_fn(|l| e(l).lame);
+        let k = std::array::from_fn(|l| e(l).weight / e(l).measure);
+        let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| rotations[l.min(n - 1)]);
+        let p = lanes::local_projection_dispatch(model, &lame, &k, &f, &mut r);
+        for l in 0..n {
+            rotations[l] = r[l];
+            if !model.uses_dual() {
+                targets[l] = p[l];
+                continue;
+            }
+            duals[l] += f[l] - duals[l] - p[l];
+            targets[l] = p[l] - duals[l];
+        }
+    }
+
     /// A tet from rest positions; `None` when its rest volume is not positive.
     pub fn tet(rest: &[[f64; 3]], vertices: [usize; 4], model: Constitutive, lame: Lame) -> Option<Self> {
         let p = vertices.map(|v| Vector3::from(rest[v]));

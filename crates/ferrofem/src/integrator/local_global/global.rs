@@ -117,7 +117,6 @@ pub struct GlobalSolver {
     factor: Option<Arc<Ldlt>>,
     inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
-    columns: Vec<f64>,
 }
 
 impl GlobalSolver {
@@ -139,7 +138,6 @@ impl GlobalSolver {
             factor,
             inverse,
             scratch: SparseInverseScratch::default(),
-            columns: Vec::new(),
         })
     }
 
@@ -169,7 +167,7 @@ impl GlobalSolver {
     pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
-            (None, Some(f)) => f.solve_interleaved::<3>(b, q, &mut self.columns),
+            (None, Some(f)) => f.solve_interleaved::<3>(b, q),
             (None, None) => {}
         }
     }

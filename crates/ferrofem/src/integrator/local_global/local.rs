@@ -9,8 +9,9 @@ use rayon::prelude::*;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::Gradient;
+use crate::element::lanes::LANES;
 use crate::element::Constitutive;
-use crate::element::Element;
+use crate::element::{Element, TetElement};
 
 /// Vertex → (term, local index) incidence, CSR.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +51,8 @@ pub struct Projections {
     /// Projection per bending stencil.
     pub bending: Vec<Vector3<f64>>,
     tet_duals: Vec<Matrix3<f64>>,
+    /// Each tet's last rotation (warm start of its polar iteration).
+    tet_rotations: Vec<Matrix3<f64>>,
     tri_duals: Vec<Matrix3x2<f64>>,
     tet_incidence: Incidence,
     tri_incidence: Incidence,
@@ -65,6 +68,7 @@ impl Projections {
             triangles: vec![Matrix3x2::zeros(); body.triangles.len()],
             bending: vec![Vector3::zeros(); body.bending.len()],
             tet_duals: vec![Matrix3::zeros(); body.tets.len()],
+            tet_rotations: vec![Matrix3::zeros(); body.tets.len()],
             tri_duals: vec![Matrix3x2::zeros(); body.triangles.len()],
             tet_incidence: Incidence::new(n, body.tets.iter().map(|e| e.vertices.as_slice())),
             tri_incidence: Incidence::new(n, body.triangles.iter().map(|e| e.vertices.as_slice())),
@@ -83,9 +87,20 @@ impl Projections {
 /// update) and every stencil's projection, at positions `x`.
 pub fn local_step(body: &Body, x: &[f64], p: &mut Projections) {
     let model = body.constitutive;
-    project(&body.tets, model, x, &mut p.tets, &mut p.tet_duals);
+    project_tets(&body.tets, model, x, p);
     project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals);
     p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
+}
+
+/// The tets' projections, [`LANES`] per batch.
+fn project_tets(tets: &[TetElement], model: Constitutive, x: &[f64], p: &mut Projections) {
+    p.tets
+        .par_chunks_mut(LANES)
+        .zip(p.tet_duals.par_chunks_mut(LANES))
+        .zip(p.tet_rotations.par_chunks_mut(LANES))
+        .zip(tets.par_chunks(LANES))
+        .with_min_len(32)
+        .for_each(|(((o, u), r), e)| TetElement::local_step_lanes(e, model, x, u, o, r));
 }
 
 fn project<const D: usize, const N: usize>(

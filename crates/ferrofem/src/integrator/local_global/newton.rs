@@ -22,8 +22,8 @@ pub struct NewtonReport {
 }
 
 /// `z = h² A⁻¹ r` with the scalar factor of `A_s`, per axis.
-fn precondition(f: &Ldlt, h: f64, r: &[f64], z: &mut [f64], columns: &mut Vec<f64>) {
-    f.solve_interleaved::<3>(r, z, columns);
+fn precondition(f: &Ldlt, h: f64, r: &[f64], z: &mut [f64]) {
+    f.solve_interleaved::<3>(r, z);
     z.iter_mut().for_each(|v| *v *= h * h);
 }
 
@@ -43,14 +43,13 @@ pub fn newton_reference(
     let (mut gp, mut gm, mut xt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let (mut step, mut r, mut z, mut d, mut hd) =
         (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let mut columns = Vec::new();
     let mut it = 0;
     while it < max_iterations && norm(&g) > rel_tol * g0 {
         it += 1;
         // Steihaug–PCG on ∇²ε s = −∇ε.
         step.iter_mut().for_each(|v| *v = 0.0);
         r.iter_mut().zip(&g).for_each(|(r, g)| *r = -g);
-        precondition(factor, at.h, &r, &mut z, &mut columns);
+        precondition(factor, at.h, &r, &mut z);
         d.copy_from_slice(&z);
         let gnorm = norm(&g);
         let eta = (gnorm / g0).sqrt().min(0.5) * gnorm;
@@ -79,7 +78,7 @@ pub fn newton_reference(
             if norm(&r) <= eta {
                 break;
             }
-            precondition(factor, at.h, &r, &mut z, &mut columns);
+            precondition(factor, at.h, &r, &mut z);
             let rz_new = dot(&r, &z);
             let beta = rz_new / rz;
             rz = rz_new;

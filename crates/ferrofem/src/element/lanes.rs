@@ -1,0 +1,359 @@
+//! The local step of tets several elements at a time, one element per SIMD
+//! lane (zeng2025 eq. 5; dahl2019 §3.3): the rotation of `F` by the
+//! warm-started Jacobi polar iteration, and for the models that need `σ`,
+//! the eigen-decomposition `Rᵀ F = V diag(σ) Vᵀ` by cyclic Jacobi, so that
+//! `F = (R V) diag(σ) Vᵀ` is the signed SVD without a per-element branch.
+//!
+//! Each lane runs exactly the arithmetic of the one-element routine
+//! ([`super::polar::rotation_jacobi`]); a lane that has converged is given
+//! identity rotations, so its result is bitwise the scalar one. The lanes'
+//! square roots and divisions, a latency-bound chain in one element,
+//! overlap across elements.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::hyperelastic::{prox, signed_svd3};
+use super::{Constitutive, Lame};
+
+/// Elements per batch of the vectorized local step.
+pub const LANES: usize = 16;
+
+/// `L` 3×3 matrices, entry `(i, j)` of lane `l` at `[i + 3 j][l]`
+/// (column-major, as nalgebra stores them).
+pub type Lanes<const L: usize> = [[f64; L]; 9];
+
+/// Column-major index of entry `(i, j)`.
+const fn at(i: usize, j: usize) -> usize {
+    i + 3 * j
+}
+
+/// The lanes of `L` matrices.
+pub fn pack<const L: usize>(m: &[Matrix3<f64>; L]) -> Lanes<L> {
+    std::array::from_fn(|k| std::array::from_fn(|l| m[l][k]))
+}
+
+/// Lane `l` as a matrix.
+pub fn unpack<const L: usize>(a: &Lanes<L>, l: usize) -> Matrix3<f64> {
+    Matrix3::from_fn(|i, j| a[at(i, j)][l])
+}
+
+/// `Aᵀ B` per lane, sums over `k = 0, 1, 2` in order.
+fn mul_tn<const L: usize>(a: &Lanes<L>, b: &Lanes<L>) -> Lanes<L> {
+    let mut c = [[0.0; L]; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            for l in 0..L {
+                c[at(i, j)][l] = a[at(0, i)][l] * b[at(0, j)][l]
+                    + a[at(1, i)][l] * b[at(1, j)][l]
+                    + a[at(2, i)][l] * b[at(2, j)][l];
+            }
+        }
+    }
+    c
+}
+
+/// Frobenius norm per lane, entries summed in storage order.
+fn norm<const L: usize>(a: &Lanes<L>) -> [f64; L] {
+    std::array::from_fn(|l| a.iter().fold(0.0, |s, e| s + e[l] * e[l]).sqrt())
+}
+
+/// `‖S − Sᵀ‖` per lane, entries in storage order.
+fn skew_norm<const L: usize>(s: &Lanes<L>) -> [f64; L] {
+    std::array::from_fn(|l| {
+        let mut sum = 0.0;
+        for j in 0..3 {
+            for i in 0..3 {
+                let d = s[at(i, j)][l] - s[at(j, i)][l];
+                sum += d * d;
+            }
+        }
+        sum.sqrt()
+    })
+}
+
+/// dahl2019 §3.3 per lane: `R ← R G(θ)` with `tan θ = (S_ji − S_ij)/(S_ii +
+/// S_jj)` on `S = RᵀF`, plane by plane, until `‖S − Sᵀ‖ ≤ tolerance ‖F‖`
+/// (checked before each sweep), from `r` (rotations) in place. Returns
+/// which lanes met the tolerance.
+#[inline(always)]
+pub fn rotation_jacobi<const L: usize>(
+    f: &Lanes<L>,
+    r: &mut Lanes<L>,
+    max_sweeps: usize,
+    tolerance: f64,
+) -> [bool; L] {
+    let mut s = mul_tn(r, f);
+    let scale = norm(f).map(|v| v.max(f64::MIN_POSITIVE));
+    let mut active = [true; L];
+    for _ in 0..max_sweeps {
+        let skew = skew_norm(&s);
+        // A NaN skew keeps sweeping, as in the one-element iteration.
+        let met = |l: usize| skew[l] <= tolerance * scale[l];
+        (0..L).for_each(|l| active[l] = active[l] && !met(l));
+        if !active.contains(&true) {
+            return [true; L];
+        }
+        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+            let mut c = [1.0; L];
+            let mut sn = [0.0; L];
+            for l in 0..L {
+                let (num, den) = (s[at(j, i)][l] - s[at(i, j)][l], s[at(i, i)][l] + s[at(j, j)][l]);
+                let h = (num * num + den * den).sqrt();
+                if active[l] && h != 0.0 {
+                    (c[l], sn[l]) = (den / h, num / h);
+                }
+            }
+            givens_right(r, i, j, &c, &sn);
+            givens_left_t(&mut s, i, j, &c, &sn);
+        }
+    }
+    let skew = skew_norm(&s);
+    std::array::from_fn(|l| !active[l] || skew[l] <= tolerance * scale[l])
+}
+
+/// Columns `i, j` of `A` ← `A G`, `G` the plane rotation `[c −s; s c]`.
+#[inline(always)]
+fn givens_right<const L: usize>(a: &mut Lanes<L>, i: usize, j: usize, c: &[f64; L], sn: &[f64; L]) {
+    for k in 0..3 {
+        for l in 0..L {
+            let (ai, aj) = (a[at(k, i)][l], a[at(k, j)][l]);
+            a[at(k, i)][l] = c[l] * ai + sn[l] * aj;
+            a[at(k, j)][l] = -sn[l] * ai + c[l] * aj;
+        }
+    }
+}
+
+/// Rows `i, j` of `A` ← `Gᵀ A`.
+#[inline(always)]
+fn givens_left_t<const L: usize>(a: &mut Lanes<L>, i: usize, j: usize, c: &[f64; L], sn: &[f64; L]) {
+    for k in 0..3 {
+        for l in 0..L {
+            let (ai, aj) = (a[at(i, k)][l], a[at(j, k)][l]);
+            a[at(i, k)][l] = c[l] * ai + sn[l] * aj;
+            a[at(j, k)][l] = -sn[l] * ai + c[l] * aj;
+        }
+    }
+}
+
+/// Cyclic Jacobi on the symmetric `A` per lane (Golub & Van Loan §8.5):
+/// `A ← Jᵀ A J`, `V ← V J` until the off-diagonal part is below
+/// `tolerance ‖A‖`; `A`'s diagonal is then the eigenvalues, `V` (a
+/// rotation) their vectors. Returns which lanes converged.
+#[inline(always)]
+fn symmetric_eigen<const L: usize>(
+    a: &mut Lanes<L>,
+    v: &mut Lanes<L>,
+    max_sweeps: usize,
+    tolerance: f64,
+) -> [bool; L] {
+    let scale = norm(a).map(|n| n * tolerance);
+    let off = |a: &Lanes<L>| -> [f64; L] {
+        std::array::from_fn(|l| {
+            (2.0 * (a[at(0, 1)][l].powi(2) + a[at(0, 2)][l].powi(2) + a[at(1, 2)][l].powi(2))).sqrt()
+        })
+    };
+    for _ in 0..max_sweeps {
+        let o = off(a);
+        if (0..L).all(|l| o[l] <= scale[l]) {
+            break;
+        }
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            let mut c = [1.0; L];
+            let mut sn = [0.0; L];
+            for l in 0..L {
+                let apq = a[at(p, q)][l];
+                if apq != 0.0 {
+                    let theta = (a[at(q, q)][l] - a[at(p, p)][l]) / (2.0 * apq);
+                    let t = if theta.abs() > 1e150 {
+                        0.5 / theta
+                    } else {
+                        theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
+                    };
+                    c[l] = 1.0 / (t * t + 1.0).sqrt();
+                    sn[l] = t * c[l];
+                }
+            }
+            // J = [c s; −s c] in plane (p, q): with G's convention, sn ← −s.
+            let minus: [f64; L] = sn.map(|s| -s);
+            givens_right(a, p, q, &c, &minus);
+            givens_left_t(a, p, q, &c, &minus);
+            givens_right(v, p, q, &c, &minus);
+        }
+    }
+    let o = off(a);
+    std::array::from_fn(|l| o[l] <= scale[l])
+}
+
+/// Sweeps of the Jacobi polar iteration in the vectorized local step (as
+/// in the one-element ARAP projection).
+pub const POLAR_SWEEPS: usize = 8;
+/// Relative skew tolerance of the polar iteration.
+pub const POLAR_TOLERANCE: f64 = 1e-14;
+
+/// The local projection `p = argmin ψ(p) + k/2 ‖p − F‖²` (zeng2025 eq. 5)
+/// of `L` tets, each lane equal (to rounding) to
+/// [`super::hyperelastic::local_projection`]: for ARAP the closest
+/// rotation, warm-started from `rotation` (bitwise the one-element
+/// iteration, or the SVD's rotation where `rotation` is not one); for the
+/// others `U diag(prox σ) Vᵀ` with `U = R V`, `R` warm-started from
+/// `rotation` (or the identity). `rotation` is updated with `R`; a lane the
+/// iterations leave unconverged takes the one-element SVD route.
+#[inline(always)]
+pub fn local_projection<const L: usize>(
+    model: Constitutive,
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &[Matrix3<f64>; L],
+    rotation: &mut [Matrix3<f64>; L],
+) -> [Matrix3<f64>; L] {
+    let warm_ok = rotation.map(|r| (r.transpose() * r - Matrix3::identity()).norm() <= 1e-6);
+    let fl = pack(f);
+    let mut r = pack(&std::array::from_fn(|l| if warm_ok[l] { rotation[l] } else { Matrix3::identity() }));
+    let polar = rotation_jacobi(&fl, &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+    if model == Constitutive::Arap {
+        return std::array::from_fn(|l| {
+            rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
+            rotation[l]
+        });
+    }
+    let mut s = mul_tn(&r, &fl);
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        for l in 0..L {
+            let m = 0.5 * (s[at(i, j)][l] + s[at(j, i)][l]);
+            (s[at(i, j)][l], s[at(j, i)][l]) = (m, m);
+        }
+    }
+    let mut v = pack(&[Matrix3::identity(); L]);
+    let eigen = symmetric_eigen(&mut s, &mut v, 8, 1e-15);
+    std::array::from_fn(|l| {
+        let (u, sigma, vl) = if polar[l] && eigen[l] {
+            let (rl, vl) = (unpack(&r, l), unpack(&v, l));
+            rotation[l] = rl;
+            (rl * vl, Vector3::new(s[0][l], s[4][l], s[8][l]), vl)
+        } else {
+            let (u, sigma, vl) = signed_svd3(&f[l]);
+            rotation[l] = u * vl.transpose();
+            (u, sigma, vl)
+        };
+        u * Matrix3::from_diagonal(&prox(model, lame[l], k[l], &sigma)) * vl.transpose()
+    })
+}
+
+/// [`local_projection`] of [`LANES`] tets, built for AVX2 where the
+/// processor has it (the same arithmetic, wider lanes: no fused
+/// multiply-adds are formed, so both builds give the same bits).
+pub fn local_projection_dispatch(
+    model: Constitutive,
+    lame: &[Lame; LANES],
+    k: &[f64; LANES],
+    f: &[Matrix3<f64>; LANES],
+    rotation: &mut [Matrix3<f64>; LANES],
+) -> [Matrix3<f64>; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2 (checked just above).
+        return unsafe { local_projection_avx2(model, lame, k, f, rotation) };
+    }
+    local_projection(model, lame, k, f, rotation)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn local_projection_avx2(
+    model: Constitutive,
+    lame: &[Lame; LANES],
+    k: &[f64; LANES],
+    f: &[Matrix3<f64>; LANES],
+    rotation: &mut [Matrix3<f64>; LANES],
+) -> [Matrix3<f64>; LANES] {
+    local_projection(model, lame, k, f, rotation)
+}
+
+/// `U Vᵀ` of the signed SVD.
+fn svd_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
+    let (u, _, v) = signed_svd3(f);
+    u * v.transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::hyperelastic::{local_projection as one, Gradient};
+    use nalgebra::Rotation3;
+
+    /// A stretched, sheared and rotated gradient, inverted for some `k`.
+    fn gradient(k: usize) -> Matrix3<f64> {
+        let a = k as f64;
+        let axis = nalgebra::Unit::new_normalize(Vector3::new((a * 1.3).sin(), (a * 0.7).cos(), 0.4));
+        let rot = Rotation3::from_axis_angle(&axis, 0.3 + 0.71 * a).into_inner();
+        let mut stretch = Matrix3::new(
+            1.2,
+            0.1 * a.sin(),
+            0.05,
+            0.0,
+            0.8 + 0.1 * a.cos(),
+            0.2,
+            0.03,
+            -0.1,
+            1.05 + 0.2 * (a * 0.3).sin(),
+        );
+        if k % 7 == 3 {
+            stretch.column_mut(2).neg_mut();
+        }
+        rot * stretch
+    }
+
+    const LAME: Lame = Lame { lambda: 3.0e4, mu: 1.1e4 };
+
+    #[test]
+    fn lanes_equal_the_one_element_projection() {
+        let models = [Constitutive::Arap, Constitutive::Corotational, Constitutive::NeoHookean];
+        for model in models {
+            for batch in 0..16 {
+                let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l));
+                // Warm starts: the SVD rotation of a nearby gradient.
+                let near: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l) * 1.01);
+                let mut rotation = near.map(|g| svd_rotation(&g));
+                let k = [LAME.mu * 4.0; LANES];
+                let p = local_projection(model, &[LAME; LANES], &k, &f, &mut rotation);
+                for l in 0..LANES {
+                    let warm = svd_rotation(&near[l]);
+                    let expected = one(model, LAME, k[l], &f[l], &warm);
+                    let scale = f[l].norm();
+                    if model == Constitutive::Arap {
+                        // Bitwise the one-element Jacobi iteration.
+                        assert_eq!(p[l], f[l].closest_rotation(&warm), "lane {l} of batch {batch}");
+                    }
+                    assert!(
+                        (p[l] - expected).norm() <= 1e-12 * scale,
+                        "{model:?} {batch} {l}: {} {:?}",
+                        (p[l] - expected).norm(),
+                        signed_svd3(&f[l]).1
+                    );
+                    assert!((rotation[l] - svd_rotation(&f[l])).norm() < 1e-12, "{model:?} rotation");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cold_or_broken_warm_start_takes_the_svd_route() {
+        let f: [Matrix3<f64>; LANES] = std::array::from_fn(gradient);
+        let mut rotation = [Matrix3::zeros(); LANES];
+        let p = local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &f, &mut rotation);
+        for l in 0..LANES {
+            assert!((p[l] - svd_rotation(&f[l])).norm() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn symmetric_eigen_diagonalizes() {
+        let a0 = Matrix3::new(4.0, 1.0, -0.5, 1.0, 3.0, 0.25, -0.5, 0.25, -2.0);
+        let mut a = pack(&[a0; 2]);
+        let mut v = pack(&[Matrix3::identity(); 2]);
+        assert_eq!(symmetric_eigen(&mut a, &mut v, 8, 1e-15), [true; 2]);
+        let (d, vl) = (unpack(&a, 0), unpack(&v, 0));
+        let back = vl * Matrix3::from_diagonal(&d.diagonal()) * vl.transpose();
+        assert!((back - a0).norm() < 1e-13 && (vl.determinant() - 1.0).abs() < 1e-13);
+    }
+}

@@ -37,6 +37,14 @@ impl Model {
         }
     }
 
+    /// Whether the scene can have constraint rows: obstacles, other
+    /// bodies, attachments or self-collision.
+    pub fn constrained(&self) -> bool {
+        !self.obstacles.is_empty()
+            || self.bodies.len() > 1
+            || self.bodies.iter().any(|b| !b.attachments.is_empty() || b.self_collision)
+    }
+
     /// Whether contact detection needs the bodies' surface triangles: other
     /// bodies, self-collision, or mesh obstacles' vertices meet them.
     pub fn meets_triangles(&self) -> bool {

@@ -29,13 +29,16 @@ pub enum Stage {
     LocalStep,
     /// Local-global: `q = A⁻¹ b` (zeng2025 eq. 6–8), or one Jacobi iteration.
     GlobalStep,
+    /// Local-global: the fixed-point residual and, with acceleration, the
+    /// extrapolated iterate (Peng et al. 2018).
+    Accelerate,
     /// `v ← v + Δv`, `x ← x + h v`.
     Integrate,
 }
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 12] = [
         Stage::DetectContacts,
         Stage::Assemble,
         Stage::Factorize,
@@ -46,6 +49,7 @@ impl Stage {
         Stage::Correct,
         Stage::LocalStep,
         Stage::GlobalStep,
+        Stage::Accelerate,
         Stage::Integrate,
     ];
 
@@ -62,6 +66,7 @@ impl Stage {
             Stage::Correct => "correct",
             Stage::LocalStep => "local_step",
             Stage::GlobalStep => "global_step",
+            Stage::Accelerate => "accelerate",
             Stage::Integrate => "integrate",
         }
     }
@@ -196,6 +201,10 @@ pub struct StepStats {
     pub reused_isodofs: usize,
     /// Local-global iterations of the step (0 under implicit Euler).
     pub local_global_iterations: usize,
+    /// Relative fixed-point residual `‖G(s) − s‖_D / ‖G(s⁰) − s⁰‖_D` of
+    /// the step's last local-global iteration; `null` unless
+    /// `local_global.acceleration` or `local_global.tolerance` is set.
+    pub local_global_residual: Option<f64>,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
 }
@@ -276,7 +285,7 @@ mod tests {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
         let json =
-            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0]))
+            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0]))
                 .unwrap();
         assert!(json.starts_with(
             r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"assemble_constraints":0.25,"build_delassus":0.0"#

@@ -154,6 +154,10 @@ impl World {
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
             local_global_iterations: self.integrator.iterations(),
+            local_global_residual: self
+                .local_global()
+                .map(|lg| lg.last_iterations().1)
+                .filter(|r| !r.is_nan()),
             bodies,
         }
     }

@@ -190,32 +190,19 @@ pub const POLAR_SWEEPS: usize = 8;
 /// Relative skew tolerance of the polar iteration.
 pub const POLAR_TOLERANCE: f64 = 1e-14;
 
-/// The local projection `p = argmin ψ(p) + k/2 ‖p − F‖²` (zeng2025 eq. 5)
-/// of `L` tets, each lane equal (to rounding) to
-/// [`super::hyperelastic::local_projection`]: for ARAP the closest
-/// rotation, warm-started from `rotation` (bitwise the one-element
-/// iteration, or the SVD's rotation where `rotation` is not one); for the
-/// others `U diag(prox σ) Vᵀ` with `U = R V`, `R` warm-started from
-/// `rotation` (or the identity). `rotation` is updated with `R`; a lane the
-/// iterations leave unconverged takes the one-element SVD route.
+/// The signed SVD `F = U diag(σ) Vᵀ` (`U`, `V` rotations) of `L`
+/// gradients: `R` by the polar iteration from `rotation` (the identity
+/// where it is not a rotation), then `sym(RᵀF) = V diag(σ) Vᵀ` by cyclic
+/// Jacobi, `U = R V`. A lane left unconverged takes the one-element SVD.
+/// `rotation` ← `U Vᵀ`.
 #[inline(always)]
-pub fn local_projection<const L: usize>(
-    model: Constitutive,
-    lame: &[Lame; L],
-    k: &[f64; L],
-    f: &[Matrix3<f64>; L],
-    rotation: &mut [Matrix3<f64>; L],
-) -> [Matrix3<f64>; L] {
-    let warm_ok = rotation.map(|r| (r.transpose() * r - Matrix3::identity()).norm() <= 1e-6);
+fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
     let fl = pack(f);
-    let mut r = pack(&std::array::from_fn(|l| if warm_ok[l] { rotation[l] } else { Matrix3::identity() }));
+    let mut r =
+        pack(&std::array::from_fn(
+            |l| if is_rotation(&rotation[l]) { rotation[l] } else { Matrix3::identity() },
+        ));
     let polar = rotation_jacobi(&fl, &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
-    if model == Constitutive::Arap {
-        return std::array::from_fn(|l| {
-            rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
-            rotation[l]
-        });
-    }
     let mut s = mul_tn(&r, &fl);
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
@@ -228,46 +215,139 @@ pub fn local_projection<const L: usize>(
     std::array::from_fn(|l| {
         let (u, sigma, vl) = if polar[l] && eigen[l] {
             let (rl, vl) = (unpack(&r, l), unpack(&v, l));
-            rotation[l] = rl;
             (rl * vl, Vector3::new(s[0][l], s[4][l], s[8][l]), vl)
         } else {
-            let (u, sigma, vl) = signed_svd3(&f[l]);
-            rotation[l] = u * vl.transpose();
-            (u, sigma, vl)
+            signed_svd3(&f[l])
         };
-        u * Matrix3::from_diagonal(&prox(model, lame[l], k[l], &sigma)) * vl.transpose()
+        rotation[l] = u * vl.transpose();
+        (u, sigma, vl)
     })
 }
 
-/// [`local_projection`] of [`LANES`] tets, built for AVX2 where the
-/// processor has it (the same arithmetic, wider lanes: no fused
-/// multiply-adds are formed, so both builds give the same bits).
-pub fn local_projection_dispatch(
-    model: Constitutive,
-    lame: &[Lame; LANES],
-    k: &[f64; LANES],
-    f: &[Matrix3<f64>; LANES],
-    rotation: &mut [Matrix3<f64>; LANES],
-) -> [Matrix3<f64>; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2 (checked just above).
-        return unsafe { local_projection_avx2(model, lame, k, f, rotation) };
-    }
-    local_projection(model, lame, k, f, rotation)
+/// `(U, σ, V)`.
+type Svd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
+
+/// Whether `r` is a rotation to 1e-6 (a usable warm start).
+fn is_rotation(r: &Matrix3<f64>) -> bool {
+    (r.transpose() * r - Matrix3::identity()).norm() <= 1e-6
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn local_projection_avx2(
+/// The local projection `p = argmin ψ(p) + k/2 ‖p − F‖²` (zeng2025 eq. 5)
+/// of `L` tets, each lane equal (to rounding) to
+/// [`super::hyperelastic::local_projection`]: for ARAP the closest
+/// rotation, warm-started from `rotation` (bitwise the one-element
+/// iteration, or the SVD's rotation where `rotation` is not one); for the
+/// others `U diag(prox σ) Vᵀ` from [`signed_svd`]. `rotation` is updated
+/// with the rotation of `F`.
+#[inline(always)]
+pub fn local_projection<const L: usize>(
     model: Constitutive,
-    lame: &[Lame; LANES],
-    k: &[f64; LANES],
-    f: &[Matrix3<f64>; LANES],
-    rotation: &mut [Matrix3<f64>; LANES],
-) -> [Matrix3<f64>; LANES] {
-    local_projection(model, lame, k, f, rotation)
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &[Matrix3<f64>; L],
+    rotation: &mut [Matrix3<f64>; L],
+) -> [Matrix3<f64>; L] {
+    if model == Constitutive::Arap {
+        let warm_ok = rotation.map(|r| is_rotation(&r));
+        let mut r =
+            pack(&std::array::from_fn(|l| if warm_ok[l] { rotation[l] } else { Matrix3::identity() }));
+        rotation_jacobi(&pack(f), &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+        return std::array::from_fn(|l| {
+            rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
+            rotation[l]
+        });
+    }
+    let svd = signed_svd(f, rotation);
+    std::array::from_fn(|l| {
+        let (u, sigma, v) = &svd[l];
+        u * Matrix3::from_diagonal(&prox(model, lame[l], k[l], sigma)) * v.transpose()
+    })
 }
+
+/// `(ψ(F), P(F))` of `L` tets (per unit volume), each lane equal to
+/// rounding to [`super::hyperelastic::energy_and_stress`] (`None`: an
+/// infinite energy), without an SVD: ARAP and co-rotational from the
+/// rotation alone, `ψ = μ ‖F − R‖² + λ/2 (tr RᵀF − 3)²`,
+/// `P = 2μ (F − R) + λ (tr RᵀF − 3) R` (λ = 0 for ARAP), `R` by the polar
+/// iteration warm-started from (and updating) `rotation`; Neo-Hookean in
+/// closed form, `P = μ F + (λ ln J − μ) F⁻ᵀ`.
+#[inline(always)]
+pub fn energy_and_stress<const L: usize>(
+    model: Constitutive,
+    lame: &[Lame; L],
+    f: &[Matrix3<f64>; L],
+    rotation: &mut [Matrix3<f64>; L],
+) -> [Option<(f64, Matrix3<f64>)>; L] {
+    if model == Constitutive::NeoHookean {
+        return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
+    }
+    let warm = rotation.map(|r| is_rotation(&r));
+    let mut r = pack(&std::array::from_fn(|l| if warm[l] { rotation[l] } else { Matrix3::identity() }));
+    let polar = rotation_jacobi(&pack(f), &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+    std::array::from_fn(|l| {
+        let rl = if polar[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
+        rotation[l] = rl;
+        let (mu, lambda) = (lame[l].mu, if model == Constitutive::Arap { 0.0 } else { lame[l].lambda });
+        let (e, tr) = (f[l] - rl, (rl.transpose() * f[l]).trace() - 3.0);
+        Some((mu * e.norm_squared() + 0.5 * lambda * tr * tr, e * (2.0 * mu) + rl * (lambda * tr)))
+    })
+}
+
+/// Neo-Hookean `(ψ, P)` of `F` (`None` where `J ≤ 0`).
+fn neo_hookean(lame: Lame, f: &Matrix3<f64>) -> Option<(f64, Matrix3<f64>)> {
+    let j = f.determinant();
+    if j.is_nan() || j <= 0.0 {
+        return None;
+    }
+    let (lj, f_inv_t) = (j.ln(), f.try_inverse()?.transpose());
+    let psi = 0.5 * lame.mu * (f.norm_squared() - 3.0) - lame.mu * lj + 0.5 * lame.lambda * lj * lj;
+    Some((psi, f * lame.mu + f_inv_t * (lame.lambda * lj - lame.mu)))
+}
+
+/// A public function of [`LANES`] lanes that runs the AVX2 build of a
+/// lane kernel where the processor has it (the same arithmetic, wider
+/// lanes: Rust forms no fused multiply-adds, so both builds give the
+/// same bits).
+macro_rules! dispatch {
+    ($(#[$doc:meta])* $name:ident, $avx:ident => $kernel:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$doc])*
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { $avx($($arg),*) };
+            }
+            $kernel($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $avx($($arg: $ty),*) -> $ret {
+            $kernel($($arg),*)
+        }
+    };
+}
+
+dispatch!(
+    /// [`local_projection`] of [`LANES`] tets.
+    local_projection_dispatch, local_projection_avx2 => local_projection(
+        model: Constitutive,
+        lame: &[Lame; LANES],
+        k: &[f64; LANES],
+        f: &[Matrix3<f64>; LANES],
+        rotation: &mut [Matrix3<f64>; LANES]
+    ) -> [Matrix3<f64>; LANES]
+);
+
+dispatch!(
+    /// [`energy_and_stress`] of [`LANES`] tets.
+    energy_and_stress_dispatch, energy_and_stress_avx2 => energy_and_stress(
+        model: Constitutive,
+        lame: &[Lame; LANES],
+        f: &[Matrix3<f64>; LANES],
+        rotation: &mut [Matrix3<f64>; LANES]
+    ) -> [Option<(f64, Matrix3<f64>)>; LANES]
+);
 
 /// `U Vᵀ` of the signed SVD.
 fn svd_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
@@ -331,6 +411,28 @@ mod tests {
                         signed_svd3(&f[l]).1
                     );
                     assert!((rotation[l] - svd_rotation(&f[l])).norm() < 1e-12, "{model:?} rotation");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lane_stresses_equal_the_one_element_ones() {
+        for model in [Constitutive::Arap, Constitutive::Corotational, Constitutive::NeoHookean] {
+            for batch in 0..8 {
+                let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l));
+                let mut rotation = [Matrix3::identity(); LANES];
+                let got = energy_and_stress_dispatch(model, &[LAME; LANES], &f, &mut rotation);
+                for l in 0..LANES {
+                    let expected = crate::element::hyperelastic::energy_and_stress(model, LAME, &f[l]);
+                    match (got[l], expected) {
+                        (Some((e, p)), Some((e0, p0))) => {
+                            assert!((e - e0).abs() <= 1e-12 * e0.abs().max(LAME.mu), "{model:?} energy");
+                            assert!((p - p0).norm() <= 1e-12 * p0.norm().max(LAME.mu), "{model:?} stress");
+                        }
+                        (None, None) => {}
+                        other => panic!("{model:?}: {other:?}"),
+                    }
                 }
             }
         }

@@ -62,11 +62,11 @@ impl Integrator {
         }
     }
 
-    /// Local-global iterations per step (0 for implicit Euler).
+    /// Local-global iterations of the last step (0 for implicit Euler).
     pub fn iterations(&self) -> usize {
         match self {
             Integrator::ImplicitEuler(_) => 0,
-            Integrator::LocalGlobal(lg) => lg.settings.iterations,
+            Integrator::LocalGlobal(lg) => lg.last_iterations().0,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::delassus::DelassusMethod;
 use crate::element::Bending;
 use crate::element::{Constitutive, PolarMethod};
 use crate::integrator::local_global::GlobalStepMethod;
-use crate::integrator::local_global::LocalGlobalSettings;
+use crate::integrator::local_global::{Acceleration, LocalGlobalSettings};
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
 use crate::obstacle::{ObstacleMotion, Shape};
@@ -437,6 +437,14 @@ impl SceneFile {
                 "local_global.global_step".into(),
                 "contact and attachments need a complete global step (\"sparse-inverse\" or \"triangular\"): \
                  the Jacobi baseline has no A⁻¹ to build W from"
+                    .into(),
+            ));
+        }
+        if constrained && self.local_global.acceleration == Acceleration::Lbfgs {
+            return Err((
+                "local_global.acceleration".into(),
+                "\"lbfgs\" minimizes the unconstrained step energy: scenes with contact or attachments \
+                 take \"anderson\" or \"none\""
                     .into(),
             ));
         }

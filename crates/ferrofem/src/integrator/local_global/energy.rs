@@ -2,14 +2,15 @@
 //! (zeng2025 eq. 1): `ε(q) = 1/(2h²) ‖M^½(q − q̃)‖² + Σ ψᵢ(q)`, with the
 //! elastic, bending and pin terms of a body, and its gradient.
 
-use nalgebra::{SMatrix, Vector3};
+use nalgebra::{Matrix3, SMatrix, Vector3};
 use rayon::prelude::*;
 
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
+use crate::element::lanes::{energy_and_stress_dispatch, LANES};
 use crate::element::Constitutive;
-use crate::element::Element;
+use crate::element::{Element, TetElement};
 
 /// Where the energy is evaluated: the prediction `q̃` and the step's end time.
 #[derive(Debug, Clone, Copy)]
@@ -27,12 +28,54 @@ pub struct StepTarget<'a> {
 /// `ε(q)` (J); `None` where an element's energy is infinite (an inverted
 /// Neo-Hookean element).
 pub fn energy(body: &Body, x: &[f64], at: StepTarget) -> Option<f64> {
-    gradient_inner(body, x, at, None)
+    gradient_inner(body, x, at, None, None)
 }
 
 /// `ε(q)` and `∇ε(q)` into `grad`.
 pub fn energy_gradient(body: &Body, x: &[f64], at: StepTarget, grad: &mut [f64]) -> Option<f64> {
-    gradient_inner(body, x, at, Some(grad))
+    gradient_inner(body, x, at, Some(grad), None)
+}
+
+/// [`energy_gradient`] (`grad` optional) with the tets' stresses
+/// [`LANES`] at a time, their polar iterations warm-started from (and
+/// updating) `rotations`, one per tet; equal to it to 1e-12.
+pub fn energy_gradient_warm(
+    body: &Body,
+    x: &[f64],
+    at: StepTarget,
+    grad: Option<&mut [f64]>,
+    rotations: &mut [Matrix3<f64>],
+) -> Option<f64> {
+    gradient_inner(body, x, at, grad, Some(rotations))
+}
+
+/// [`element_terms`] of the tets by lanes.
+fn tet_terms_lanes(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    rotations: &mut [Matrix3<f64>],
+) -> Option<Terms<3>> {
+    let mut terms = vec![(0.0, Matrix3::zeros()); tets.len()];
+    let ok = terms
+        .par_chunks_mut(LANES)
+        .zip(tets.par_chunks(LANES))
+        .zip(rotations.par_chunks_mut(LANES))
+        .with_min_len(16)
+        .all(|((out, e), r)| {
+            let n = e.len();
+            let el = |l: usize| &e[l.min(n - 1)];
+            let f = std::array::from_fn(|l| el(l).gradient(x));
+            let lame = std::array::from_fn(|l| el(l).lame);
+            let mut rot: [Matrix3<f64>; LANES] = std::array::from_fn(|l| r[l.min(n - 1)]);
+            let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot);
+            r.copy_from_slice(&rot[..n]);
+            out.iter_mut()
+                .zip(&got)
+                .zip(e)
+                .all(|((o, g), e)| g.map(|(psi, p)| *o = (psi * e.measure, p * e.measure)).is_some())
+        });
+    ok.then_some(terms)
 }
 
 /// Elastic and bending energy alone (J), without inertia and pins.
@@ -72,7 +115,13 @@ fn scatter<const D: usize, const N: usize>(elements: &[Element<D, N>], terms: &T
     }
 }
 
-fn gradient_inner(body: &Body, x: &[f64], at: StepTarget, mut grad: Option<&mut [f64]>) -> Option<f64> {
+fn gradient_inner(
+    body: &Body,
+    x: &[f64],
+    at: StepTarget,
+    mut grad: Option<&mut [f64]>,
+    rotations: Option<&mut [Matrix3<f64>]>,
+) -> Option<f64> {
     let model = body.constitutive;
     let inv_h2 = 1.0 / (at.h * at.h);
     let mut e = 0.0;
@@ -86,7 +135,10 @@ fn gradient_inner(body: &Body, x: &[f64], at: StepTarget, mut grad: Option<&mut 
             (0..3).for_each(|i| g[3 * v + i] += inv_h2 * m * d[i]);
         }
     }
-    let tets = element_terms(&body.tets, model, x)?;
+    let tets = match rotations {
+        Some(r) => tet_terms_lanes(&body.tets, model, x, r)?,
+        None => element_terms(&body.tets, model, x)?,
+    };
     let tris = element_terms(&body.triangles, model, x)?;
     e += tets.iter().map(|t| t.0).sum::<f64>() + tris.iter().map(|t| t.0).sum::<f64>();
     if let Some(g) = grad.as_deref_mut() {

@@ -76,6 +76,28 @@ impl Projections {
         }
     }
 
+    /// Entries of the ADMM duals (nine per tet, six per membrane triangle).
+    pub fn dual_len(&self) -> usize {
+        9 * self.tet_duals.len() + 6 * self.tri_duals.len()
+    }
+
+    /// Copies the duals into `out` (length [`Self::dual_len`]).
+    pub fn write_duals(&self, out: &mut [f64]) {
+        let values = self
+            .tet_duals
+            .iter()
+            .flat_map(|u| u.as_slice())
+            .chain(self.tri_duals.iter().flat_map(|u| u.as_slice()));
+        out.iter_mut().zip(values).for_each(|(o, v)| *o = *v);
+    }
+
+    /// Sets the duals from `values` (length [`Self::dual_len`]).
+    pub fn read_duals(&mut self, values: &[f64]) {
+        let (tets, tris) = values.split_at(9 * self.tet_duals.len());
+        self.tet_duals.iter_mut().zip(tets.chunks_exact(9)).for_each(|(u, v)| u.copy_from_slice(v));
+        self.tri_duals.iter_mut().zip(tris.chunks_exact(6)).for_each(|(u, v)| u.copy_from_slice(v));
+    }
+
     /// Zeroes the ADMM duals (at the start of a time step).
     pub fn reset_duals(&mut self) {
         self.tet_duals.iter_mut().for_each(|u| *u = Matrix3::zeros());

@@ -14,9 +14,11 @@
 //! [`crate::constraint::Compliance`] (the factor of `A_s`), so `A` stays
 //! constant.
 
+pub mod anderson;
 pub mod constrained;
 pub mod energy;
 pub mod global;
+pub mod lbfgs;
 pub mod local;
 pub mod newton;
 mod step;
@@ -25,6 +27,8 @@ pub mod terms;
 use serde::{Deserialize, Serialize};
 
 use ferrofem_linalg::Ordering;
+
+use super::InitialGuess;
 
 pub use global::GlobalStepMethod;
 pub use step::LocalGlobal;
@@ -48,6 +52,35 @@ impl Default for Chebyshev {
     }
 }
 
+/// How the local-global iteration is accelerated, keeping `A` constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Acceleration {
+    /// `lbfgs` for scenes without contact or attachments, `none` with them.
+    #[default]
+    Auto,
+    /// The plain iteration.
+    None,
+    /// Anderson acceleration over the last `anderson_window` iterates
+    /// (Peng et al. 2018), safeguarded by the fixed-point residual.
+    Anderson,
+    /// L-BFGS on the step's energy with `A/h²` as the initial Hessian
+    /// (Liu et al. 2017) over the last `lbfgs_window` pairs; scenes without
+    /// contact or attachments.
+    Lbfgs,
+}
+
+impl Acceleration {
+    /// What `auto` means for a scene, constrained (contact or attachments) or not.
+    pub fn resolve(self, constrained: bool) -> Acceleration {
+        match (self, constrained) {
+            (Acceleration::Auto, false) => Acceleration::Lbfgs,
+            (Acceleration::Auto, true) => Acceleration::None,
+            (a, _) => a,
+        }
+    }
+}
+
 /// `[local_global]` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -64,6 +97,22 @@ pub struct LocalGlobalSettings {
     pub pin_weight: f64,
     /// Fill-reducing ordering of `A_s`.
     pub ordering: Ordering,
+    /// Acceleration of the iteration.
+    pub acceleration: Acceleration,
+    /// Iterates Anderson acceleration combines (its window `m`).
+    pub anderson_window: usize,
+    /// Secant pairs L-BFGS keeps.
+    pub lbfgs_window: usize,
+    /// The iteration's starting point: `previous_velocity` (default),
+    /// `q + h v` (dahl2019 §3.2: right at rest, where a body held against
+    /// gravity would otherwise start `h² g` off in its slowest mode, which
+    /// a few iterations never remove); `explicit`, the prediction
+    /// `q̃ = q + h v + h² g` (zeng2025's start); `zero`, `q`.
+    pub initial_guess: InitialGuess,
+    /// Stop a step's iterations early once the fixed-point residual
+    /// `‖G(s) − s‖_D` falls below this fraction of the first iteration's
+    /// (absent: always `iterations`).
+    pub tolerance: Option<f64>,
 }
 
 impl Default for LocalGlobalSettings {
@@ -74,6 +123,11 @@ impl Default for LocalGlobalSettings {
             chebyshev: None,
             pin_weight: 1e4,
             ordering: Ordering::Auto,
+            acceleration: Acceleration::Auto,
+            anderson_window: 5,
+            lbfgs_window: 20,
+            tolerance: None,
+            initial_guess: InitialGuess::PreviousVelocity,
         }
     }
 }
@@ -87,6 +141,20 @@ impl LocalGlobalSettings {
         }
         if !(self.pin_weight.is_finite() && self.pin_weight > 0.0) {
             return Err((key("pin_weight"), format!("{} must be finite and positive", self.pin_weight)));
+        }
+        if self.tolerance.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+            return Err((key("tolerance"), "must be finite and positive".into()));
+        }
+        if self.anderson_window == 0 {
+            return Err((key("anderson_window"), "must be at least 1".into()));
+        }
+        if self.lbfgs_window == 0 {
+            return Err((key("lbfgs_window"), "must be at least 1".into()));
+        }
+        if matches!(self.acceleration, Acceleration::Anderson | Acceleration::Lbfgs)
+            && self.global_step == GlobalStepMethod::Jacobi
+        {
+            return Err((key("acceleration"), "needs a complete global step (not \"jacobi\")".into()));
         }
         if let Some(c) = self.chebyshev {
             if !(c.rho > 0.0 && c.rho < 1.0 && c.gamma > 0.0 && c.gamma <= 1.0) {

@@ -5,17 +5,21 @@
 
 use nalgebra::Vector3;
 
+use super::anderson::Anderson;
 use super::constrained::{self, add_constraint_forces};
 use super::energy::elastic_energy;
+use super::energy::StepTarget;
 use super::global::{pinned_global_matrix, GlobalSolver, GlobalStepMethod};
+use super::lbfgs::Lbfgs;
 use super::local::{assemble_rhs, local_step, Projections};
 use super::terms::Pin;
-use super::{Chebyshev, LocalGlobalSettings};
+use super::{Acceleration, Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::{Compliance, ConstraintSpace};
 use crate::delassus::build_delassus;
 use crate::error::guard;
+use crate::integrator::InitialGuess;
 use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
@@ -39,6 +43,73 @@ struct Workspace {
     /// correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
     lambda: Vec<f64>,
     correction: [Vec<f64>; 2],
+    /// The fixed-point state `s = [x; duals]` of the iteration (the duals
+    /// of the ADMM models only): the evaluated iterate, its image `G(s)`,
+    /// the next iterate.
+    state: [Vec<f64>; 3],
+    /// `D`: energy weight of each state entry (`m/h²` per position, `w`
+    /// per dual entry).
+    weights: Vec<f64>,
+    /// `‖G(s⁰) − s⁰‖_D` of the step's first iteration.
+    first_residual: f64,
+    anderson: Option<Anderson>,
+    lbfgs: Option<Lbfgs>,
+}
+
+impl Workspace {
+    /// `state[i] ← [x; duals]`.
+    fn pack(&mut self, i: usize) {
+        let (x, duals) = self.state[i].split_at_mut(self.x.len());
+        x.copy_from_slice(&self.x);
+        if !duals.is_empty() {
+            self.projections.write_duals(duals);
+        }
+    }
+
+    /// `[x; duals] ← state[i]`.
+    fn unpack(&mut self, i: usize) {
+        let (x, duals) = self.state[i].split_at(self.x.len());
+        self.x.copy_from_slice(x);
+        if !duals.is_empty() {
+            self.projections.read_duals(duals);
+        }
+    }
+
+    /// After an iteration (`state[0]` the evaluated iterate, `x` its
+    /// image): the residual relative to the step's first, and under
+    /// Anderson acceleration the next iterate in `state[2]`.
+    fn residual(&mut self, k: usize) -> f64 {
+        self.pack(1);
+        let [s, g, next] = &mut self.state;
+        let r = match self.anderson.as_mut() {
+            Some(aa) => aa.next(s, g, next).residual,
+            None => weighted_distance(s, g, &self.weights),
+        };
+        if k == 0 {
+            self.first_residual = r;
+        }
+        if self.first_residual > 0.0 {
+            r / self.first_residual
+        } else {
+            0.0
+        }
+    }
+}
+
+/// `‖a − b‖_D`.
+fn weighted_distance(a: &[f64], b: &[f64], weights: &[f64]) -> f64 {
+    a.iter().zip(b).zip(weights).map(|((a, b), w)| w * (a - b) * (a - b)).sum::<f64>().sqrt()
+}
+
+/// `D` of a body's state: `m/h²` per position, the element weight per
+/// dual entry (ADMM models only).
+fn state_weights(body: &Body, h: f64) -> Vec<f64> {
+    let mut d: Vec<f64> = body.mass.iter().flat_map(|m| [m / (h * h); 3]).collect();
+    if body.constitutive.uses_dual() {
+        d.extend(body.tets.iter().flat_map(|e| [e.weight; 9]));
+        d.extend(body.triangles.iter().flat_map(|e| [e.weight; 6]));
+    }
+    d
 }
 
 /// The local-global integrator (zeng2025 §3.3–4): its settings and one
@@ -52,6 +123,9 @@ pub struct LocalGlobal {
     compliances: Vec<Option<Compliance>>,
     /// `λᵏ` of the iteration (scratch of the correction).
     previous_impulses: Vec<f64>,
+    /// Iterations of the last step and the relative residual it reached
+    /// (`NaN` when neither acceleration nor a tolerance asked for it).
+    last: (usize, f64),
 }
 
 /// Pins of a body's kinematic vertices; their weights are set with the
@@ -68,6 +142,8 @@ impl LocalGlobal {
     /// builds `S` for the sparse-inverse method): the precomputation of
     /// zeng2025 Algorithm 2.
     pub fn new(model: &Model, settings: LocalGlobalSettings) -> Result<LocalGlobal, SimError> {
+        let mut settings = settings;
+        settings.acceleration = settings.acceleration.resolve(model.constrained());
         let (h, s) = (model.time_step, settings);
         let mut bodies = Vec::with_capacity(model.bodies.len());
         for body in &model.bodies {
@@ -77,6 +153,11 @@ impl LocalGlobal {
                 SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
             })?;
             let n = body.dofs();
+            let weights = state_weights(body, h);
+            let tracked = s.acceleration == Acceleration::Anderson || s.tolerance.is_some();
+            let state = std::array::from_fn(|_| vec![0.0; if tracked { weights.len() } else { 0 }]);
+            let anderson = (s.acceleration == Acceleration::Anderson)
+                .then(|| Anderson::new(s.anderson_window, weights.clone()));
             bodies.push(Workspace {
                 pins,
                 global,
@@ -89,9 +170,21 @@ impl LocalGlobal {
                 omega: 1.0,
                 lambda: Vec::new(),
                 correction: [Vec::new(), Vec::new()],
+                state,
+                weights,
+                first_residual: 0.0,
+                anderson,
+                lbfgs: (s.acceleration == Acceleration::Lbfgs)
+                    .then(|| Lbfgs::new(s.lbfgs_window, n, body.tets.len())),
             });
         }
-        Ok(LocalGlobal { settings, bodies, compliances: Vec::new(), previous_impulses: Vec::new() })
+        Ok(LocalGlobal {
+            settings,
+            bodies,
+            compliances: Vec::new(),
+            previous_impulses: Vec::new(),
+            last: (0, f64::NAN),
+        })
     }
 
     /// The global solver of a body (its `A_s`, factor and sparse inverse).
@@ -129,7 +222,7 @@ impl LocalGlobal {
         let (t, t_next) = (state.time, state.time + h);
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let s = &state.bodies[b];
-            predict(w, &s.positions, &s.velocities, h, g, t_next);
+            predict(w, &s.positions, &s.velocities, h, g, t_next, settings.initial_guess);
             observe(b, 0, &w.x);
         }
         times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
@@ -139,9 +232,20 @@ impl LocalGlobal {
         }
         let solver = model.constraint_solver.solver(true);
         let mut total = ConstraintSolve::default();
-        for k in 0..settings.iterations {
+        if settings.acceleration == Acceleration::Lbfgs {
+            self.quasi_newton(model, times, t_next, &mut observe);
+        }
+        let tracked = settings.acceleration == Acceleration::Anderson || settings.tolerance.is_some();
+        let iterations = if settings.acceleration == Acceleration::Lbfgs { 0 } else { settings.iterations };
+        if iterations > 0 {
+            self.last = (iterations, f64::NAN);
+        }
+        for k in 0..iterations {
             for (b, body) in model.bodies.iter().enumerate() {
                 let w = &mut self.bodies[b];
+                if tracked {
+                    w.pack(0);
+                }
                 times.time(Stage::LocalStep, || {
                     local_step(body, &w.x, &mut w.projections);
                     assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs);
@@ -160,6 +264,9 @@ impl LocalGlobal {
             for (b, w) in self.bodies.iter().enumerate() {
                 observe(b, k + 1, &w.x);
             }
+            if tracked && self.converged(k, times) {
+                break;
+            }
         }
         if constrained {
             self.finish_constraints(model, state, space, total, step)?;
@@ -174,6 +281,60 @@ impl LocalGlobal {
             });
         }
         Ok(())
+    }
+
+    /// The iterations as L-BFGS on each body's step energy (stages
+    /// `local_step`: the first gradient; `global_step`: direction, line
+    /// search and the new gradient); the residual is `‖∇ε‖` relative to
+    /// the first iterate's.
+    fn quasi_newton(
+        &mut self,
+        model: &Model,
+        times: &mut StageTimes,
+        t_next: f64,
+        observe: &mut impl FnMut(usize, usize, &[f64]),
+    ) {
+        let (h, s) = (model.time_step, self.settings);
+        let mut worst = 0.0f64;
+        let mut done = 0;
+        for (b, body) in model.bodies.iter().enumerate() {
+            let w = &mut self.bodies[b];
+            let Some(q) = w.lbfgs.as_mut() else { continue };
+            let at = StepTarget { predicted: &w.predicted, h, t_next, pins: &w.pins };
+            times.time(Stage::LocalStep, || q.start(body, &w.x, at));
+            let mut rel = 1.0;
+            let mut k = 0;
+            while k < s.iterations && !s.tolerance.is_some_and(|t| rel <= t) {
+                rel = times.time(Stage::GlobalStep, || q.iterate(body, &mut w.global, &mut w.x, at));
+                k += 1;
+                observe(b, k, &w.x);
+            }
+            worst = worst.max(rel);
+            done = done.max(k);
+        }
+        self.last = (done, worst);
+    }
+
+    /// After iteration `k`: each body's residual, and whether the step has
+    /// met its tolerance; otherwise, under acceleration, the next iterate
+    /// replaces the image (stage `accelerate`).
+    fn converged(&mut self, k: usize, times: &mut StageTimes) -> bool {
+        let s = self.settings;
+        let residual = times
+            .time(Stage::Accelerate, || self.bodies.iter_mut().map(|w| w.residual(k)).fold(0.0, f64::max));
+        self.last = (k + 1, residual);
+        let done = s.tolerance.is_some_and(|t| residual <= t);
+        if !done && k + 1 < s.iterations && s.acceleration == Acceleration::Anderson {
+            times.time(Stage::Accelerate, || self.bodies.iter_mut().for_each(|w| w.unpack(2)));
+        }
+        done
+    }
+
+    /// Iterations of the last step and the relative fixed-point residual
+    /// `‖G(s) − s‖_D / ‖G(s⁰) − s⁰‖_D` of its last iteration (`NaN` unless
+    /// acceleration or a tolerance is set).
+    pub fn last_iterations(&self) -> (usize, f64) {
+        self.last
     }
 
     /// Each body's compliance, `W` once for the step (stage
@@ -270,17 +431,24 @@ impl LocalGlobal {
 /// `q̃ = q + h v + h² g`; the iterate starts from `q̃` with pinned vertices
 /// on their targets (the iterations then spend nothing on the pins' stiff
 /// springs), and the ADMM duals start at zero.
-fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next: f64) {
+fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next: f64, guess: InitialGuess) {
     for (i, p) in w.predicted.iter_mut().enumerate() {
         *p = q[i] + h * v[i] + h * h * g[i % 3];
     }
-    w.x.copy_from_slice(&w.predicted);
+    match guess {
+        InitialGuess::Explicit => w.x.copy_from_slice(&w.predicted),
+        InitialGuess::PreviousVelocity => w.x.iter_mut().enumerate().for_each(|(i, x)| *x = q[i] + h * v[i]),
+        InitialGuess::Zero => w.x.copy_from_slice(q),
+    }
     for p in &w.pins {
         let t: Vector3<f64> = p.target(t_next);
         (0..3).for_each(|d| w.x[3 * p.vertex + d] = t[d]);
     }
     w.projections.reset_duals();
     w.omega = 1.0;
+    if let Some(aa) = w.anderson.as_mut() {
+        aa.reset();
+    }
 }
 
 /// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint

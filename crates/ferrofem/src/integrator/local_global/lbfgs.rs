@@ -1,0 +1,148 @@
+//! Quasi-Newton acceleration of the local-global iteration (Liu, Bouaziz
+//! & Kavan 2017, on which zeng2025 §5.2 builds): L-BFGS on the step's
+//! energy `ε(q) = 1/(2h²) ‖q − q̃‖²_M + Σ ψ(q)` with the constant global
+//! matrix as its initial Hessian, `H₀ = A/h²`, so each iteration costs one
+//! gradient (the elements' stresses) and one global solve, and `A` is
+//! never refactorized. Without history and with a unit step on ARAP it is
+//! exactly the projective-dynamics iteration; the secant pairs add the
+//! rotation terms `A` leaves out, which is what bending needs.
+//!
+//! `d = −H ∇ε` by the two-loop recursion (Nocedal & Wright Alg. 7.4),
+//! then Armijo backtracking on `ε` from the unit step.
+
+use std::collections::VecDeque;
+
+use nalgebra::Matrix3;
+
+use super::energy::{energy_gradient_warm, StepTarget};
+use super::global::GlobalSolver;
+use crate::body::Body;
+
+/// One body's L-BFGS history and buffers.
+#[derive(Debug, Clone)]
+pub struct Lbfgs {
+    window: usize,
+    /// Secant pairs `(s, y, 1/yᵀs)`, oldest first.
+    pairs: VecDeque<(Vec<f64>, Vec<f64>, f64)>,
+    grad: Vec<f64>,
+    grad_new: Vec<f64>,
+    /// Each tet's last rotation (warm start of its polar iteration).
+    rotations: Vec<Matrix3<f64>>,
+    dir: Vec<f64>,
+    trial: Vec<f64>,
+    alpha: Vec<f64>,
+    /// `‖∇ε‖` at the step's first iterate, and the energy at the current one.
+    first: f64,
+    energy: f64,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+fn norm(a: &[f64]) -> f64 {
+    dot(a, a).sqrt()
+}
+
+impl Lbfgs {
+    /// An empty history of at most `window` pairs for `n` DOFs.
+    pub fn new(window: usize, n: usize, tets: usize) -> Lbfgs {
+        Lbfgs {
+            rotations: vec![Matrix3::identity(); tets],
+            window,
+            pairs: VecDeque::with_capacity(window),
+            grad: vec![0.0; n],
+            grad_new: vec![0.0; n],
+            dir: vec![0.0; n],
+            trial: vec![0.0; n],
+            alpha: Vec::with_capacity(window),
+            first: 0.0,
+            energy: f64::INFINITY,
+        }
+    }
+
+    /// Starts a time step at `x`: `ε` and `∇ε` are evaluated. The secant
+    /// pairs stay: a new prediction `q̃` shifts `∇ε` by a constant,
+    /// `M (q̃_old − q̃_new)/h²`, which gradient differences cancel, so
+    /// the last step's curvature pairs still describe this step's `ε`.
+    pub fn start(&mut self, body: &Body, x: &[f64], at: StepTarget) {
+        self.energy = energy_gradient_warm(body, x, at, Some(&mut self.grad), &mut self.rotations)
+            .unwrap_or(f64::INFINITY);
+        self.first = norm(&self.grad);
+    }
+
+    /// `dir = −H ∇ε`, `H₀ = h² A⁻¹` applied by the global solver.
+    fn direction(&mut self, global: &mut GlobalSolver, h: f64) {
+        let q = &mut self.dir;
+        q.iter_mut().zip(&self.grad).for_each(|(q, g)| *q = -g);
+        self.alpha.clear();
+        for (s, y, rho) in self.pairs.iter().rev() {
+            let a = rho * dot(s, q);
+            q.iter_mut().zip(y).for_each(|(q, y)| *q -= a * y);
+            self.alpha.push(a);
+        }
+        self.trial.copy_from_slice(q);
+        global.solve(&self.trial, q);
+        q.iter_mut().for_each(|v| *v *= h * h);
+        for ((s, y, rho), a) in self.pairs.iter().zip(self.alpha.iter().rev()) {
+            let b = rho * dot(y, q);
+            q.iter_mut().zip(s).for_each(|(q, s)| *q += (a - b) * s);
+        }
+    }
+
+    /// Moves to the line search's point: the secant pair `(x⁺ − x, ∇ε⁺ − ∇ε)`
+    /// joins the history when it has positive curvature.
+    fn accept(&mut self, x: &mut [f64], e: f64) {
+        let mut pair = match self.pairs.len() == self.window {
+            true => self.pairs.pop_front().unwrap_or_default(),
+            false => Default::default(),
+        };
+        pair.0.clear();
+        pair.0.extend(self.trial.iter().zip(x.iter()).map(|(n, o)| n - o));
+        pair.1.clear();
+        pair.1.extend(self.grad_new.iter().zip(&self.grad).map(|(n, o)| n - o));
+        let ys = dot(&pair.0, &pair.1);
+        if ys > 1e-14 * dot(&pair.1, &pair.1).sqrt() * dot(&pair.0, &pair.0).sqrt() {
+            pair.2 = 1.0 / ys;
+            self.pairs.push_back(pair);
+        }
+        x.copy_from_slice(&self.trial);
+        std::mem::swap(&mut self.grad, &mut self.grad_new);
+        self.energy = e;
+    }
+
+    /// One iteration from `x` (in place): direction, line search, secant
+    /// pair. Returns `‖∇ε‖` relative to the step's first iterate.
+    pub fn iterate(&mut self, body: &Body, global: &mut GlobalSolver, x: &mut [f64], at: StepTarget) -> f64 {
+        self.direction(global, at.h);
+        let slope = dot(&self.grad, &self.dir);
+        if slope >= 0.0 || slope.is_nan() {
+            // Not a descent direction (rounding at convergence): restart from H₀.
+            self.pairs.clear();
+            self.direction(global, at.h);
+        }
+        let slope = dot(&self.grad, &self.dir).min(0.0);
+        let mut t = 1.0;
+        for _ in 0..30 {
+            self.trial.iter_mut().zip(x.iter()).zip(&self.dir).for_each(|((o, x), d)| *o = x + t * d);
+            let e =
+                energy_gradient_warm(body, &self.trial, at, Some(&mut self.grad_new), &mut self.rotations);
+            // Armijo, or (where rounding hides the decrease near the
+            // minimum) no rise and a smaller gradient.
+            let settling = |e: f64| {
+                e <= self.energy + 1e-13 * self.energy.abs() && norm(&self.grad_new) < norm(&self.grad)
+            };
+            if let Some(e) = e.filter(|&e| e <= self.energy + 1e-4 * t * slope || settling(e)) {
+                self.accept(x, e);
+                break;
+            }
+            t *= 0.5;
+        }
+        let g = norm(&self.grad);
+        if self.first > 0.0 {
+            g / self.first
+        } else {
+            0.0
+        }
+    }
+}

@@ -8,6 +8,7 @@
 pub mod bandwidth;
 pub mod delassus;
 pub mod factor;
+pub mod lg_acceleration;
 pub mod lg_contact;
 pub mod local_global;
 mod peers;

@@ -88,6 +88,12 @@ pub struct LocalGlobalRecord {
     pub rel_error: Option<f64>,
     /// Relative error after each iteration (Fig. 9).
     pub errors: Vec<f64>,
+    /// `[local_global] acceleration` of the row (`none`, `anderson`, `lbfgs`).
+    pub acceleration: &'static str,
+    /// Iterations until the Fig. 9 error first falls to 1e-3 (acceleration rows).
+    pub iterations_to_1e3: Option<usize>,
+    /// Frame time per iteration (ms; acceleration rows).
+    pub iteration_ms: Option<f64>,
     /// Global step bandwidth: bytes of `S` streamed twice plus the vectors, per `global_ms` (GB/s).
     pub global_gbs: Option<f64>,
     /// Copy bandwidth measured in the same run (GB/s).
@@ -126,7 +132,12 @@ pub struct PaperFigures {
 /// zeng2025's twisting bar (`benchmarks/scenes/lg-bar.toml`) with `cells`,
 /// Young's modulus, a global-step method (`jacobi-chebyshev`: Jacobi with
 /// Chebyshev acceleration, ρ = 0.9992, γ = 0.9) and iterations per frame.
-fn bar(cells: [usize; 3], young: f64, method: &str, iterations: usize) -> Result<Scene, BenchError> {
+pub(crate) fn bar(
+    cells: [usize; 3],
+    young: f64,
+    method: &str,
+    iterations: usize,
+) -> Result<Scene, BenchError> {
     let mut scene = template("lg-bar")?;
     let s = &mut scene.spec;
     s.local_global.iterations = iterations;
@@ -160,7 +171,7 @@ fn file_mesh(mesh: MeshSpec) -> Result<Scene, BenchError> {
     Ok(scene)
 }
 
-fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
+pub(crate) fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
     let scene = scene?;
     let w = scene.build()?;
     match w.local_global() {
@@ -170,12 +181,12 @@ fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
 }
 
 /// The local-global integrator of a world [`build`] made.
-fn lg(w: &World) -> &LocalGlobal {
+pub(crate) fn lg(w: &World) -> &LocalGlobal {
     w.local_global().expect("built as a local-global world")
 }
 
 /// A record with the static figures of a world (sizes, memory).
-fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> LocalGlobalRecord {
+pub(crate) fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> LocalGlobalRecord {
     let body = &w.model.bodies[0];
     let g = lg(w).global_solver(0);
     let n = body.vertex_count();
@@ -197,6 +208,9 @@ fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> Lo
         dense_inverse_bytes: 8 * 9 * n * n,
         rel_error: None,
         errors: Vec::new(),
+        acceleration: lg(w).settings.acceleration.name(),
+        iterations_to_1e3: None,
+        iteration_ms: None,
         global_gbs: None,
         copy_gbs,
         paper: None,
@@ -205,7 +219,7 @@ fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> Lo
 }
 
 /// Times `frames` frames after 2 warm-up frames: medians per iteration.
-fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), BenchError> {
+pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), BenchError> {
     for _ in 0..2 {
         w.step()?;
     }
@@ -277,7 +291,7 @@ fn convergence(
     Ok((trace[1..].iter().map(|q| (e(q) - frame.reference) / (e0 - frame.reference)).collect(), ms))
 }
 
-const BAR_5K: [usize; 3] = [26, 13, 13];
+pub(crate) const BAR_5K: [usize; 3] = [26, 13, 13];
 const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
     // cells, paper S (MB), paper local, global, frame (ms)
     ([26, 13, 13], 125.02, 0.87, 0.27, 6.23),
@@ -423,6 +437,30 @@ fn print(records: &[LocalGlobalRecord]) {
     }
 }
 
+/// The acceleration rows: cost per iteration and iterations to 1e-3.
+fn print_acceleration(records: &[LocalGlobalRecord]) {
+    let rows: Vec<_> = records.iter().filter(|r| r.experiment == "acceleration").collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!(
+        "\n{:<14} {:<10} {:>7} {:>9} {:>10} {:>10} {:>12}",
+        "scene", "accel", "verts", "ms/iter", "frame ms", "err@10", "iters→1e-3"
+    );
+    for r in rows {
+        println!(
+            "{:<14} {:<10} {:>7} {:>9.2} {:>10.2} {:>10} {:>12}",
+            r.scene,
+            r.acceleration,
+            r.vertices,
+            r.iteration_ms.unwrap_or(f64::NAN),
+            r.frame_ms,
+            r.rel_error.map_or("-".into(), |e| format!("{e:.2e}")),
+            r.iterations_to_1e3.map_or("-".into(), |k| k.to_string()),
+        );
+    }
+}
+
 /// Runs the experiments and writes the records.
 pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     if a.contact {
@@ -436,13 +474,16 @@ pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     let mut records = Vec::new();
     if a.quick {
         quick(&a, copy_gbs, &mut records)?;
+        crate::lg_acceleration::rows(true, a.frames.min(5), copy_gbs, &mut records)?;
     } else {
         quick(&a, copy_gbs, &mut records)?;
         memory(&a, copy_gbs, &mut records)?;
         table3(&a, copy_gbs, &mut records)?;
         fig9(copy_gbs, &mut records)?;
+        crate::lg_acceleration::rows(false, a.frames, copy_gbs, &mut records)?;
     }
     print(&records);
+    print_acceleration(&records);
     println!("copy bandwidth {copy_gbs:.1} GB/s");
     if let Some(dir) = &a.plots {
         crate::plot::local_global_figure(dir, &records)?;

@@ -44,6 +44,11 @@ primitive!(
     fn dot(a: &[f64], b: &[f64]) -> f64
 );
 primitive!(
+    /// `aᵀ b` with `a` in single precision, products and sums in double
+    /// (a matrix kept in f32 to halve its bytes, applied to f64 vectors).
+    fn dot_mixed(a: &[f32], b: &[f64]) -> f64
+);
+primitive!(
     /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
     fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS]
 );
@@ -75,6 +80,17 @@ mod portable {
 
     pub(super) fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
         c.map(|col| dot(&col[..g.len()], g))
+    }
+
+    pub(super) fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
+        let mut acc = [0.0; LANES];
+        let ((ac, at), (bc, bt)) = (a.as_chunks::<LANES>(), b.as_chunks::<LANES>());
+        for (p, q) in ac.iter().zip(bc) {
+            for k in 0..LANES {
+                acc[k] += f64::from(p[k]) * q[k];
+            }
+        }
+        acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(p, q)| f64::from(*p) * q).sum::<f64>()
     }
 }
 
@@ -157,6 +173,26 @@ mod avx {
     }
 
     #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
+        let n = a.len();
+        assert!(b.len() >= n);
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ both lengths.
+            unsafe {
+                let (a0, a1) =
+                    (_mm256_cvtps_pd(_mm_loadu_ps(ap.add(i))), _mm256_cvtps_pd(_mm_loadu_ps(ap.add(i + 4))));
+                s0 = _mm256_fmadd_pd(a0, _mm256_loadu_pd(bp.add(i)), s0);
+                s1 = _mm256_fmadd_pd(a1, _mm256_loadu_pd(bp.add(i + 4)), s1);
+            }
+            i += 8;
+        }
+        sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| f64::from(a[k]) * b[k]).sum::<f64>()
+    }
+
+    #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
         let n = g.len();
         assert!(c.iter().all(|col| col.len() >= n));
@@ -193,6 +229,8 @@ mod tests {
             let (a, b, c, d, g) = (col(0.0), col(1.0), col(2.0), col(3.0), col(4.0));
             let close = |p: f64, q: f64| (p - q).abs() <= 1e-13 * (1.0 + q.abs());
             assert!(close(dot(&a, &g), portable::dot(&a, &g)), "dot, n = {n}");
+            let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
+            assert!(close(dot_mixed(&a32, &g), portable::dot_mixed(&a32, &g)), "dot_mixed, n = {n}");
             let (fused, plain) = (dot4([&a, &b, &c, &d], &g), portable::dot4([&a, &b, &c, &d], &g));
             assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4, n = {n}");
             let (mut y, mut z) = (g.clone(), g.clone());

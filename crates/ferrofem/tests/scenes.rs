@@ -32,8 +32,8 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-extension", 0xe24279924adfb7eb),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x48008c990f5d42df),
-    ("hanging-cloth", 0x27c7e8d8fbf75d92),
+    ("drop-lg", 0xfbd30533a61568be),
+    ("hanging-cloth", 0x5c0d1c43c6bdf39a),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),
     ("needle", 0x09108399248e83f5),
@@ -41,10 +41,10 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("slope", 0x9756580f5705548c),
     ("squeezing-ball", 0xdb8a9e41cbe482b9),
     ("stack", 0x6a596a4ff37345d4),
-    ("stick-slide", 0xeb2c8ebc1850d156),
+    ("stick-slide", 0x7b503d0e8a9737e7),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),
-    ("twisting-bar-lg", 0x60ea8f0f919666ee),
+    ("twisting-bar-lg", 0x2ed87ffe7b8c4876),
 ];
 
 /// Steps each built-in scene runs in [`every_builtin_scene_runs`].

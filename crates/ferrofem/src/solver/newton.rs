@@ -22,6 +22,7 @@
 //! or `‖λₜ‖ = μλₙ` against the slip). After each step λ is projected on
 //! the cone (`λₙ ≥ 0`, `‖λₜ‖ ≤ μλₙ`), which leaves the roots unchanged.
 
+use ferrofem_linalg::simd::dot_mixed;
 use ferrofem_linalg::vector::dot_serial;
 use ferrofem_linalg::ConjugateResidual;
 use rayon::prelude::*;
@@ -115,6 +116,10 @@ pub struct NewtonScratch {
     rot: Vec<[f64; 2]>,
     bilateral: Vec<bool>,
     inv_diag: Vec<f64>,
+    /// `W` rounded to single precision: the conjugate-residual inner
+    /// solves, a few iterations of an inexact direction, read it at half
+    /// the bytes; `Φ` and the line search keep the f64 `W`.
+    w32: Vec<f32>,
     cr: ConjugateResidual,
 }
 
@@ -125,6 +130,15 @@ pub fn delassus_times(w: &[f64], v: &[f64], out: &mut [f64]) {
         .enumerate()
         .with_min_len(64)
         .for_each(|(i, o)| *o = dot_serial(&w[i * c..(i + 1) * c], v));
+}
+
+/// `out = W v` with the single-precision copy of `W`, sums in f64.
+fn delassus_times_f32(w: &[f32], v: &[f64], out: &mut [f64]) {
+    let c = v.len();
+    out.par_iter_mut()
+        .enumerate()
+        .with_min_len(64)
+        .for_each(|(i, o)| *o = dot_mixed(&w[i * c..(i + 1) * c], v));
 }
 
 /// Below this, a non-smooth indicator counts as zero.
@@ -169,6 +183,8 @@ impl NewtonSettings {
         s.rot.resize(laws.len(), [1.0, 0.0]);
         s.bilateral.clear();
         s.bilateral.extend(laws.iter().map(|l| matches!(l, ConstraintGroup::Attachment)));
+        s.w32.clear();
+        s.w32.extend(w.iter().map(|&v| v as f32));
         let mut out = NewtonSolve::default();
         let merit = self.evaluate(w, free, laws, r, lambda, s);
         out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
@@ -296,12 +312,16 @@ impl NewtonSettings {
             s.inv_diag.push(if diag > 0.0 { 1.0 / diag } else { 1.0 });
             s.y[j] = 0.0;
         }
-        let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, .. } = s;
+        let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, w32, .. } = s;
         dv.clear();
         dv.resize(c, 0.0);
         let apply = |v: &[f64], out: &mut [f64]| {
             dv.iter_mut().zip(v).zip(d.iter()).for_each(|((x, v), d)| *x = d * v);
-            rotated_times(w, rot, dv, tmp, scaled);
+            scaled.clear();
+            scaled.extend_from_slice(dv);
+            rotate(rot, scaled, true);
+            delassus_times_f32(w32, scaled, tmp);
+            rotate(rot, tmp, false);
             for j in 0..c {
                 out[j] = if d[j] == 0.0 { e[j] * v[j] } else { d[j] * tmp[j] + e[j] * v[j] };
             }

@@ -26,6 +26,11 @@ pub struct Anderson {
     g_prev: Vec<f64>,
     df: VecDeque<Vec<f64>>,
     dg: VecDeque<Vec<f64>>,
+    /// `ΔFᵀ D ΔF`, row `i` the products of `df[i]` with every `df[j]`,
+    /// updated as pairs come and go (one row of products per iteration).
+    gram: VecDeque<Vec<f64>>,
+    /// `f = G(s) − s` of the evaluated iterate (scratch).
+    f: Vec<f64>,
     /// `‖f‖_D` at the last accepted iterate (`None` before the first).
     accepted: Option<f64>,
     /// Whether the iterate now being evaluated was extrapolated.
@@ -53,6 +58,8 @@ impl Anderson {
             g_prev: vec![0.0; n],
             df: VecDeque::with_capacity(window + 1),
             dg: VecDeque::with_capacity(window + 1),
+            gram: VecDeque::with_capacity(window + 1),
+            f: vec![0.0; n],
             accepted: None,
             extrapolated: false,
         }
@@ -61,10 +68,16 @@ impl Anderson {
     /// Forgets the history (at the start of a time step: carrying the
     /// secant pairs over, the duals' restart makes them mislead).
     pub fn reset(&mut self) {
-        self.df.clear();
-        self.dg.clear();
+        self.forget();
         self.accepted = None;
         self.extrapolated = false;
+    }
+
+    /// Drops the secant pairs.
+    fn forget(&mut self) {
+        self.df.clear();
+        self.dg.clear();
+        self.gram.clear();
     }
 
     /// `⟨a, b⟩_D`.
@@ -75,44 +88,59 @@ impl Anderson {
     /// Given the evaluated iterate `s` and its image `g = G(s)`, writes the
     /// next iterate to `next`.
     pub fn next(&mut self, s: &[f64], g: &[f64], next: &mut [f64]) -> AndersonStep {
-        let f: Vec<f64> = g.iter().zip(s).map(|(g, s)| g - s).collect();
+        let mut f = std::mem::take(&mut self.f);
+        f.iter_mut().zip(g.iter().zip(s)).for_each(|(f, (g, s))| *f = g - s);
         let residual = self.dot(&f, &f).sqrt();
-        if self.extrapolated && self.accepted.is_some_and(|r| residual > r || residual.is_nan()) {
+        let step = if self.extrapolated && self.accepted.is_some_and(|r| residual > r || residual.is_nan()) {
             next.copy_from_slice(&self.g_prev);
-            self.df.clear();
-            self.dg.clear();
+            self.forget();
             self.extrapolated = false;
-            return AndersonStep { residual, rejected: true };
-        }
-        if self.accepted.is_some() {
-            let mut recycled =
-                (self.df.len() == self.window).then(|| (self.df.pop_front(), self.dg.pop_front()));
-            let diff = |a: &[f64], b: &[f64], slot: Option<Vec<f64>>| {
-                let mut v = slot.unwrap_or_default();
-                v.clear();
-                v.extend(a.iter().zip(b).map(|(a, b)| a - b));
-                v
-            };
-            let (rf, rg) = recycled.take().unwrap_or((None, None));
-            let dfk = diff(&f, &self.f_prev, rf);
-            let dgk = diff(g, &self.g_prev, rg);
-            if self.window > 0 {
-                self.df.push_back(dfk);
-                self.dg.push_back(dgk);
+            AndersonStep { residual, rejected: true }
+        } else {
+            if self.accepted.is_some() {
+                self.push_pair(&f, g);
             }
-        }
-        self.f_prev.copy_from_slice(&f);
-        self.g_prev.copy_from_slice(g);
-        self.accepted = Some(residual);
-        next.copy_from_slice(g);
-        self.extrapolated = false;
-        if let Some(theta) = self.coefficients(&f) {
-            for (j, t) in theta.iter().enumerate() {
-                next.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= t * d);
+            self.f_prev.copy_from_slice(&f);
+            self.g_prev.copy_from_slice(g);
+            self.accepted = Some(residual);
+            next.copy_from_slice(g);
+            self.extrapolated = false;
+            if let Some(theta) = self.coefficients(&f) {
+                for (j, t) in theta.iter().enumerate() {
+                    next.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= t * d);
+                }
+                self.extrapolated = true;
             }
-            self.extrapolated = true;
+            AndersonStep { residual, rejected: false }
+        };
+        self.f = f;
+        step
+    }
+
+    /// Adds `(f − f_prev, g − g_prev)`, dropping the oldest pair when the
+    /// window is full, and the new row of `ΔFᵀ D ΔF`.
+    fn push_pair(&mut self, f: &[f64], g: &[f64]) {
+        if self.window == 0 {
+            return;
         }
-        AndersonStep { residual, rejected: false }
+        let (mut df, mut dg) = (Vec::new(), Vec::new());
+        if self.df.len() == self.window {
+            (df, dg) = (self.df.pop_front().unwrap_or_default(), self.dg.pop_front().unwrap_or_default());
+            self.gram.pop_front();
+            self.gram.iter_mut().for_each(|row| {
+                row.remove(0);
+            });
+        }
+        df.clear();
+        df.extend(f.iter().zip(&self.f_prev).map(|(a, b)| a - b));
+        dg.clear();
+        dg.extend(g.iter().zip(&self.g_prev).map(|(a, b)| a - b));
+        let mut row: Vec<f64> = self.df.iter().map(|d| self.dot(d, &df)).collect();
+        row.push(self.dot(&df, &df));
+        self.gram.iter_mut().zip(&row).for_each(|(r, v)| r.push(*v));
+        self.gram.push_back(row);
+        self.df.push_back(df);
+        self.dg.push_back(dg);
     }
 
     /// `θ` of the weighted least-squares problem by its normal equations,
@@ -123,7 +151,7 @@ impl Anderson {
         if m == 0 {
             return None;
         }
-        let mut a = DMatrix::from_fn(m, m, |i, j| self.dot(&self.df[i], &self.df[j]));
+        let mut a = DMatrix::from_fn(m, m, |i, j| self.gram[i][j]);
         let b = DVector::from_fn(m, |i, _| self.dot(&self.df[i], f));
         let scale = (0..m).map(|i| a[(i, i)]).fold(0.0, f64::max);
         if !(scale > 0.0 && scale.is_finite()) {

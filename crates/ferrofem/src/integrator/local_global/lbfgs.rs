@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 
 use nalgebra::Matrix3;
+use rayon::prelude::*;
 
 use super::energy::{energy_gradient_warm, StepTarget};
 use super::global::GlobalSolver;
@@ -36,8 +37,25 @@ pub struct Lbfgs {
     energy: f64,
 }
 
+/// Entries per parallel block of the vector kernels: fixed, so that sums
+/// do not depend on the thread count.
+const BLOCK: usize = 4096;
+
+/// `aᵀ b`, blocks in parallel, their sums added in order.
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
+    let partial: Vec<f64> = a
+        .par_chunks(BLOCK)
+        .zip(b.par_chunks(BLOCK))
+        .map(|(a, b)| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>())
+        .collect();
+    partial.iter().sum()
+}
+
+/// `y ← y + a x`, in parallel.
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    y.par_chunks_mut(BLOCK).zip(x.par_chunks(BLOCK)).for_each(|(y, x)| {
+        y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+    });
 }
 
 fn norm(a: &[f64]) -> f64 {
@@ -78,7 +96,7 @@ impl Lbfgs {
         self.alpha.clear();
         for (s, y, rho) in self.pairs.iter().rev() {
             let a = rho * dot(s, q);
-            q.iter_mut().zip(y).for_each(|(q, y)| *q -= a * y);
+            axpy(-a, y, q);
             self.alpha.push(a);
         }
         self.trial.copy_from_slice(q);
@@ -86,7 +104,7 @@ impl Lbfgs {
         q.iter_mut().for_each(|v| *v *= h * h);
         for ((s, y, rho), a) in self.pairs.iter().zip(self.alpha.iter().rev()) {
             let b = rho * dot(y, q);
-            q.iter_mut().zip(s).for_each(|(q, s)| *q += (a - b) * s);
+            axpy(a - b, s, q);
         }
     }
 

@@ -71,6 +71,16 @@ pub enum Acceleration {
 }
 
 impl Acceleration {
+    /// The name used in scene files and benchmark records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Acceleration::Auto => "auto",
+            Acceleration::None => "none",
+            Acceleration::Anderson => "anderson",
+            Acceleration::Lbfgs => "lbfgs",
+        }
+    }
+
     /// What `auto` means for a scene, constrained (contact or attachments) or not.
     pub fn resolve(self, constrained: bool) -> Acceleration {
         match (self, constrained) {

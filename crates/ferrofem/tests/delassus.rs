@@ -239,6 +239,9 @@ fn local_global_builders_agree() {
     use ferrofem::delassus::DelassusWorkspace;
     for (name, edit) in [("drop-lg", "ball"), ("sharp-corner", "cloth")] {
         let mut w = common::builtin(name, |s| {
+            // W from the stored S needs the sparse-inverse global step.
+            s.spec.local_global.global_step =
+                ferrofem::integrator::local_global::GlobalStepMethod::SparseInverse;
             if edit == "ball" {
                 s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
             } else {

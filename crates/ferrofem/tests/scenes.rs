@@ -32,7 +32,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-extension", 0xe24279924adfb7eb),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0xfbd30533a61568be),
+    ("drop-lg", 0x8fbefa397a85e225),
     ("hanging-cloth", 0x5c0d1c43c6bdf39a),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),
@@ -44,7 +44,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("stick-slide", 0x7b503d0e8a9737e7),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),
-    ("twisting-bar-lg", 0x2ed87ffe7b8c4876),
+    ("twisting-bar-lg", 0xd3b1ba491ea0ccfe),
 ];
 
 /// Steps each built-in scene runs in [`every_builtin_scene_runs`].

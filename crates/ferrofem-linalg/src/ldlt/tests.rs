@@ -379,3 +379,38 @@ fn supernodal_one_vector_solve_matches_faer_and_thread_count() {
         assert!(err < 1e-10, "{ordering:?}: {err:e}");
     }
 }
+
+/// `solve_interleaved` (K = 2, 3 and the padded three-axis path) equals a
+/// one-vector solve per axis, whatever the thread count.
+#[test]
+fn interleaved_solves_match_one_vector_solves() {
+    for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
+        let a = random_spd(nx, 11);
+        let f =
+            Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a).unwrap();
+        let n = a.nrows();
+        let axis = |c: usize| (0..n).map(|i| ((i * (c + 2)) as f64 * 0.29).cos()).collect::<Vec<f64>>();
+        fn check<const K: usize>(f: &Ldlt, axes: &[Vec<f64>]) {
+            let n = axes[0].len();
+            let b: Vec<f64> = (0..n * K).map(|i| axes[i % K][i / K]).collect();
+            let solve = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut x = vec![0.0; n * K];
+                pool.install(|| f.solve_interleaved::<K>(&b, &mut x));
+                x
+            };
+            let x = solve(1);
+            assert_eq!(x, solve(3), "K = {K}: independent of the thread count");
+            for (c, axis) in axes.iter().enumerate().take(K) {
+                let mut one = axis.clone();
+                f.solve_one(&mut one);
+                let diff = (0..n).map(|i| (x[i * K + c] - one[i]).abs()).fold(0.0, f64::max);
+                let scale = one.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                assert!(diff <= 1e-12 * scale, "K = {K}, axis {c}: {diff:e}");
+            }
+        }
+        let axes: Vec<Vec<f64>> = (0..3).map(axis).collect();
+        check::<2>(&f, &axes);
+        check::<3>(&f, &axes);
+    }
+}

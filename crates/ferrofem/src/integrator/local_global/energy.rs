@@ -5,6 +5,7 @@
 use nalgebra::{Matrix3, SMatrix, Vector3};
 use rayon::prelude::*;
 
+use super::local::Incidence;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
@@ -36,31 +37,50 @@ pub fn energy_gradient(body: &Body, x: &[f64], at: StepTarget, grad: &mut [f64])
     gradient_inner(body, x, at, Some(grad), None)
 }
 
+/// What [`energy_gradient_warm`] keeps between evaluations: each tet's
+/// last rotation (the warm start of its polar iteration), the tets'
+/// `(measure · ψ, measure · P)` and the vertex → tet incidence that
+/// gathers them per vertex in parallel.
+#[derive(Debug, Clone)]
+pub struct StressCache {
+    rotations: Vec<Matrix3<f64>>,
+    terms: Terms<3>,
+    incidence: Incidence,
+}
+
+impl StressCache {
+    /// An empty cache for `body`.
+    pub fn new(body: &Body) -> StressCache {
+        StressCache {
+            rotations: vec![Matrix3::identity(); body.tets.len()],
+            terms: vec![(0.0, Matrix3::zeros()); body.tets.len()],
+            incidence: Incidence::new(body.vertex_count(), body.tets.iter().map(|e| e.vertices.as_slice())),
+        }
+    }
+}
+
 /// [`energy_gradient`] (`grad` optional) with the tets' stresses
-/// [`LANES`] at a time, their polar iterations warm-started from (and
-/// updating) `rotations`, one per tet; equal to it to 1e-12.
+/// [`LANES`] at a time, their polar iterations warm-started from the
+/// cache's rotations, and the inertia and tet terms of `∇ε` gathered per
+/// vertex in parallel; equal to it to 1e-12.
 pub fn energy_gradient_warm(
     body: &Body,
     x: &[f64],
     at: StepTarget,
     grad: Option<&mut [f64]>,
-    rotations: &mut [Matrix3<f64>],
+    cache: &mut StressCache,
 ) -> Option<f64> {
-    gradient_inner(body, x, at, grad, Some(rotations))
+    gradient_inner(body, x, at, grad, Some(cache))
 }
 
-/// [`element_terms`] of the tets by lanes.
-fn tet_terms_lanes(
-    tets: &[TetElement],
-    model: Constitutive,
-    x: &[f64],
-    rotations: &mut [Matrix3<f64>],
-) -> Option<Terms<3>> {
-    let mut terms = vec![(0.0, Matrix3::zeros()); tets.len()];
-    let ok = terms
+/// The tets' `(measure · ψ, measure · P)` into `cache.terms`, by lanes;
+/// `false` where an energy is infinite.
+fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &mut StressCache) -> bool {
+    cache
+        .terms
         .par_chunks_mut(LANES)
         .zip(tets.par_chunks(LANES))
-        .zip(rotations.par_chunks_mut(LANES))
+        .zip(cache.rotations.par_chunks_mut(LANES))
         .with_min_len(16)
         .all(|((out, e), r)| {
             let n = e.len();
@@ -74,8 +94,33 @@ fn tet_terms_lanes(
                 .zip(&got)
                 .zip(e)
                 .all(|((o, g), e)| g.map(|(psi, p)| *o = (psi * e.measure, p * e.measure)).is_some())
+        })
+}
+
+/// `ε`'s inertia and tet terms, and with `grad` their gradient gathered
+/// per vertex (parallel, in a fixed order).
+fn inertia_and_tets(
+    body: &Body,
+    x: &[f64],
+    at: StepTarget,
+    grad: Option<&mut [f64]>,
+    cache: &StressCache,
+) -> f64 {
+    let inv_h2 = 1.0 / (at.h * at.h);
+    let d = |v: usize| Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]);
+    let inertia: f64 =
+        body.mass.iter().enumerate().map(|(v, m)| 0.5 * inv_h2 * m * d(v).norm_squared()).sum();
+    let elastic: f64 = cache.terms.iter().map(|t| t.0).sum();
+    if let Some(g) = grad {
+        g.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, gv)| {
+            let mut acc = d(v) * (inv_h2 * body.mass[v]);
+            for &(e, a) in cache.incidence.of(v) {
+                acc += cache.terms[e as usize].1 * body.tets[e as usize].grads[a as usize];
+            }
+            gv.copy_from_slice(acc.as_slice());
         });
-    ok.then_some(terms)
+    }
+    inertia + elastic
 }
 
 /// Elastic and bending energy alone (J), without inertia and pins.
@@ -120,29 +165,40 @@ fn gradient_inner(
     x: &[f64],
     at: StepTarget,
     mut grad: Option<&mut [f64]>,
-    rotations: Option<&mut [Matrix3<f64>]>,
+    cache: Option<&mut StressCache>,
 ) -> Option<f64> {
     let model = body.constitutive;
     let inv_h2 = 1.0 / (at.h * at.h);
-    let mut e = 0.0;
-    if let Some(g) = grad.as_deref_mut() {
-        g.iter_mut().for_each(|v| *v = 0.0);
-    }
-    for (v, m) in body.mass.iter().enumerate() {
-        let d = Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]);
-        e += 0.5 * inv_h2 * m * d.norm_squared();
-        if let Some(g) = grad.as_deref_mut() {
-            (0..3).for_each(|i| g[3 * v + i] += inv_h2 * m * d[i]);
+    let mut e;
+    match cache {
+        Some(c) => {
+            if !tet_terms_lanes(&body.tets, model, x, c) {
+                return None;
+            }
+            e = inertia_and_tets(body, x, at, grad.as_deref_mut(), c);
+        }
+        None => {
+            e = 0.0;
+            if let Some(g) = grad.as_deref_mut() {
+                g.iter_mut().for_each(|v| *v = 0.0);
+            }
+            for (v, m) in body.mass.iter().enumerate() {
+                let d = Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]);
+                e += 0.5 * inv_h2 * m * d.norm_squared();
+                if let Some(g) = grad.as_deref_mut() {
+                    (0..3).for_each(|i| g[3 * v + i] += inv_h2 * m * d[i]);
+                }
+            }
+            let tets = element_terms(&body.tets, model, x)?;
+            e += tets.iter().map(|t| t.0).sum::<f64>();
+            if let Some(g) = grad.as_deref_mut() {
+                scatter(&body.tets, &tets, g);
+            }
         }
     }
-    let tets = match rotations {
-        Some(r) => tet_terms_lanes(&body.tets, model, x, r)?,
-        None => element_terms(&body.tets, model, x)?,
-    };
     let tris = element_terms(&body.triangles, model, x)?;
-    e += tets.iter().map(|t| t.0).sum::<f64>() + tris.iter().map(|t| t.0).sum::<f64>();
+    e += tris.iter().map(|t| t.0).sum::<f64>();
     if let Some(g) = grad.as_deref_mut() {
-        scatter(&body.tets, &tets, g);
         scatter(&body.triangles, &tris, g);
     }
     for s in &body.bending {

@@ -12,10 +12,9 @@
 
 use std::collections::VecDeque;
 
-use nalgebra::Matrix3;
 use rayon::prelude::*;
 
-use super::energy::{energy_gradient_warm, StepTarget};
+use super::energy::{energy_gradient_warm, StepTarget, StressCache};
 use super::global::GlobalSolver;
 use crate::body::Body;
 
@@ -27,8 +26,8 @@ pub struct Lbfgs {
     pairs: VecDeque<(Vec<f64>, Vec<f64>, f64)>,
     grad: Vec<f64>,
     grad_new: Vec<f64>,
-    /// Each tet's last rotation (warm start of its polar iteration).
-    rotations: Vec<Matrix3<f64>>,
+    /// Rotations and stresses of the tets between evaluations.
+    stresses: StressCache,
     dir: Vec<f64>,
     trial: Vec<f64>,
     alpha: Vec<f64>,
@@ -64,9 +63,10 @@ fn norm(a: &[f64]) -> f64 {
 
 impl Lbfgs {
     /// An empty history of at most `window` pairs for `n` DOFs.
-    pub fn new(window: usize, n: usize, tets: usize) -> Lbfgs {
+    pub fn new(window: usize, body: &Body) -> Lbfgs {
+        let n = body.dofs();
         Lbfgs {
-            rotations: vec![Matrix3::identity(); tets],
+            stresses: StressCache::new(body),
             window,
             pairs: VecDeque::with_capacity(window),
             grad: vec![0.0; n],
@@ -84,7 +84,7 @@ impl Lbfgs {
     /// `M (q̃_old − q̃_new)/h²`, which gradient differences cancel, so
     /// the last step's curvature pairs still describe this step's `ε`.
     pub fn start(&mut self, body: &Body, x: &[f64], at: StepTarget) {
-        self.energy = energy_gradient_warm(body, x, at, Some(&mut self.grad), &mut self.rotations)
+        self.energy = energy_gradient_warm(body, x, at, Some(&mut self.grad), &mut self.stresses)
             .unwrap_or(f64::INFINITY);
         self.first = norm(&self.grad);
     }
@@ -143,8 +143,7 @@ impl Lbfgs {
         let mut t = 1.0;
         for _ in 0..30 {
             self.trial.iter_mut().zip(x.iter()).zip(&self.dir).for_each(|((o, x), d)| *o = x + t * d);
-            let e =
-                energy_gradient_warm(body, &self.trial, at, Some(&mut self.grad_new), &mut self.rotations);
+            let e = energy_gradient_warm(body, &self.trial, at, Some(&mut self.grad_new), &mut self.stresses);
             // Armijo, or (where rounding hides the decrease near the
             // minimum) no rise and a smaller gradient.
             let settling = |e: f64| {

@@ -15,13 +15,13 @@ use crate::element::{Element, TetElement};
 
 /// Vertex → (term, local index) incidence, CSR.
 #[derive(Debug, Clone, Default)]
-struct Incidence {
+pub(crate) struct Incidence {
     ptr: Vec<usize>,
     entries: Vec<(u32, u32)>,
 }
 
 impl Incidence {
-    fn new<'a>(n: usize, terms: impl Iterator<Item = &'a [usize]> + Clone) -> Incidence {
+    pub(crate) fn new<'a>(n: usize, terms: impl Iterator<Item = &'a [usize]> + Clone) -> Incidence {
         let mut ptr = vec![0usize; n + 1];
         terms.clone().flatten().for_each(|&v| ptr[v + 1] += 1);
         (0..n).for_each(|i| ptr[i + 1] += ptr[i]);
@@ -36,7 +36,7 @@ impl Incidence {
         Incidence { ptr, entries }
     }
 
-    fn of(&self, v: usize) -> &[(u32, u32)] {
+    pub(crate) fn of(&self, v: usize) -> &[(u32, u32)] {
         &self.entries[self.ptr[v]..self.ptr[v + 1]]
     }
 }

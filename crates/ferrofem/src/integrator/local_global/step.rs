@@ -174,8 +174,7 @@ impl LocalGlobal {
                 weights,
                 first_residual: 0.0,
                 anderson,
-                lbfgs: (s.acceleration == Acceleration::Lbfgs)
-                    .then(|| Lbfgs::new(s.lbfgs_window, n, body.tets.len())),
+                lbfgs: (s.acceleration == Acceleration::Lbfgs).then(|| Lbfgs::new(s.lbfgs_window, body)),
             });
         }
         Ok(LocalGlobal {

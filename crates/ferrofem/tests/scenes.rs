@@ -33,7 +33,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
     ("drop-lg", 0x8fbefa397a85e225),
-    ("hanging-cloth", 0x5c0d1c43c6bdf39a),
+    ("hanging-cloth", 0xf23a35bad8fec1d5),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),
     ("needle", 0x09108399248e83f5),
@@ -44,7 +44,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("stick-slide", 0x7b503d0e8a9737e7),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),
-    ("twisting-bar-lg", 0xd3b1ba491ea0ccfe),
+    ("twisting-bar-lg", 0x2d4f9e69cd738e04),
 ];
 
 /// Steps each built-in scene runs in [`every_builtin_scene_runs`].

@@ -208,7 +208,7 @@ impl Gradient<3> for Matrix3<f64> {
     /// dahl2019 §3.3's Jacobi polar iteration from `warm` (an SVD when
     /// `warm` is not a rotation, e.g. on first use).
     fn closest_rotation(&self, warm: &Self) -> Self {
-        if (warm.transpose() * warm - Matrix3::identity()).norm() > 1e-6 {
+        if !super::lanes::is_rotation(warm) {
             let (u, _, v) = signed_svd3(self);
             return u * v.transpose();
         }

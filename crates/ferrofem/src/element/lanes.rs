@@ -198,11 +198,7 @@ pub const POLAR_TOLERANCE: f64 = 1e-14;
 #[inline(always)]
 fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
     let fl = pack(f);
-    let mut r =
-        pack(&std::array::from_fn(
-            |l| if is_rotation(&rotation[l]) { rotation[l] } else { Matrix3::identity() },
-        ));
-    let polar = rotation_jacobi(&fl, &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+    let (r, _, polar) = polar(&fl, rotation);
     let mut s = mul_tn(&r, &fl);
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
@@ -227,8 +223,19 @@ fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64
 /// `(U, σ, V)`.
 type Svd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
 
+/// The polar iteration of `L` gradients from `rotation` (the identity
+/// where it is not a rotation): `R` in lanes, which lanes started warm,
+/// and which met the tolerance.
+#[inline(always)]
+fn polar<const L: usize>(f: &Lanes<L>, rotation: &[Matrix3<f64>; L]) -> (Lanes<L>, [bool; L], [bool; L]) {
+    let warm = rotation.map(|r| is_rotation(&r));
+    let mut r = pack(&std::array::from_fn(|l| if warm[l] { rotation[l] } else { Matrix3::identity() }));
+    let converged = rotation_jacobi(f, &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+    (r, warm, converged)
+}
+
 /// Whether `r` is a rotation to 1e-6 (a usable warm start).
-fn is_rotation(r: &Matrix3<f64>) -> bool {
+pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
     (r.transpose() * r - Matrix3::identity()).norm() <= 1e-6
 }
 
@@ -248,10 +255,7 @@ pub fn local_projection<const L: usize>(
     rotation: &mut [Matrix3<f64>; L],
 ) -> [Matrix3<f64>; L] {
     if model == Constitutive::Arap {
-        let warm_ok = rotation.map(|r| is_rotation(&r));
-        let mut r =
-            pack(&std::array::from_fn(|l| if warm_ok[l] { rotation[l] } else { Matrix3::identity() }));
-        rotation_jacobi(&pack(f), &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+        let (r, warm_ok, _) = polar(&pack(f), rotation);
         return std::array::from_fn(|l| {
             rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
             rotation[l]
@@ -281,9 +285,7 @@ pub fn energy_and_stress<const L: usize>(
     if model == Constitutive::NeoHookean {
         return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
     }
-    let warm = rotation.map(|r| is_rotation(&r));
-    let mut r = pack(&std::array::from_fn(|l| if warm[l] { rotation[l] } else { Matrix3::identity() }));
-    let polar = rotation_jacobi(&pack(f), &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+    let (r, _, polar) = polar(&pack(f), rotation);
     std::array::from_fn(|l| {
         let rl = if polar[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
         rotation[l] = rl;

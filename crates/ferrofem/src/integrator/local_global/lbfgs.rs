@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use rayon::prelude::*;
+use ferrofem_linalg::vector::{axpy, dot, norm};
 
 use super::energy::{energy_gradient_warm, StepTarget, StressCache};
 use super::global::GlobalSolver;
@@ -36,33 +36,8 @@ pub struct Lbfgs {
     energy: f64,
 }
 
-/// Entries per parallel block of the vector kernels: fixed, so that sums
-/// do not depend on the thread count.
-const BLOCK: usize = 4096;
-
-/// `aᵀ b`, blocks in parallel, their sums added in order.
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let partial: Vec<f64> = a
-        .par_chunks(BLOCK)
-        .zip(b.par_chunks(BLOCK))
-        .map(|(a, b)| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>())
-        .collect();
-    partial.iter().sum()
-}
-
-/// `y ← y + a x`, in parallel.
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    y.par_chunks_mut(BLOCK).zip(x.par_chunks(BLOCK)).for_each(|(y, x)| {
-        y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
-    });
-}
-
-fn norm(a: &[f64]) -> f64 {
-    dot(a, a).sqrt()
-}
-
 impl Lbfgs {
-    /// An empty history of at most `window` pairs for `n` DOFs.
+    /// An empty history of at most `window` pairs for `body`.
     pub fn new(window: usize, body: &Body) -> Lbfgs {
         let n = body.dofs();
         Lbfgs {

@@ -143,6 +143,12 @@ impl Default for LocalGlobalSettings {
 }
 
 impl LocalGlobalSettings {
+    /// Whether the plain or Anderson iteration measures its fixed-point
+    /// residual (for Anderson or for a tolerance).
+    pub fn tracks_residual(&self) -> bool {
+        self.acceleration == Acceleration::Anderson || self.tolerance.is_some()
+    }
+
     /// Value checks; the error names the key.
     pub fn check(&self) -> Result<(), (String, String)> {
         let key = |k: &str| format!("local_global.{k}");

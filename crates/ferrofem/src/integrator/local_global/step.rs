@@ -154,8 +154,8 @@ impl LocalGlobal {
             })?;
             let n = body.dofs();
             let weights = state_weights(body, h);
-            let tracked = s.acceleration == Acceleration::Anderson || s.tolerance.is_some();
-            let state = std::array::from_fn(|_| vec![0.0; if tracked { weights.len() } else { 0 }]);
+            let state =
+                std::array::from_fn(|_| vec![0.0; if s.tracks_residual() { weights.len() } else { 0 }]);
             let anderson = (s.acceleration == Acceleration::Anderson)
                 .then(|| Anderson::new(s.anderson_window, weights.clone()));
             bodies.push(Workspace {
@@ -234,7 +234,7 @@ impl LocalGlobal {
         if settings.acceleration == Acceleration::Lbfgs {
             self.quasi_newton(model, times, t_next, &mut observe);
         }
-        let tracked = settings.acceleration == Acceleration::Anderson || settings.tolerance.is_some();
+        let tracked = settings.tracks_residual();
         let iterations = if settings.acceleration == Acceleration::Lbfgs { 0 } else { settings.iterations };
         if iterations > 0 {
             self.last = (iterations, f64::NAN);

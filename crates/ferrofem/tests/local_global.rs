@@ -295,6 +295,11 @@ fn unsupported_input_is_refused_by_name() {
     );
     let err = Scene::from_toml(&lbfgs_contact, ".".into(), "s").unwrap_err().to_string();
     assert!(err.contains("local_global.acceleration"), "{err}");
+    // Acceleration needs a complete global step.
+    let err = Scene::from_toml(&accelerated(&bar(1e6, "jacobi", 5, 1.0), "anderson"), ".".into(), "s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("local_global.acceleration"), "{err}");
     for (key, value) in [("tolerance", "-1.0"), ("anderson_window", "0"), ("lbfgs_window", "0")] {
         let text = bar(1e6, "sparse-inverse", 5, 1.0)
             .replace("[local_global]\n", &format!("[local_global]\n{key} = {value}\n"));

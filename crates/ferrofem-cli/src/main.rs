@@ -35,6 +35,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     if let Some(n) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global() {
@@ -59,6 +60,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Output piped into a reader that stops early (`ferrofem scenes | head -1`)
+/// ends the program as it ends `cat`: by the default `SIGPIPE` action, exit
+/// status 141 in a shell, no message. Rust ignores `SIGPIPE` by default, so
+/// that every `println!` after the reader left would panic instead.
+fn end_quietly_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default action at start-up, before any
+    // thread exists, touches no memory of this program.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

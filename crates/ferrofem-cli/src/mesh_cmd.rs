@@ -1,6 +1,6 @@
 //! `ferrofem mesh info|convert`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use ferrofem_mesh::io::{self, Format};
@@ -34,24 +34,43 @@ pub enum MeshCommand {
 pub fn mesh(cmd: MeshCommand) -> Result<(), CliError> {
     match cmd {
         MeshCommand::Info { file, json } => info(&file, json),
-        MeshCommand::Convert { input, output, msh22 } => {
-            let e = io::read_elements(&input)?;
-            let bytes = io::encode_elements(&e, Format::of(&output)?, msh22)?;
-            std::fs::write(&output, bytes).map_err(|err| CliError::Io(output.clone(), err))?;
-            eprintln!(
-                "wrote {}: {} vertices, {} tets, {} triangles",
-                output.display(),
-                e.vertices.len(),
-                e.tets.len(),
-                e.triangles.len()
-            );
-            Ok(())
-        }
+        MeshCommand::Convert { input, output, msh22 } => convert(&input, &output, msh22),
     }
 }
 
-fn info(file: &std::path::Path, json: bool) -> Result<(), CliError> {
+/// Converts a mesh file; a volume written to a surface format (OBJ, STL)
+/// becomes its boundary surface.
+fn convert(input: &Path, output: &Path, msh22: bool) -> Result<(), CliError> {
+    let mut e = read_noting(input)?;
+    let format = Format::of(output)?;
+    let surface_of_volume = matches!(format, Format::Obj | Format::Stl) && !e.tets.is_empty();
+    if surface_of_volume {
+        let b = ferrofem_mesh::TetMesh { vertices: e.vertices.clone(), tets: std::mem::take(&mut e.tets) }
+            .boundary();
+        e.triangles = b.mesh.triangles.iter().map(|t| t.map(|i| b.volume_vertex[i])).collect();
+    }
+    let bytes = io::encode_elements(&e, format, msh22)?;
+    std::fs::write(output, bytes).map_err(|err| CliError::Io(output.to_path_buf(), err))?;
+    let what = if surface_of_volume {
+        format!("{} boundary triangles of the volume", e.triangles.len())
+    } else {
+        format!("{} tets, {} triangles", e.tets.len(), e.triangles.len())
+    };
+    eprintln!("wrote {}: {} vertices, {what}", output.display(), e.vertices.len());
+    Ok(())
+}
+
+/// Reads a mesh file, printing what the reader skipped or reduced.
+fn read_noting(file: &Path) -> Result<io::Elements, CliError> {
     let e = io::read_elements(file)?;
+    for note in &e.notes {
+        eprintln!("warning: {}: {note}", file.display());
+    }
+    Ok(e)
+}
+
+fn info(file: &Path, json: bool) -> Result<(), CliError> {
+    let e = read_noting(file)?;
     let bbox = ferrofem_mesh::Aabb::of_points(&e.vertices);
     let mut out = serde_json::json!({
         "file": file.display().to_string(),
@@ -59,6 +78,7 @@ fn info(file: &std::path::Path, json: bool) -> Result<(), CliError> {
         "tets": e.tets.len(),
         "triangles": e.triangles.len(),
         "bounding_box": bbox.map(|b| [b.min, b.max]),
+        "notes": e.notes,
     });
     if !e.tets.is_empty() {
         let mesh = ferrofem_mesh::TetMesh { vertices: e.vertices.clone(), tets: e.tets.clone() };

@@ -1,12 +1,15 @@
 //! `ferrofem run`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ferrofem::output::FrameWriter;
-use ferrofem::stats::Summary;
+use ferrofem::scene::Scene;
+use ferrofem::stats::{StepStats, Summary};
+use ferrofem::World;
 
 use crate::report::{bodies, stage_table, StatsFile};
 use crate::CliError;
@@ -33,17 +36,22 @@ pub struct RunArgs {
     pub stats: Option<PathBuf>,
 }
 
-/// Runs a scene to the end or to the first error.
+/// Runs a scene to the end or to the first error. The stats path and the
+/// output folder are checked before the scene is built; the stats file is
+/// rewritten every few seconds and once more at the end, so a run that
+/// fails at step N (a blow-up, a frame that cannot be written) keeps the
+/// records of steps 1…N−1.
 pub fn run(args: RunArgs) -> Result<(), CliError> {
     let scene = builtin::load(&args.scene)?;
+    let out_dir = (!args.no_output)
+        .then(|| args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(scene.name())));
+    if let Some(path) = &args.stats {
+        check_writable(path)?;
+    }
     let mut sim = scene.build()?;
+    let mut writer = out_dir.map(|dir| FrameWriter::new(&dir, &sim)).transpose()?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
-    let mut writer = match (&args.out, args.no_output) {
-        (_, true) => None,
-        (Some(dir), _) => Some(FrameWriter::new(dir, &sim)?),
-        (None, _) => Some(FrameWriter::new(&PathBuf::from("out").join(scene.name()), &sim)?),
-    };
     let infos = bodies(&sim);
     let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
     eprintln!(
@@ -54,16 +62,14 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         sim.model.time_step,
         rayon::current_num_threads()
     );
-    if let Some(w) = writer.as_mut() {
-        w.write(&sim)?;
-    }
-    let bar = ProgressBar::new(steps as u64).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut records = Vec::with_capacity(steps);
-    let mut error = None;
+    let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));
+    let mut records: Vec<StepStats> = Vec::new();
+    let mut error = writer.as_mut().and_then(|w| w.write(&sim).err());
+    let bar = progress_bar(steps);
     for _ in 0..steps {
+        if error.is_some() {
+            break;
+        }
         match sim.step() {
             Ok(s) => {
                 bar.set_message(if s.local_global_iterations > 0 {
@@ -71,36 +77,39 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
                 } else {
                     format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations)
                 });
+                if let Some(v) =
+                    s.violation.as_ref().filter(|_| records.iter().all(|r| r.violation.is_none()))
+                {
+                    bar.println(format!("warning: step {}: {v}", s.step));
+                }
                 records.push(s);
             }
-            Err(e) => {
-                error = Some(e);
-                break;
+            Err(e) => error = Some(e),
+        }
+        if let (Some(w), None) = (writer.as_mut(), &error) {
+            if sim.state.step % every == 0 {
+                error = w.write(&sim).err();
             }
         }
-        if let Some(w) = writer.as_mut() {
-            if sim.state.step % every == 0 {
-                w.write(&sim)?;
-            }
+        if let Some(stream) = stats.as_mut() {
+            stream.every_few_seconds(&scene, &sim, &records)?;
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     let summary = Summary::of(&records);
-    if let Some(path) = &args.stats {
-        let file = StatsFile {
-            format: 1,
-            scene: scene.name(),
-            time_step: sim.model.time_step,
-            bodies: bodies(&sim),
-            context: Context::now(),
-            steps: &records,
-            summary: summary.clone(),
-            error: error.as_ref().map(|e| e.to_string()),
-        };
-        write_json(path, &file)?;
+    if let Some(stream) = stats.as_mut() {
+        stream.write(&scene, &sim, &records, error.as_ref().map(|e| e.to_string()))?;
     }
     eprintln!("{}", stage_table(&summary));
+    if summary.violations > 0 {
+        eprintln!(
+            "warning: {} of {} steps penetrated deeper than [contact] max_penetration or inverted elements; first: {}",
+            summary.violations,
+            summary.steps,
+            summary.first_violation.as_deref().unwrap_or("")
+        );
+    }
     if let Some(w) = &writer {
         for p in w.series_paths() {
             eprintln!("wrote {} ({} frames)", p.display(), w.frames());
@@ -111,3 +120,77 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         None => Ok(()),
     }
 }
+
+fn progress_bar(steps: usize) -> ProgressBar {
+    ProgressBar::new(steps as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    )
+}
+
+/// Fails now, before any step, if `path` cannot be created or written.
+fn check_writable(path: &Path) -> Result<(), CliError> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| CliError::Io(path.to_path_buf(), e))
+}
+
+/// The stats file of a run in progress: rewritten whole (to a temporary
+/// file, then renamed over it) at most every few seconds and at the end.
+struct StatsStream {
+    path: PathBuf,
+    last: Instant,
+    /// Seconds between rewrites: at least 2, and 20× the last rewrite's
+    /// own time, so that rewriting never costs more than 5 % of the run.
+    period: f64,
+}
+
+impl StatsStream {
+    fn new(path: &Path) -> StatsStream {
+        StatsStream { path: path.to_path_buf(), last: Instant::now(), period: 2.0 }
+    }
+
+    fn every_few_seconds(
+        &mut self,
+        scene: &Scene,
+        sim: &World,
+        records: &[StepStats],
+    ) -> Result<(), CliError> {
+        if self.last.elapsed().as_secs_f64() < self.period {
+            return Ok(());
+        }
+        self.write(scene, sim, records, Some(IN_PROGRESS.into()))
+    }
+
+    fn write(
+        &mut self,
+        scene: &Scene,
+        sim: &World,
+        records: &[StepStats],
+        error: Option<String>,
+    ) -> Result<(), CliError> {
+        let start = Instant::now();
+        let file = StatsFile {
+            format: 1,
+            scene: scene.name(),
+            time_step: sim.model.time_step,
+            bodies: bodies(sim),
+            context: Context::now(),
+            steps: records,
+            summary: Summary::of(records),
+            error,
+        };
+        let partial = self.path.with_extension("json.partial");
+        write_json(&partial, &file)?;
+        std::fs::rename(&partial, &self.path).map_err(|e| CliError::Io(self.path.clone(), e))?;
+        self.period = (20.0 * start.elapsed().as_secs_f64()).max(2.0);
+        self.last = Instant::now();
+        Ok(())
+    }
+}
+
+/// The `error` of a stats file written while its run goes on.
+const IN_PROGRESS: &str = "in progress: the run had not ended when this file was written";

@@ -72,6 +72,7 @@ pub fn sheet(size: [f64; 2], cells: [usize; 2]) -> Result<TriMesh, MeshError> {
     if nx == 0 || ny == 0 {
         return Err(MeshError::Generator("sheet needs at least one cell per axis".into()));
     }
+    check_total(nx.saturating_mul(ny), 2)?;
     let id = |i: usize, j: usize| j * (nx + 1) + i;
     let mut vertices = Vec::with_capacity((nx + 1) * (ny + 1));
     for j in 0..=ny {
@@ -89,6 +90,22 @@ pub fn sheet(size: [f64; 2], cells: [usize; 2]) -> Result<TriMesh, MeshError> {
         }
     }
     TriMesh::new(vertices, triangles)
+}
+
+/// Most elements a generator makes (tets or triangles): 50 million, about
+/// 4 GB with their vertices, far beyond what a real-time step handles.
+pub const MAX_ELEMENTS: usize = 50_000_000;
+
+/// Refuses `cells` grid cells of `per_cell` elements each beyond [`MAX_ELEMENTS`],
+/// before anything is allocated.
+fn check_total(cells: usize, per_cell: usize) -> Result<(), MeshError> {
+    match cells.checked_mul(per_cell) {
+        Some(n) if n <= MAX_ELEMENTS => Ok(()),
+        _ => Err(MeshError::Generator(format!(
+            "{cells} cells make {} elements, more than the limit of {MAX_ELEMENTS}",
+            cells.saturating_mul(per_cell)
+        ))),
+    }
 }
 
 fn positive(what: &str, values: &[f64]) -> Result<(), MeshError> {
@@ -126,6 +143,7 @@ impl KuhnGrid {
         if n.iter().any(|&c| c == 0 || c > 2048) {
             return Err(MeshError::Generator(format!("cell counts must be in 1..=2048, got {n:?}")));
         }
+        check_total(n.iter().fold(1usize, |p, &c| p.saturating_mul(c)), 6)?;
         Ok(KuhnGrid { n, periodic_z })
     }
 
@@ -225,5 +243,15 @@ mod tests {
         assert!(box_mesh([1.0, f64::NAN, 1.0], [1, 1, 1]).is_err());
         assert!(ball(1.0, 0).is_err());
         assert!(torus(1.0, 2.0, 4, 8).is_err());
+    }
+
+    /// Each axis within its cap but the total far beyond memory: refused
+    /// by count before anything is allocated.
+    #[test]
+    fn total_element_count_is_bounded() {
+        let e = box_mesh([1.0; 3], [2048, 2048, 2048]).unwrap_err().to_string();
+        assert!(e.contains("more than the limit"), "{e}");
+        assert!(sheet([1.0, 1.0], [usize::MAX, 2]).is_err());
+        assert!(check_total(MAX_ELEMENTS / 6, 6).is_ok() && check_total(MAX_ELEMENTS / 6 + 1, 6).is_err());
     }
 }

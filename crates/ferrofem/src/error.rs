@@ -83,6 +83,15 @@ pub enum SimError {
         /// The violation tolerated (the contact alarm distance).
         limit: f64,
     },
+    /// A step penetrated deeper than `[contact] max_penetration`, or
+    /// inverted elements, under `on_violation = "stop"`.
+    #[error("step {step}: {cause}")]
+    Violation {
+        /// Step number (1-based).
+        step: usize,
+        /// Body, vertex, depth and what it is inside; or the inverted elements.
+        cause: String,
+    },
     /// Output could not be written.
     #[error("output: {0}")]
     Output(#[from] MeshError),

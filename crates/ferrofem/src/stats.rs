@@ -135,8 +135,14 @@ pub struct BodyStepStats {
     pub pgs_error: f64,
     /// Sum of normal contact forces λₙ (N).
     pub total_normal_force: f64,
-    /// Deepest penetration into an obstacle at the end of the step (m, ≥ 0).
+    /// Deepest penetration of any free vertex (surface or interior) into an
+    /// obstacle or, at the detected pairs, into another body at the end of
+    /// the step (m, ≥ 0).
     pub max_penetration: f64,
+    /// Where that deepest penetration is, if any.
+    pub deepest: Option<crate::collision::Penetration>,
+    /// Tets with a non-positive volume at the end of the step.
+    pub inverted_elements: usize,
     /// How this body's part of `W` was obtained, if it had constraints.
     pub delassus: Option<DelassusRecord>,
 }
@@ -191,8 +197,14 @@ pub struct StepStats {
     pub ncp_residual: f64,
     /// Sum of normal contact forces over bodies (N).
     pub total_normal_force: f64,
-    /// Deepest penetration over bodies (m).
+    /// Deepest penetration over bodies (m): any free vertex, surface or
+    /// interior, into an obstacle or another body.
     pub max_penetration: f64,
+    /// Inverted tets over bodies at the end of the step.
+    pub inverted_elements: usize,
+    /// Why the step is a violation (penetration beyond `[contact]
+    /// max_penetration`, or inverted elements), when it is one.
+    pub violation: Option<String>,
     /// Largest constraint violation after PGS (m): attachment miss or contact penetration at the end of the step.
     pub constraint_violation: f64,
     /// Isodofs over bodies.
@@ -244,6 +256,12 @@ pub struct Summary {
     pub pgs_iterations_median: f64,
     /// Deepest penetration seen (m).
     pub max_penetration: f64,
+    /// Most inverted elements in a step.
+    pub inverted_elements_max: usize,
+    /// Steps that were violations (see [`StepStats::violation`]).
+    pub violations: usize,
+    /// The first violation, with its step.
+    pub first_violation: Option<String>,
     /// Kinetic energy after the last step (J).
     pub final_kinetic_energy: f64,
     /// Elastic energy at the last step (J).
@@ -271,6 +289,10 @@ impl Summary {
             s.contacts_max = steps.iter().map(|x| x.contacts).max().unwrap_or(0);
             s.pgs_iterations_median = col(&|x| x.pgs_iterations as f64).0;
             s.max_penetration = steps.iter().map(|x| x.max_penetration).fold(0.0, f64::max);
+            s.inverted_elements_max = steps.iter().map(|x| x.inverted_elements).max().unwrap_or(0);
+            s.violations = steps.iter().filter(|x| x.violation.is_some()).count();
+            s.first_violation =
+                steps.iter().find_map(|x| x.violation.as_ref().map(|v| format!("step {}: {v}", x.step)));
         }
         s
     }

@@ -4,10 +4,9 @@
 
 use std::time::Instant;
 
-use crate::collision::{detect_contacts, Contact, Contacts, SurfaceTree};
+use crate::collision::{detect_contacts, penetration, Contacts, OnViolation, Penetrated, SurfaceTree};
 use crate::constraint::ConstraintSpace;
 use crate::integrator::{ImplicitEuler, Integrator, LocalGlobal};
-use crate::obstacle::Obstacle;
 use crate::state::{BodyState, State};
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
 use crate::{Model, SimError};
@@ -88,7 +87,13 @@ impl World {
         state.time += model.time_step;
         state.step += 1;
         let step_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(self.step_stats(times, step_ms))
+        let stats = self.step_stats(times, step_ms);
+        match (&stats.violation, self.model.contact.on_violation) {
+            (Some(cause), OnViolation::Stop) => {
+                Err(SimError::Violation { step: stats.step, cause: cause.clone() })
+            }
+            _ => Ok(stats),
+        }
     }
 
     /// The step's contacts (detected at its start).
@@ -131,6 +136,7 @@ impl World {
     fn step_stats(&self, stage_ms: StageTimes, step_ms: f64) -> StepStats {
         let (model, state, space) = (&self.model, &self.state, &self.constraints);
         let bodies: Vec<BodyStepStats> = (0..model.bodies.len()).map(|i| self.body_stats(i)).collect();
+        let violation = self.violation(&bodies);
         let newton =
             Some(space.solve).filter(|s| !space.groups.is_empty() && s.method == "non-smooth-newton");
         StepStats {
@@ -150,6 +156,8 @@ impl World {
             ncp_residual: newton.map_or(0.0, |s| s.residual),
             total_normal_force: space.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
+            inverted_elements: bodies.iter().map(|b| b.inverted_elements).sum(),
+            violation,
             constraint_violation: space.violation,
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
@@ -162,11 +170,34 @@ impl World {
         }
     }
 
+    /// The step's violation, worded: the first body whose deepest
+    /// penetration exceeds the limit, or that has inverted elements.
+    fn violation(&self, bodies: &[BodyStepStats]) -> Option<String> {
+        let limit = self.model.contact.penetration_limit();
+        bodies.iter().zip(&self.model.bodies).find_map(|(b, body)| {
+            let deep = b.deepest.filter(|p| p.depth > limit).map(|p| {
+                let into = match p.into {
+                    Penetrated::Obstacle(o) => format!("obstacle `{}`", self.model.obstacles[o].name),
+                    Penetrated::Body(k) => format!("body `{}`", self.model.bodies[k].name),
+                };
+                format!(
+                    "body `{}`: vertex {} is {:.3e} m inside {into} (limit {limit:.3e} m, [contact] max_penetration)",
+                    body.name, p.vertex, p.depth
+                )
+            });
+            let inverted = (b.inverted_elements > 0)
+                .then(|| format!("body `{}`: {} inverted elements", body.name, b.inverted_elements));
+            deep.or(inverted)
+        })
+    }
+
     /// Body `i`'s figures: the integrator's, then energy and constraints.
     fn body_stats(&self, i: usize) -> BodyStepStats {
         let (body, s, space) = (&self.model.bodies[i], &self.state.bodies[i], &self.constraints);
         let rows = space.bodies.get(i).filter(|r| !r.is_empty());
-        let contacts = self.contacts.obstacle.get(i).map_or(&[][..], Vec::as_slice);
+        let all: Vec<&[f64]> = self.state.bodies.iter().map(|s| s.positions.as_slice()).collect();
+        let (obstacles, t) = (&self.model.obstacles, self.state.time);
+        let deepest = penetration::deepest(i, body, &all, obstacles, &self.contacts.pairs, t);
         BodyStepStats {
             kinetic_energy: s.kinetic_energy(body),
             contacts: space.contacts_of(i),
@@ -175,27 +206,11 @@ impl World {
                 .map_or(0, |_| space.solve.iterations),
             pgs_error: rows.map_or(0.0, |_| space.solve.error),
             total_normal_force: space.normal_force_on(i),
-            max_penetration: max_penetration(s, contacts, &self.model.obstacles, self.state.time),
+            max_penetration: deepest.map_or(0.0, |p| p.depth),
+            deepest,
+            inverted_elements: penetration::inverted_elements(body, &s.positions),
             delassus: rows.and_then(|r| r.delassus.record),
             ..self.integrator.body_stats(&self.model, &self.state, i)
         }
     }
-}
-
-/// Deepest penetration of a body's obstacle contacts at time `t` (m, ≥ 0):
-/// a held vertex inside its obstacle, or a mesh obstacle's vertex behind
-/// the held triangle point along the contact normal.
-fn max_penetration(s: &BodyState, contacts: &[Contact], obstacles: &[Obstacle], t: f64) -> f64 {
-    contacts
-        .iter()
-        .map(|c| {
-            let p = c.point.position(&s.positions);
-            let obstacle = &obstacles[c.obstacle];
-            let depth = match c.obstacle_vertex {
-                None => -obstacle.signed_distance(&p, t).0,
-                Some(k) => -nalgebra::Vector3::from(c.frame[0]).dot(&(p - obstacle.vertex_at(k, t))),
-            };
-            depth.max(0.0)
-        })
-        .fold(0.0, f64::max)
 }

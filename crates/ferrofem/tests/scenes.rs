@@ -25,14 +25,17 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// ARAP hashes are unchanged by that. Re-recorded again for every
 /// local-global scene with gravity, pins or contact when the
 /// `[local_global]` defaults became `acceleration = "auto"` (L-BFGS
-/// without contact) and `initial_guess = "previous_velocity"`.
+/// without contact) and `initial_guess = "previous_velocity"`. `drop-lg`
+/// re-recorded when contacts became speculative (issue #19): its falling
+/// ball meets the floor's contacts a step earlier, inactive (λ = 0) until
+/// they close, and the non-smooth Newton iterates differently with them.
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
     ("cloth-extension", 0xe24279924adfb7eb),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x8fbefa397a85e225),
+    ("drop-lg", 0x8f4df53ef94390a8),
     ("hanging-cloth", 0xf23a35bad8fec1d5),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),

@@ -25,6 +25,40 @@ pub struct Elements {
     pub tets: Vec<[usize; 4]>,
     /// Triangles.
     pub triangles: Vec<[usize; 3]>,
+    /// Second-order (10-node) tets and (6-node) triangles among them, read
+    /// by their corner vertices.
+    pub second_order: usize,
+    /// What the reader skipped or reduced, one line each, e.g. `12 elements
+    /// of gmsh type 5 skipped`.
+    pub notes: Vec<String>,
+}
+
+/// Counts of element kinds a reader met but does not keep, by kind name;
+/// turned into [`Elements::notes`] once the file is read.
+#[derive(Debug, Default)]
+pub(crate) struct Skipped(std::collections::BTreeMap<String, usize>);
+
+impl Skipped {
+    pub(crate) fn add(&mut self, kind: String) {
+        *self.0.entry(kind).or_default() += 1;
+    }
+
+    fn notes(self) -> impl Iterator<Item = String> {
+        self.0.into_iter().map(|(kind, n)| format!("{n} elements of {kind} skipped"))
+    }
+}
+
+impl Elements {
+    /// Records the skipped kinds and the second-order elements read by corners.
+    pub(crate) fn note(&mut self, skipped: Skipped) {
+        self.notes.extend(skipped.notes());
+        if self.second_order > 0 {
+            self.notes.push(format!(
+                "{} second-order elements read by their corner vertices (mid-edge nodes unused)",
+                self.second_order
+            ));
+        }
+    }
 }
 
 impl Elements {
@@ -101,12 +135,24 @@ fn check_elements(e: &Elements, path: &Path) -> Result<(), MeshError> {
 
 /// Reads a tetrahedral volume mesh; unused vertices are kept (see
 /// [`TetMesh::remove_unused_vertices`]) and the mesh is validated with `opts`.
+/// Second-order tets are refused (read them with [`read_elements`], which
+/// keeps their corners and says so in [`Elements::notes`]).
 pub fn read_tet_mesh(path: &Path, opts: ValidationOptions) -> Result<TetMesh, MeshError> {
     let e = read_elements(path)?;
     if e.tets.is_empty() {
         return Err(MeshError::WrongKind {
             path: path.to_path_buf(),
             message: format!("no tetrahedra ({} triangles): not a volume mesh", e.triangles.len()),
+        });
+    }
+    if e.second_order > 0 {
+        return Err(MeshError::WrongKind {
+            path: path.to_path_buf(),
+            message: format!(
+                "{} second-order (10-node) tetrahedra: ferrofem simulates linear 4-node tets; \
+                 `ferrofem mesh convert` writes a copy that keeps their corner vertices",
+                e.second_order
+            ),
         });
     }
     let mut mesh = TetMesh { vertices: e.vertices, tets: e.tets };
@@ -155,7 +201,12 @@ pub fn write_tet_mesh(path: &Path, mesh: &TetMesh) -> Result<(), MeshError> {
         }
         _ => Vec::new(),
     };
-    let e = Elements { vertices: mesh.vertices.clone(), tets: mesh.tets.clone(), triangles };
+    let e = Elements {
+        vertices: mesh.vertices.clone(),
+        tets: mesh.tets.clone(),
+        triangles,
+        ..Default::default()
+    };
     write_elements(path, &e)
 }
 

@@ -1,12 +1,13 @@
 //! gmsh `.msh` ASCII, versions 2.2 and 4.1: 4-node tetrahedra (type 4) and
-//! 3-node triangles (type 2); other element types are skipped. Node tags may
+//! 3-node triangles (type 2); second-order ones (types 11 and 9) by their
+//! corner vertices; other element types are skipped and counted. Node tags may
 //! be sparse; they are renumbered densely in file order.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::Elements;
+use super::{Elements, Skipped};
 use crate::MeshError;
 
 /// Parses a gmsh ASCII file (2.2 or 4.1).
@@ -15,6 +16,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Elements, MeshError> {
     let mut version = None;
     let mut out = Elements::default();
     let mut tags: HashMap<u64, usize> = HashMap::new();
+    let mut skipped = Skipped::default();
     while let Some(header) = lines.next_line() {
         match header.trim() {
             "$MeshFormat" => {
@@ -38,11 +40,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Elements, MeshError> {
                 None => return Err(lines.err("$Nodes before $MeshFormat")),
             },
             "$Elements" => match version {
-                Some(2) => elements_v2(&mut lines, &mut out, &tags)?,
-                Some(_) => elements_v4(&mut lines, &mut out, &tags)?,
+                Some(2) => elements_v2(&mut lines, &mut out, &tags, &mut skipped)?,
+                Some(_) => elements_v4(&mut lines, &mut out, &tags, &mut skipped)?,
                 None => return Err(lines.err("$Elements before $MeshFormat")),
             },
             s if s.starts_with("$End") || s.is_empty() => {}
+            "$NOD" | "$ELM" => {
+                return Err(lines.err(
+                    "gmsh 1.0 format ($NOD/$ELM) is not supported: save the mesh from gmsh as version 2.2 or 4.1 ASCII",
+                ))
+            }
             s if s.starts_with('$') => {
                 let end = format!("$End{}", &s[1..]);
                 while lines.expect_line()?.trim() != end {}
@@ -53,6 +60,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Elements, MeshError> {
     if version.is_none() {
         return Err(lines.err("no $MeshFormat section: not a gmsh file"));
     }
+    out.note(skipped);
     Ok(out)
 }
 
@@ -167,20 +175,27 @@ fn push_element(
     kind: u64,
     nodes: &[u64],
     tags: &HashMap<u64, usize>,
+    skipped: &mut Skipped,
 ) -> Result<(), MeshError> {
     let idx = |k: usize| -> Result<usize, MeshError> {
         let t = *nodes.get(k).ok_or_else(|| lines.err("element has too few nodes"))?;
         tags.get(&t).copied().ok_or_else(|| lines.err(format!("element refers to unknown node {t}")))
     };
     match kind {
-        4 => out.tets.push([idx(0)?, idx(1)?, idx(2)?, idx(3)?]),
-        2 => out.triangles.push([idx(0)?, idx(1)?, idx(2)?]),
-        _ => {}
+        4 | 11 => out.tets.push([idx(0)?, idx(1)?, idx(2)?, idx(3)?]),
+        2 | 9 => out.triangles.push([idx(0)?, idx(1)?, idx(2)?]),
+        _ => skipped.add(format!("gmsh type {kind}")),
     }
+    out.second_order += usize::from(kind == 11 || kind == 9);
     Ok(())
 }
 
-fn elements_v2(lines: &mut L, out: &mut Elements, tags: &HashMap<u64, usize>) -> Result<(), MeshError> {
+fn elements_v2(
+    lines: &mut L,
+    out: &mut Elements,
+    tags: &HashMap<u64, usize>,
+    skipped: &mut Skipped,
+) -> Result<(), MeshError> {
     let n = count_line(lines)?;
     for _ in 0..n {
         let v = lines.numbers::<u64>(Some(3))?;
@@ -188,19 +203,24 @@ fn elements_v2(lines: &mut L, out: &mut Elements, tags: &HashMap<u64, usize>) ->
         if v.len() < skip {
             return Err(lines.err("element line shorter than its tag count"));
         }
-        push_element(lines, out, v[1], &v[skip..], tags)?;
+        push_element(lines, out, v[1], &v[skip..], tags, skipped)?;
     }
     lines.expect_end("$EndElements")
 }
 
-fn elements_v4(lines: &mut L, out: &mut Elements, tags: &HashMap<u64, usize>) -> Result<(), MeshError> {
+fn elements_v4(
+    lines: &mut L,
+    out: &mut Elements,
+    tags: &HashMap<u64, usize>,
+    skipped: &mut Skipped,
+) -> Result<(), MeshError> {
     let h = lines.numbers::<usize>(Some(4))?;
     let mut total = 0;
     for _ in 0..h[0] {
         let b = lines.numbers::<u64>(Some(4))?;
         for _ in 0..b[3] {
             let v = lines.numbers::<u64>(Some(2))?;
-            push_element(lines, out, b[2], &v[1..], tags)?;
+            push_element(lines, out, b[2], &v[1..], tags, skipped)?;
             total += 1;
         }
     }

@@ -6,10 +6,12 @@ use crate::MeshError;
 /// STL (ASCII or binary) through `stl_io`; coincident corners are merged.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Elements, MeshError> {
     let mut cursor = std::io::Cursor::new(bytes);
-    let mesh = stl_io::read_stl(&mut cursor).map_err(|e| MeshError::parse(path, 0, format!("STL: {e}")))?;
+    let mesh = stl_io::read_stl(&mut cursor).map_err(|e| {
+        MeshError::parse(path, 0, format!("STL: {e} (expected ASCII `solid … facet normal … vertex x y z …` or an 80-byte header, a u32 count and 50 bytes per triangle)"))
+    })?;
     let vertices = mesh.vertices.iter().map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]).collect();
     let triangles = mesh.faces.iter().map(|f| f.vertices).collect();
-    Ok(Elements { vertices, tets: Vec::new(), triangles })
+    Ok(Elements { vertices, triangles, ..Default::default() })
 }
 
 /// Binary STL (single precision, as the format requires).

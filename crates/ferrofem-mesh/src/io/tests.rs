@@ -9,7 +9,7 @@ fn sample() -> Elements {
     let m = generate::box_mesh([1.0, 0.5, 0.25], [2, 1, 1]).unwrap();
     let b = m.boundary();
     let triangles = b.mesh.triangles.iter().map(|t| t.map(|i| b.volume_vertex[i])).collect();
-    Elements { vertices: m.vertices, tets: m.tets, triangles }
+    Elements { vertices: m.vertices, tets: m.tets, triangles, ..Default::default() }
 }
 
 fn round_trip(format: Format, msh_v2: bool) -> Elements {

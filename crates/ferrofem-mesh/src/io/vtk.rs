@@ -9,7 +9,7 @@ use vtkio::model::{
     UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
 
-use super::{Elements, Format};
+use super::{Elements, Format, Skipped};
 use crate::MeshError;
 
 /// A named per-vertex field written as VTK point data: `components` values
@@ -26,21 +26,23 @@ pub struct PointField<'a> {
 
 pub(super) fn parse(bytes: &[u8], format: Format, path: &Path) -> Result<Elements, MeshError> {
     let perr = |m: String| MeshError::parse(path, 0, m);
+    check_counts(bytes, format, path)?;
     // vtkio is third-party: contain a panic on hostile input as a parse error.
     let parsed = std::panic::catch_unwind(|| match format {
         Format::Vtu => Vtk::parse_xml(std::io::BufReader::new(bytes)),
         _ => Vtk::parse_legacy_be(bytes),
     })
     .map_err(|_| perr("VTK reader failed on malformed input".into()))?;
-    let vtk = parsed.map_err(|e| perr(format!("VTK: {e}")))?;
+    let vtk = parsed.map_err(|e| describe(&e.to_string(), bytes, path))?;
     let mut out = Elements::default();
+    let mut skipped = Skipped::default();
     match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => {
             for piece in pieces {
                 let Piece::Inline(p) = piece else {
                     return Err(perr("pieces stored in other files are not supported".into()));
                 };
-                add_grid(&mut out, *p, path)?;
+                add_grid(&mut out, *p, path, &mut skipped)?;
             }
         }
         DataSet::PolyData { pieces, .. } => {
@@ -53,7 +55,87 @@ pub(super) fn parse(bytes: &[u8], format: Format, path: &Path) -> Result<Element
         }
         _ => return Err(perr("expected an UNSTRUCTURED_GRID or POLYDATA dataset".into())),
     }
+    out.note(skipped);
     Ok(out)
+}
+
+/// A vtkio error in words a user can act on: the line, and what the format
+/// expected there (vtkio's own messages name its internals).
+fn describe(message: &str, bytes: &[u8], path: &Path) -> MeshError {
+    let number_after = |key: &str| -> Option<usize> {
+        let rest = &message[message.find(key)? + key.len()..];
+        rest.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()
+    };
+    let line_of = |byte: usize| 1 + bytes[..byte.min(bytes.len())].iter().filter(|&&b| b == b'\n').count();
+    if let Some(at) = number_after("UnquotedValue(") {
+        return MeshError::parse(path, line_of(at), "VTK XML: an attribute value is not in quotes");
+    }
+    if message.contains("DataArraySizeMismatch") {
+        let (expected, actual) = (number_after("expected: "), number_after("actual: "));
+        return MeshError::parse(
+            path,
+            0,
+            format!(
+                "VTK XML: a DataArray holds {} values where the piece's NumberOfPoints/NumberOfCells call for {}",
+                actual.map_or("a different number of".into(), |n| n.to_string()),
+                expected.map_or("another count".into(), |n| n.to_string())
+            ),
+        );
+    }
+    if message.starts_with("Parse error") {
+        return legacy_layout_error(bytes, path);
+    }
+    let what = if message.starts_with("XML error") { "malformed XML" } else { "unreadable file" };
+    MeshError::parse(path, 0, format!("VTK: {what} ({message})"))
+}
+
+/// The first line of a legacy `.vtk` that breaks its layout: version line,
+/// title, `ASCII`/`BINARY`, `DATASET …`, then the data sections.
+fn legacy_layout_error(bytes: &[u8], path: &Path) -> MeshError {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let lines: Vec<&str> = text.lines().take(4).collect();
+    let line = |k: usize| lines.get(k).map_or("", |l| l.trim());
+    let (at, expected) = if !line(0).starts_with("# vtk DataFile Version") {
+        (1, "`# vtk DataFile Version x.y`")
+    } else if !matches!(line(2), "ASCII" | "BINARY") {
+        (3, "`ASCII` or `BINARY`")
+    } else if !line(3).starts_with("DATASET ") {
+        (4, "`DATASET UNSTRUCTURED_GRID` or `DATASET POLYDATA`")
+    } else {
+        (0, "after the header: `POINTS n float|double` and 3n numbers, `CELLS n size` and its lists, `CELL_TYPES n` and n types")
+    };
+    MeshError::parse(path, at, format!("legacy VTK: expected {expected}"))
+}
+
+/// Refuses a header count that the file's size cannot hold, before vtkio
+/// allocates for it: in a legacy file every announced value takes at least
+/// one byte; in an XML file (possibly compressed) at least 1/32 byte.
+fn check_counts(bytes: &[u8], format: Format, path: &Path) -> Result<(), MeshError> {
+    let (keys, per_byte): (&[(&str, u64)], u64) = match format {
+        Format::Vtu => (&[("NumberOfPoints=\"", 3), ("NumberOfCells=\"", 1)], 32),
+        _ => (&[("POINTS ", 3), ("CELLS ", 1), ("CELL_TYPES ", 1), ("POLYGONS ", 1)], 1),
+    };
+    let room = (bytes.len() as u64).saturating_mul(per_byte);
+    for (line_no, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = String::from_utf8_lossy(line);
+        for &(key, values) in keys {
+            let Some(at) = line.find(key) else { continue };
+            let digits: String = line[at + key.len()..].chars().take_while(char::is_ascii_digit).collect();
+            let Ok(count) = digits.parse::<u64>() else { continue };
+            if count.saturating_mul(values) > room {
+                let key = key.trim_end_matches(['=', '"', ' ']);
+                return Err(MeshError::parse(
+                    path,
+                    line_no + 1,
+                    format!(
+                        "VTK: {key} announces {count}, more than a file of {} bytes can hold",
+                        bytes.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn points(buf: IOBuffer, path: &Path) -> Result<Vec<[f64; 3]>, MeshError> {
@@ -92,7 +174,12 @@ fn cell_lists(v: VertexNumbers, path: &Path) -> Result<Vec<Vec<usize>>, MeshErro
     Ok(cells)
 }
 
-fn add_grid(out: &mut Elements, p: UnstructuredGridPiece, path: &Path) -> Result<(), MeshError> {
+fn add_grid(
+    out: &mut Elements,
+    p: UnstructuredGridPiece,
+    path: &Path,
+    skipped: &mut Skipped,
+) -> Result<(), MeshError> {
     let base = out.vertices.len();
     out.vertices.extend(points(p.points, path)?);
     let cells = cell_lists(p.cells.cell_verts, path)?;
@@ -101,12 +188,20 @@ fn add_grid(out: &mut Elements, p: UnstructuredGridPiece, path: &Path) -> Result
     }
     for (c, t) in cells.iter().zip(&p.cells.types) {
         match (t, c.len()) {
-            (CellType::Tetra, 4) => out.tets.push([c[0], c[1], c[2], c[3]].map(|i| base + i)),
-            (CellType::Triangle, 3) => out.triangles.push([c[0], c[1], c[2]].map(|i| base + i)),
-            (CellType::Tetra | CellType::Triangle, n) => {
-                return Err(MeshError::parse(path, 0, format!("VTK: {t:?} cell with {n} vertices")))
+            (CellType::Tetra, 4) | (CellType::QuadraticTetra, 10) => {
+                out.tets.push([c[0], c[1], c[2], c[3]].map(|i| base + i))
             }
-            _ => {}
+            (CellType::Triangle, 3) | (CellType::QuadraticTriangle, 6) => {
+                out.triangles.push([c[0], c[1], c[2]].map(|i| base + i))
+            }
+            (
+                CellType::Tetra | CellType::Triangle | CellType::QuadraticTetra | CellType::QuadraticTriangle,
+                n,
+            ) => return Err(MeshError::parse(path, 0, format!("VTK: {t:?} cell with {n} vertices"))),
+            _ => skipped.add(format!("VTK cell type {t:?}")),
+        }
+        if matches!(t, CellType::QuadraticTetra | CellType::QuadraticTriangle) {
+            out.second_order += 1;
         }
     }
     Ok(())

@@ -1,13 +1,19 @@
 //! Stage `detect_contacts` (zeng2022 §3.2, Fig. 2): at the start-of-step
 //! positions, every surface vertex of every body closer to an obstacle than
-//! the alarm distance becomes a contact with a normal, two tangents and a
+//! its search distance becomes a contact with a normal, two tangents and a
 //! gap; so does every vertex of a mesh obstacle closer to a body's surface
-//! triangle (found through the body's [`SurfaceTree`]).
+//! triangle (found through the body's [`SurfaceTree`]). The search distance
+//! is the alarm distance plus, when `speculative` (the default), how far the
+//! pair can close within the step ([`Reach`]): a fast vertex gets its
+//! contact before it could tunnel, and the contact's gap keeps it inactive
+//! (λ = 0) unless the step would close it.
 
 mod pairs;
+pub mod penetration;
 mod tree;
 
 pub use pairs::{closest_on_triangle, detect_pair_contacts, PairContact};
+pub use penetration::{Penetrated, Penetration};
 pub use tree::{SurfaceHit, SurfaceTree};
 
 use nalgebra::Vector3;
@@ -15,7 +21,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::body::Body;
-use crate::obstacle::Obstacle;
 use crate::state::BodyState;
 use crate::Model;
 
@@ -30,11 +35,45 @@ pub struct ContactSettings {
     pub contact_distance: f64,
     /// Coulomb coefficient between two soft bodies.
     pub body_friction: f64,
+    /// Grow each vertex's search distance by how far it can move within
+    /// the step (speculative contacts), so that fast impacts do not tunnel.
+    pub speculative: bool,
+    /// Penetration (m) beyond which a step is a violation; also a step
+    /// that inverts an element. `None`: the alarm distance.
+    pub max_penetration: Option<f64>,
+    /// What a violation does.
+    pub on_violation: OnViolation,
+}
+
+/// What a step that penetrates deeper than `max_penetration`, or inverts
+/// an element, does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnViolation {
+    /// Say so in the step's stats (and the run's warnings), and go on.
+    #[default]
+    Warn,
+    /// Stop the run with an error naming the step, the body and the cause.
+    Stop,
 }
 
 impl Default for ContactSettings {
     fn default() -> Self {
-        ContactSettings { alarm_distance: 0.01, contact_distance: 0.0, body_friction: 0.3 }
+        ContactSettings {
+            alarm_distance: 0.01,
+            contact_distance: 0.0,
+            body_friction: 0.3,
+            speculative: true,
+            max_penetration: None,
+            on_violation: OnViolation::Warn,
+        }
+    }
+}
+
+impl ContactSettings {
+    /// The penetration limit in force (m).
+    pub fn penetration_limit(&self) -> f64 {
+        self.max_penetration.unwrap_or(self.alarm_distance)
     }
 }
 
@@ -46,6 +85,9 @@ struct ContactSpec {
     alarm_distance: Option<f64>,
     contact_distance: Option<f64>,
     body_friction: Option<f64>,
+    speculative: Option<bool>,
+    max_penetration: Option<f64>,
+    on_violation: Option<OnViolation>,
     pgs: Option<serde::de::IgnoredAny>,
     delassus: Option<serde::de::IgnoredAny>,
 }
@@ -62,11 +104,17 @@ impl TryFrom<ContactSpec> for ContactSettings {
         if s.delassus.is_some() {
             return Err("`delassus` moved: write it under [constraint_solver]".into());
         }
+        if let Some(m) = s.max_penetration.filter(|m| !(m.is_finite() && *m > 0.0)) {
+            return Err(format!("max_penetration = {m} must be finite and positive (m)"));
+        }
         let d = ContactSettings::default();
         Ok(ContactSettings {
             alarm_distance: s.alarm_distance.unwrap_or(d.alarm_distance),
             contact_distance: s.contact_distance.unwrap_or(d.contact_distance),
             body_friction: s.body_friction.unwrap_or(d.body_friction),
+            speculative: s.speculative.unwrap_or(d.speculative),
+            max_penetration: s.max_penetration,
+            on_violation: s.on_violation.unwrap_or(d.on_violation),
         })
     }
 }
@@ -100,30 +148,77 @@ pub fn detect_contacts(
     out: &mut Contacts,
 ) {
     let positions: Vec<&[f64]> = states.iter().map(|s| s.positions.as_slice()).collect();
+    let reach: Vec<Reach> = model.bodies.iter().zip(states).map(|(b, s)| Reach::of(model, b, s)).collect();
     if model.meets_triangles() {
-        refit_surface_trees(trees, model, &positions);
+        refit_surface_trees(trees, model, &positions, &reach);
     }
-    let c = &model.contact;
     out.obstacle.resize_with(model.bodies.len(), Vec::new);
     for (b, body) in model.bodies.iter().enumerate() {
-        out.obstacle[b] = obstacle_contacts(body, positions[b], trees.get(b), &model.obstacles, t, c);
+        out.obstacle[b] = obstacle_contacts(body, positions[b], &reach[b], trees.get(b), model, t);
     }
     out.pairs = if model.bodies.len() > 1 || model.bodies.iter().any(|b| b.self_collision) {
-        detect_pair_contacts(&model.bodies, &positions, trees, c)
+        detect_pair_contacts(&model.bodies, &positions, &reach, trees, &model.contact)
     } else {
         Vec::new()
     };
 }
 
-/// Builds the bodies' surface BVHs on first use (leaf margin: the alarm
-/// distance), then refits them to `positions`.
-fn refit_surface_trees(trees: &mut Vec<SurfaceTree>, model: &Model, positions: &[&[f64]]) {
+/// How far each vertex of a body can move within one step (m): `h (‖vᵢ‖ +
+/// h ‖g‖)` from its start-of-step velocity and gravity, or 0 everywhere
+/// when contacts are not `speculative`. A pair is searched within the
+/// alarm distance plus the reach of both sides.
+#[derive(Debug, Clone, Default)]
+pub struct Reach {
+    vertex: Vec<f64>,
+    max: f64,
+    step: f64,
+}
+
+impl Reach {
+    /// The reach of `body` in `state` under `model`'s time step and gravity.
+    pub fn of(model: &Model, body: &Body, state: &BodyState) -> Reach {
+        let h = model.time_step;
+        if !model.contact.speculative {
+            return Reach { vertex: vec![0.0; body.vertex_count()], max: 0.0, step: h };
+        }
+        let fall = h * Vector3::from(model.gravity).norm();
+        let vertex: Vec<f64> =
+            state.velocities.chunks_exact(3).map(|v| h * (point(v, 0).norm() + fall)).collect();
+        let max = vertex.iter().copied().fold(0.0, f64::max);
+        Reach { vertex, max, step: h }
+    }
+
+    /// Vertex `i`'s reach (m).
+    pub fn at(&self, i: usize) -> f64 {
+        self.vertex[i]
+    }
+
+    /// The largest reach over the body's vertices (m).
+    pub fn max(&self) -> f64 {
+        self.max
+    }
+
+    /// How far a moving obstacle's point of velocity `v` travels in the step (m).
+    fn of_obstacle(&self, v: &Vector3<f64>) -> f64 {
+        self.step * v.norm()
+    }
+}
+
+/// Builds the bodies' surface BVHs on first use, then refits them to
+/// `positions`; leaf margins: the alarm distance plus the body's reach.
+fn refit_surface_trees(trees: &mut Vec<SurfaceTree>, model: &Model, positions: &[&[f64]], reach: &[Reach]) {
+    let margin = |b: usize| model.contact.alarm_distance + reach[b].max();
     if trees.is_empty() {
-        let margin = model.contact.alarm_distance;
-        trees
-            .extend(model.bodies.iter().zip(positions).map(|(b, x)| SurfaceTree::new(&b.surface, x, margin)));
+        trees.extend(
+            model
+                .bodies
+                .iter()
+                .zip(positions)
+                .enumerate()
+                .map(|(b, (body, x))| SurfaceTree::new(&body.surface, x, margin(b))),
+        );
     } else {
-        trees.iter_mut().zip(positions).for_each(|(tree, x)| tree.refit(x));
+        trees.iter_mut().zip(positions).enumerate().for_each(|(b, (tree, x))| tree.refit(x, margin(b)));
     }
 }
 
@@ -245,19 +340,22 @@ fn contact(
     }
 }
 
-/// Contacts of one body with the obstacles at time `t`: surface vertices
-/// near an obstacle, sorted by (vertex, obstacle), then mesh obstacles'
+/// Contacts of one body with `model`'s obstacles at time `t`: surface
+/// vertices within the alarm distance plus their [`Reach`] and the
+/// obstacle's travel, sorted by (vertex, obstacle), then mesh obstacles'
 /// vertices near a surface triangle of `tree` (the body's surface at
-/// `positions`), by (obstacle, vertex). Kinematic vertices, and triangles
-/// whose vertices are all kinematic, are skipped (they are driven).
+/// `positions`, leaves grown by the body's reach), by (obstacle, vertex).
+/// Kinematic vertices, and triangles whose vertices are all kinematic, are
+/// skipped (they are driven).
 pub fn obstacle_contacts(
     body: &Body,
     positions: &[f64],
+    reach: &Reach,
     tree: Option<&SurfaceTree>,
-    obstacles: &[Obstacle],
+    model: &Model,
     t: f64,
-    settings: &ContactSettings,
 ) -> Vec<Contact> {
+    let (obstacles, settings) = (&model.obstacles, &model.contact);
     let alarm = settings.alarm_distance;
     let mut contacts: Vec<Contact> = body
         .surface
@@ -267,7 +365,9 @@ pub fn obstacle_contacts(
         .flat_map_iter(|&v| {
             let p = point(positions, v);
             obstacles.iter().enumerate().filter_map(move |(o, obs)| {
-                let (d, n) = obs.proximity(&p, t, alarm)?;
+                let moving =
+                    if settings.speculative { reach.of_obstacle(&obs.velocity_at(&p, t)) } else { 0.0 };
+                let (d, n) = obs.proximity(&p, t, alarm + reach.at(v) + moving)?;
                 Some(contact(BodyPoint::Vertex(v), o, n, d, settings, obs.friction))
             })
         })
@@ -281,7 +381,9 @@ pub fn obstacle_contacts(
             .par_iter()
             .enumerate()
             .filter_map(|(k, p)| {
-                let hit = tree.closest(positions, p, driven)?;
+                let moving =
+                    if settings.speculative { reach.of_obstacle(&obs.velocity_at(p, t)) } else { 0.0 };
+                let hit = tree.closest(positions, p, moving, driven)?;
                 let m = hit.facing_normal(positions, p, body.is_membrane());
                 let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
                 let mut found = contact(held, o, -m, m.dot(&(p - hit.point)), settings, obs.friction);

@@ -5,7 +5,7 @@
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use super::{point, tangents, ContactSettings, SurfaceTree};
+use super::{point, tangents, ContactSettings, Reach, SurfaceTree};
 use crate::body::Body;
 
 /// A vertex of body `a` near a triangle of body `b`.
@@ -74,10 +74,12 @@ pub fn closest_on_triangle(
 /// and within a body whose `self_collision` is on (triangles touching the
 /// vertex excluded), at the given positions, sorted by (a, vertex, b).
 /// `trees[b]` holds body `b`'s surface at `positions[b]`, its margin the
-/// alarm distance.
+/// alarm distance plus body `b`'s reach; a vertex searches that far plus
+/// its own reach.
 pub fn detect_pair_contacts(
     bodies: &[Body],
     positions: &[&[f64]],
+    reach: &[Reach],
     trees: &[SurfaceTree],
     settings: &ContactSettings,
 ) -> Vec<PairContact> {
@@ -93,7 +95,7 @@ pub fn detect_pair_contacts(
                 .filter(|&&v| !body_a.is_kinematic[v])
                 .filter_map(|&v| {
                     let p = point(positions[a], v);
-                    let hit = trees[b].closest(xb, &p, |t| a == b && t.contains(&v))?;
+                    let hit = trees[b].closest(xb, &p, reach[a].at(v), |t| a == b && t.contains(&v))?;
                     let n = hit.facing_normal(xb, &p, bodies[b].is_membrane());
                     let (t1, t2) = tangents(&n);
                     Some(PairContact {

@@ -76,8 +76,10 @@ impl SurfaceTree {
         SurfaceTree { triangles, bvh, workspace: BvhWorkspace::default(), margin }
     }
 
-    /// Refits every leaf to positions `x` (the tree's topology is kept).
-    pub fn refit(&mut self, x: &[f64]) {
+    /// Refits every leaf to positions `x`, grown by a new `margin` (the
+    /// tree's topology is kept).
+    pub fn refit(&mut self, x: &[f64], margin: f64) {
+        self.margin = margin;
         for (k, t) in self.triangles.iter().enumerate() {
             self.bvh.insert_or_update_partially(leaf_box(t, x, self.margin), k as u32, 0.0);
         }
@@ -94,16 +96,19 @@ impl SurfaceTree {
         &self.triangles
     }
 
-    /// The closest point to `p` among the triangles within the margin,
-    /// skipping those for which `skip` holds. Ties within round-off keep the
-    /// lowest triangle index, so the choice does not flip with the last bits.
+    /// The closest point to `p` among the triangles within the margin plus
+    /// `extra` (the query point's own reach), skipping those for which
+    /// `skip` holds. Ties within round-off keep the lowest triangle index,
+    /// so the choice does not flip with the last bits.
     pub fn closest(
         &self,
         x: &[f64],
         p: &Vector3<f64>,
+        extra: f64,
         skip: impl Fn(&[usize; 3]) -> bool,
     ) -> Option<SurfaceHit> {
-        let query = Aabb::new(to_parry(p), to_parry(p));
+        let query = Aabb::new(to_parry(&p.add_scalar(-extra)), to_parry(&p.add_scalar(extra)));
+        let radius = self.margin + extra;
         let mut leaves: Vec<u32> = self.bvh.intersect_aabb(&query).collect();
         leaves.sort_unstable();
         let mut best: Option<SurfaceHit> = None;
@@ -116,7 +121,7 @@ impl SurfaceTree {
             let w = closest_on_triangle(p, &a, &b, &c);
             let q = a * w[0] + b * w[1] + c * w[2];
             let distance = (p - q).norm();
-            if distance < self.margin && best.is_none_or(|h| distance < h.distance - TIE * self.margin) {
+            if distance < radius && best.is_none_or(|h| distance < h.distance - TIE * radius) {
                 best = Some(SurfaceHit { triangle: *t, weights: w, point: q, distance });
             }
         }
@@ -165,7 +170,7 @@ mod tests {
         for round in 0..2 {
             let mut found = 0;
             for p in &probes {
-                let hit = tree.closest(&x, p, |_| false);
+                let hit = tree.closest(&x, p, 0.0, |_| false);
                 let reference = brute_force(&tree, &x, p);
                 assert_eq!(hit.is_some(), reference.is_some(), "round {round}, probe {p:?}");
                 if let (Some(h), Some((_, d))) = (hit, reference) {
@@ -179,7 +184,7 @@ mod tests {
                 v[2] = 0.5 * v[2] + 0.03;
                 v[0] += 0.01;
             });
-            tree.refit(&x);
+            tree.refit(&x, 0.02);
         }
     }
 }

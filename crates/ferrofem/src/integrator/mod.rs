@@ -114,11 +114,16 @@ pub struct Refresh {
     /// with the newest finished factor; `false`: factorize synchronously
     /// (deterministic, reproducible).
     pub asynchronous: bool,
+    /// With `asynchronous`: the factor of the snapshot taken at step `s` is
+    /// used from step `s + every` exactly, the main loop waiting for it if
+    /// it is late, so runs are bitwise reproducible. `false`: the newest
+    /// finished factor is used as soon as it lands (never waits).
+    pub deterministic: bool,
 }
 
 impl Default for Refresh {
     fn default() -> Self {
-        Refresh { every: 1, asynchronous: false }
+        Refresh { every: 1, asynchronous: false, deterministic: false }
     }
 }
 

@@ -90,6 +90,12 @@ impl MeshGeometry {
         self.mesh.indices().iter().map(|t| t.map(|i| i as usize))
     }
 
+    /// Whether local point `q` lies in the surface's bounding box (a point
+    /// outside it cannot be inside the obstacle).
+    pub fn bounds(&self, q: &Vector3<f64>) -> bool {
+        self.mesh.local_aabb().contains_local_point(Vector::new(q.x, q.y, q.z))
+    }
+
     /// Signed distance from local point `q` to the surface (negative
     /// inside) and the outward normal there, when `|distance| < max`.
     pub fn signed_distance(&self, q: &Vector3<f64>, max: f64) -> Option<(f64, Vector3<f64>)> {

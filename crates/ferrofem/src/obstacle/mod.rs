@@ -150,6 +150,20 @@ impl Obstacle {
         self.proximity(p, t, f64::MAX).unwrap_or((f64::INFINITY, Vector3::z()))
     }
 
+    /// How deep `p` lies inside the obstacle at time `t` (m, > 0), if it
+    /// does: any depth, for a mesh too (points outside its bounding box are
+    /// skipped without a query).
+    pub fn penetration(&self, p: &Vector3<f64>, t: f64) -> Option<f64> {
+        let (r, c) = self.pose(t);
+        let q = r.inverse() * (p - c);
+        let d = match &self.geometry {
+            Geometry::Analytic(shape) => local_distance(shape, &q).0,
+            Geometry::Mesh(mesh) if mesh.bounds(&q) => mesh.signed_distance(&q, f64::MAX)?.0,
+            Geometry::Mesh(_) => return None,
+        };
+        (d < 0.0).then_some(-d)
+    }
+
     /// World position of a mesh obstacle's vertex `k` at time `t` (the
     /// origin for an analytic shape).
     pub fn vertex_at(&self, k: usize, t: f64) -> Vector3<f64> {

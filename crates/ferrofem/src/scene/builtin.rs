@@ -36,6 +36,8 @@ pub fn list() -> impl Iterator<Item = (&'static str, &'static str)> {
 }
 
 /// A scene from a path, or from a built-in name when no such file exists.
+/// Neither: an error that names the closest built-in scene and the command
+/// that lists them all.
 pub fn load(arg: &str) -> Result<Scene, SimError> {
     let path = PathBuf::from(arg);
     if !path.exists() {
@@ -43,6 +45,62 @@ pub fn load(arg: &str) -> Result<Scene, SimError> {
         if let Some((n, text)) = SCENES.iter().find(|(n, _)| *n == name) {
             return Scene::from_toml(text, PathBuf::from("."), &format!("scenes/{n}.toml"));
         }
+        let hint =
+            closest_name(name).map(|n| format!("did you mean the built-in `{n}`? ")).unwrap_or_default();
+        return Err(SimError::Io {
+            path: arg.to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no such scene file or built-in scene ({hint}`ferrofem scenes` lists them)"),
+            ),
+        });
     }
     Scene::from_file(&path)
+}
+
+/// The built-in name nearest to `name` by edit distance, if near enough
+/// (at most a third of its letters differ).
+fn closest_name(name: &str) -> Option<&'static str> {
+    SCENES
+        .iter()
+        .map(|(n, _)| (edit_distance(name, n), *n))
+        .min()
+        .filter(|&(d, n)| 3 * d <= n.len().max(name.len()))
+        .map(|(_, n)| n)
+}
+
+/// Edit distance between two strings by characters, counting a swap of
+/// two neighbours as one edit (optimal string alignment).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    (0..=a.len()).for_each(|i| d[i][0] = i);
+    (0..=b.len()).for_each(|j| d[0][j] = j);
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j - 1] + cost).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_builtin_name_gets_a_suggestion() {
+        assert_eq!(edit_distance("dorp", "drop"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(closest_name("dorp"), Some("drop"));
+        assert_eq!(closest_name("twisting-bar-l"), Some("twisting-bar-lg"));
+        assert_eq!(closest_name("zzzzzzzz"), None);
+        let e = load("dorp").unwrap_err().to_string();
+        assert!(e.contains("did you mean the built-in `drop`") && e.contains("ferrofem scenes"), "{e}");
+    }
 }

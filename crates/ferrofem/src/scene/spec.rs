@@ -342,6 +342,12 @@ impl SceneFile {
         if ie.max_iterations.is_none() && ie.rel_tolerance.is_none() {
             return Err(("implicit_euler".into(), "give max_iterations and/or rel_tolerance".into()));
         }
+        if ie.max_iterations == Some(0) {
+            return Err((
+                "implicit_euler.max_iterations".into(),
+                "must be at least 1 (0 PCG iterations would leave every body at its initial guess)".into(),
+            ));
+        }
         if let Some(t) = ie.rel_tolerance {
             if !(t.is_finite() && t >= 0.0) {
                 return Err((

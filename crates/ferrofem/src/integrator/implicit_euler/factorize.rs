@@ -27,7 +27,7 @@ pub fn factorize(
 ) -> Result<(), LinalgError> {
     let refresh = match settings.preconditioner {
         PreconditionerKind::Ldlt => settings.refresh,
-        _ if constrained => Refresh { every: 1, asynchronous: false },
+        _ if constrained => Refresh { every: 1, ..Refresh::default() },
         _ => return Ok(()),
     };
     if w.refactorizer.is_none() {
@@ -94,7 +94,10 @@ impl Refactorizer {
 
     /// Brings the factor up to date for `step` (1-based) with matrix `a`:
     /// the first step always factorizes synchronously; afterwards a new
-    /// factorization starts every `refresh.every` steps.
+    /// factorization starts every `refresh.every` steps. Asynchronously, a
+    /// finished factor is taken as soon as it lands, or, when
+    /// `refresh.deterministic`, exactly `every` steps after its snapshot
+    /// (waiting for it if need be).
     pub fn refresh(&mut self, step: usize, a: &CsrMatrix, refresh: Refresh) -> Result<(), LinalgError> {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
@@ -106,7 +109,14 @@ impl Refactorizer {
             return Ok(());
         }
         let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone()));
-        while let Ok(done) = worker.from_worker.try_recv() {
+        let finished = if !refresh.deterministic {
+            worker.from_worker.try_recv().ok()
+        } else if due && worker.busy {
+            worker.from_worker.recv().ok()
+        } else {
+            None
+        };
+        if let Some(done) = finished {
             worker.busy = false;
             let (s, f) = done?;
             self.factor_step = s;

@@ -1,0 +1,138 @@
+//! The step's honest penetration figure: every free vertex of a body
+//! (surface and interior) against every obstacle at the end of the step,
+//! vertices against the other bodies' triangles at the pairs detection
+//! found, and the elements the step inverted. Unlike the constraint
+//! residual, this sees what no contact was made for (a vertex that
+//! tunnelled, an interior vertex pushed through a collapsed surface).
+
+use nalgebra::Vector3;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{point, PairContact};
+use crate::body::Body;
+use crate::obstacle::Obstacle;
+
+/// What a vertex penetrates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Penetrated {
+    /// An obstacle, by index.
+    Obstacle(usize),
+    /// Another body (or the same one, under self-collision), by index.
+    Body(usize),
+}
+
+/// The deepest penetration of one body's vertices.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Penetration {
+    /// Depth (m, > 0).
+    pub depth: f64,
+    /// The vertex (volume numbering).
+    pub vertex: usize,
+    /// What it is inside.
+    pub into: Penetrated,
+}
+
+impl Penetration {
+    /// The deeper of two.
+    fn deeper(a: Option<Penetration>, b: Option<Penetration>) -> Option<Penetration> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if y.depth > x.depth { y } else { x }),
+            (x, y) => x.or(y),
+        }
+    }
+}
+
+/// Deepest penetration of `body`'s free (non-kinematic) vertices at
+/// `positions` into the obstacles at time `t`, and of its vertices in
+/// `pairs` into the other bodies' triangles (`all` holds every body's
+/// positions). Depth counts from each surface itself, not from the contact
+/// distance.
+pub fn deepest(
+    b: usize,
+    body: &Body,
+    all: &[&[f64]],
+    obstacles: &[Obstacle],
+    pairs: &[PairContact],
+    t: f64,
+) -> Option<Penetration> {
+    let x = all[b];
+    let into_obstacles = (0..body.vertex_count())
+        .into_par_iter()
+        .filter(|&v| !body.is_kinematic[v])
+        .filter_map(|v| {
+            let p = point(x, v);
+            obstacles
+                .iter()
+                .enumerate()
+                .filter_map(|(o, obs)| {
+                    let depth = obs.penetration(&p, t)?;
+                    Some(Penetration { depth, vertex: v, into: Penetrated::Obstacle(o) })
+                })
+                .max_by(|a, c| a.depth.total_cmp(&c.depth))
+        })
+        .max_by(|a, c| a.depth.total_cmp(&c.depth).then(c.vertex.cmp(&a.vertex)));
+    let into_bodies = pairs
+        .iter()
+        .filter(|c| c.a == b)
+        .filter_map(|c| {
+            let q: Vector3<f64> = (0..3).map(|k| point(all[c.b], c.triangle[k]) * c.weights[k]).sum();
+            let depth = -(point(x, c.vertex) - q).dot(&Vector3::from(c.frame[0]));
+            (depth > 0.0).then_some(Penetration { depth, vertex: c.vertex, into: Penetrated::Body(c.b) })
+        })
+        .max_by(|a, c| a.depth.total_cmp(&c.depth));
+    Penetration::deeper(into_obstacles, into_bodies)
+}
+
+/// Tets of `body` whose signed volume at `positions` is not positive.
+pub fn inverted_elements(body: &Body, positions: &[f64]) -> usize {
+    let (_, tets, _) = body.mesh_view();
+    tets.par_iter()
+        .filter(|t| {
+            let [a, b, c, d] = t.map(|i| point(positions, i));
+            (b - a).cross(&(c - a)).dot(&(d - a)) <= 0.0
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::Scene;
+
+    /// A cube placed half through the floor: its deepest vertex (an
+    /// interior one included) is found at its true depth, and squashing
+    /// one tet flat counts as an inversion.
+    #[test]
+    fn deepest_vertex_and_inverted_tets() {
+        let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+[[body]]
+name = "cube"
+mesh = { box = { size = [0.2, 0.2, 0.2], cells = [2, 2, 2] } }
+material = { young = 1e5, poisson = 0.3, density = 1000.0 }
+[[obstacle]]
+name = "floor"
+shape = "half_space"
+"#;
+        let world = Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        let body = &world.model.bodies[0];
+        let mut x = world.state.bodies[0].positions.clone();
+        let p = deepest(0, body, &[&x], &world.model.obstacles, &[], 0.0).unwrap();
+        assert!((p.depth - 0.1).abs() < 1e-12 && p.into == Penetrated::Obstacle(0), "{p:?}");
+        assert_eq!(inverted_elements(body, &x), 0);
+        x.iter_mut().skip(2).step_by(3).for_each(|z| *z += 0.5);
+        assert!(deepest(0, body, &[&x], &world.model.obstacles, &[], 0.0).is_none());
+        let (_, tets, _) = body.mesh_view();
+        let [a, b, c, d] = tets[0];
+        // Reflect d through the centroid of the opposite face: the tet turns inside out.
+        for k in 0..3 {
+            x[3 * d + k] = 2.0 * (x[3 * a + k] + x[3 * b + k] + x[3 * c + k]) / 3.0 - x[3 * d + k];
+        }
+        assert!(inverted_elements(body, &x) >= 1);
+        assert!(inverted_elements(body, &x) < tets.len());
+    }
+}

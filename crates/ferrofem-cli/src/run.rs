@@ -80,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
                 if let Some(v) =
                     s.violation.as_ref().filter(|_| records.iter().all(|r| r.violation.is_none()))
                 {
-                    bar.println(format!("warning: step {}: {v}", s.step));
+                    bar.suspend(|| eprintln!("warning: step {}: {v}", s.step));
                 }
                 records.push(s);
             }

@@ -167,3 +167,91 @@ fn scenes_lists_builtins() {
         assert!(s.contains(n));
     }
 }
+
+/// The reliability table of `docs/validation.md`: each bad input kept in
+/// `tests/bad-inputs/` gets its documented outcome, an exit status and a
+/// message that names what is wrong, never a panic.
+#[test]
+fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad-inputs");
+    let out_dir = tmp("bad-inputs");
+    let stl = out_dir.join("surface.stl");
+    let stl_arg = stl.display().to_string();
+    // (arguments, exit status, words the output must hold)
+    let table: &[(&[&str], i32, &[&str])] = &[
+        (
+            &["mesh", "info", "huge-points.vtk"],
+            1,
+            &["huge-points.vtk:5", "POINTS announces 4000000000", "134 bytes"],
+        ),
+        (&["mesh", "info", "not-legacy.vtk"], 1, &["not-legacy.vtk:3", "expected `ASCII` or `BINARY`"]),
+        (&["mesh", "info", "unquoted.vtu"], 1, &["unquoted.vtu:2", "not in quotes"]),
+        (&["mesh", "info", "array-size-mismatch.vtu"], 1, &["holds 9 values", "call for 12"]),
+        (&["mesh", "info", "truncated.stl"], 1, &["truncated.stl: STL", "expected ASCII"]),
+        (&["mesh", "info", "gmsh-v1.msh"], 1, &["gmsh 1.0 format", "2.2 or 4.1"]),
+        (
+            &["mesh", "info", "quadratic-tet.msh"],
+            0,
+            &["1 second-order elements read by their corner", "gmsh type 1 skipped"],
+        ),
+        (&["mesh", "convert", "quadratic-tet.msh", &stl_arg], 0, &["4 boundary triangles of the volume"]),
+        (
+            &["run", "quadratic-body.toml", "--no-output"],
+            1,
+            &["second-order (10-node) tetrahedra", "mesh convert"],
+        ),
+        (&["run", "huge-grid.toml", "--no-output"], 1, &["8589934592 cells", "more than the limit"]),
+        (
+            &["run", "zero-iterations.toml", "--no-output"],
+            1,
+            &["implicit_euler.max_iterations", "at least 1"],
+        ),
+        (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
+        (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
+        (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),
+        (
+            &["run", "through-plate.toml", "--no-output", "--steps", "18446744073709551615"],
+            1,
+            &["step 6: body `block`: vertex", "inside obstacle `plate`"],
+        ),
+        (&["run", "fast-drop.toml", "--no-output"], 0, &["100 steps"]),
+        (
+            &["run", "very-soft-cube.toml", "--no-output"],
+            0,
+            &["warning: step 3: body `jelly`", "inverted elements"],
+        ),
+        (
+            &["run", "drop", "--steps", "1", "--stats", "/nonexistent-folder/stats.json"],
+            1,
+            &["nonexistent-folder"],
+        ),
+    ];
+    for (args, status, words) in table {
+        let out = ferrofem().current_dir(&dir).args(*args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(*status), "{args:?}:\n{text}");
+        assert!(!text.contains("panicked"), "{args:?}:\n{text}");
+        for w in *words {
+            assert!(text.contains(w), "{args:?}: no {w:?} in\n{text}");
+        }
+    }
+    // The fast drop is not a violation; the stats path is refused before any step.
+    let fast = ferrofem().current_dir(&dir).args(["run", "fast-drop.toml", "--no-output"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&fast.stderr).contains("warning"));
+    let surface = ferrofem().args(["mesh", "info"]).arg(&stl).output().unwrap();
+    assert!(String::from_utf8_lossy(&surface.stdout).contains("enclosed_volume"));
+}
+
+/// A reader that leaves early (`… | head -1`) ends the program quietly:
+/// no panic message, killed by SIGPIPE or done.
+#[test]
+fn broken_pipes_end_quietly() {
+    use std::process::Stdio;
+    for args in [&["scenes"][..], &["bench", "--help"][..]] {
+        let mut child = ferrofem().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}

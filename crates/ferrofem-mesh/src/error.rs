@@ -12,7 +12,7 @@ pub enum MeshError {
         source: std::io::Error,
     },
     /// The file's content is not what its format requires.
-    #[error("{path}:{line}: {message}")]
+    #[error("{}{}: {message}", path.display(), line_suffix(*line))]
     Parse {
         /// File concerned (may be empty for in-memory input).
         path: PathBuf,
@@ -74,6 +74,15 @@ pub enum MeshError {
     /// A generator parameter is out of range.
     #[error("generator: {0}")]
     Generator(String),
+}
+
+/// `:line` for a known line, nothing for 0 (unknown).
+fn line_suffix(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
 }
 
 impl MeshError {

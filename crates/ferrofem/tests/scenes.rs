@@ -35,7 +35,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-extension", 0xe24279924adfb7eb),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x8f4df53ef94390a8),
+    ("drop-lg", 0xfb0b80710e16b405),
     ("hanging-cloth", 0xf23a35bad8fec1d5),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),

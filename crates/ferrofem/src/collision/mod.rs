@@ -166,12 +166,16 @@ pub fn detect_contacts(
 /// How far each vertex of a body can move within one step (m): `h (‖vᵢ‖ +
 /// h ‖g‖)` from its start-of-step velocity and gravity, or 0 everywhere
 /// when contacts are not `speculative`. A pair is searched within the
-/// alarm distance plus the reach of both sides.
+/// alarm distance plus the reach of both sides; a vertex–obstacle contact
+/// found so is kept when the vertex approaches the surface by enough
+/// ([`Reach::closes`]).
 #[derive(Debug, Clone, Default)]
 pub struct Reach {
     vertex: Vec<f64>,
+    velocity: Vec<f64>,
     max: f64,
     step: f64,
+    fall: f64,
 }
 
 impl Reach {
@@ -179,13 +183,13 @@ impl Reach {
     pub fn of(model: &Model, body: &Body, state: &BodyState) -> Reach {
         let h = model.time_step;
         if !model.contact.speculative {
-            return Reach { vertex: vec![0.0; body.vertex_count()], max: 0.0, step: h };
+            return Reach { vertex: vec![0.0; body.vertex_count()], step: h, ..Default::default() };
         }
-        let fall = h * Vector3::from(model.gravity).norm();
+        let fall = h * h * Vector3::from(model.gravity).norm();
         let vertex: Vec<f64> =
-            state.velocities.chunks_exact(3).map(|v| h * (point(v, 0).norm() + fall)).collect();
+            state.velocities.chunks_exact(3).map(|v| h * point(v, 0).norm() + fall).collect();
         let max = vertex.iter().copied().fold(0.0, f64::max);
-        Reach { vertex, max, step: h }
+        Reach { vertex, velocity: state.velocities.clone(), max, step: h, fall }
     }
 
     /// Vertex `i`'s reach (m).
@@ -198,9 +202,25 @@ impl Reach {
         self.max
     }
 
-    /// How far a moving obstacle's point of velocity `v` travels in the step (m).
+    /// How far a moving obstacle's point of velocity `v` travels in the
+    /// step (m); 0 when contacts are not speculative.
     fn of_obstacle(&self, v: &Vector3<f64>) -> f64 {
-        self.step * v.norm()
+        if self.velocity.is_empty() {
+            0.0
+        } else {
+            self.step * v.norm()
+        }
+    }
+
+    /// Whether vertex `i`, at distance `d` along normal `n` from a surface
+    /// moving at `v_surface`, can come within `alarm` of it in the step:
+    /// `d < alarm + h max(0, −(vᵢ − v_surface)·n) + h²‖g‖`.
+    fn closes(&self, i: usize, d: f64, n: &Vector3<f64>, v_surface: &Vector3<f64>, alarm: f64) -> bool {
+        if self.velocity.is_empty() {
+            return d < alarm;
+        }
+        let approach = -(point(&self.velocity, i) - v_surface).dot(n);
+        d < alarm + self.step * approach.max(0.0) + self.fall
     }
 }
 
@@ -365,10 +385,11 @@ pub fn obstacle_contacts(
         .flat_map_iter(|&v| {
             let p = point(positions, v);
             obstacles.iter().enumerate().filter_map(move |(o, obs)| {
-                let moving =
-                    if settings.speculative { reach.of_obstacle(&obs.velocity_at(&p, t)) } else { 0.0 };
-                let (d, n) = obs.proximity(&p, t, alarm + reach.at(v) + moving)?;
-                Some(contact(BodyPoint::Vertex(v), o, n, d, settings, obs.friction))
+                let v_surface = obs.velocity_at(&p, t);
+                let (d, n) = obs.proximity(&p, t, alarm + reach.at(v) + reach.of_obstacle(&v_surface))?;
+                reach
+                    .closes(v, d, &n, &v_surface, alarm)
+                    .then(|| contact(BodyPoint::Vertex(v), o, n, d, settings, obs.friction))
             })
         })
         .collect();
@@ -381,9 +402,7 @@ pub fn obstacle_contacts(
             .par_iter()
             .enumerate()
             .filter_map(|(k, p)| {
-                let moving =
-                    if settings.speculative { reach.of_obstacle(&obs.velocity_at(p, t)) } else { 0.0 };
-                let hit = tree.closest(positions, p, moving, driven)?;
+                let hit = tree.closest(positions, p, reach.of_obstacle(&obs.velocity_at(p, t)), driven)?;
                 let m = hit.facing_normal(positions, p, body.is_membrane());
                 let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
                 let mut found = contact(held, o, -m, m.dot(&(p - hit.point)), settings, obs.friction);

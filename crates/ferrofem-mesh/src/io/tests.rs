@@ -150,3 +150,21 @@ fn fuzz_seed_corpus_replays_without_panic() {
     }
     assert!(seeds >= 12, "{seeds} seeds");
 }
+
+/// Found by the `vtk` fuzz target: `CELLS 5 929999995` in a 266-byte file
+/// made vtkio reserve 3.7 GB for the connectivity.
+#[test]
+fn vtk_cells_size_beyond_the_file_is_refused() {
+    let bytes = include_bytes!("regressions/vtk-cells-size-beyond-file.vtk");
+    let e = parse_elements(bytes, Format::Vtk, Path::new("f.vtk")).unwrap_err().to_string();
+    assert!(e.contains("CELLS announces 929999995"), "{e}");
+}
+
+/// Found by the `vtu` fuzz target: a piece whose `<Points>` element is cut
+/// short panics inside vtkio; the reader reports a parse error.
+#[test]
+fn vtu_piece_without_points_is_an_error() {
+    let bytes = include_bytes!("regressions/vtu-piece-without-points.vtu");
+    let e = parse_elements(bytes, Format::Vtu, Path::new("f.vtu")).unwrap_err().to_string();
+    assert!(e.contains("f.vtu"), "{e}");
+}

@@ -108,31 +108,77 @@ fn legacy_layout_error(bytes: &[u8], path: &Path) -> MeshError {
 }
 
 /// Refuses a header count that the file's size cannot hold, before vtkio
-/// allocates for it: in a legacy file every announced value takes at least
-/// one byte; in an XML file (possibly compressed) at least 1/32 byte.
+/// allocates for it. Every announced value takes at least one byte of a
+/// legacy file (at least 1/32 byte of an XML one, which may be
+/// compressed): `POINTS n` holds `3n` values, each count of `CELLS n size`
+/// (and `POLYGONS`, `LINES`, `VERTICES`, `TRIANGLE_STRIPS`) is checked
+/// alone, and any other keyword line (`CELL_TYPES n`, `POINT_DATA n`, a
+/// field array's `name components tuples type`, …) by the product of its
+/// counts.
+/// Data types of legacy VTK arrays (the last word of a field array's line).
+const LEGACY_TYPES: [&str; 11] = [
+    "bit",
+    "unsigned_char",
+    "char",
+    "unsigned_short",
+    "short",
+    "unsigned_int",
+    "int",
+    "unsigned_long",
+    "long",
+    "float",
+    "double",
+];
+
 fn check_counts(bytes: &[u8], format: Format, path: &Path) -> Result<(), MeshError> {
-    let (keys, per_byte): (&[(&str, u64)], u64) = match format {
-        Format::Vtu => (&[("NumberOfPoints=\"", 3), ("NumberOfCells=\"", 1)], 32),
-        _ => (&[("POINTS ", 3), ("CELLS ", 1), ("CELL_TYPES ", 1), ("POLYGONS ", 1)], 1),
+    let room = (bytes.len() as u64).saturating_mul(if format == Format::Vtu { 32 } else { 1 });
+    let too_big = |line_no: usize, what: &str, count: u64| {
+        MeshError::parse(
+            path,
+            line_no + 1,
+            format!("VTK: {what} announces {count}, more than a file of {} bytes can hold", bytes.len()),
+        )
     };
-    let room = (bytes.len() as u64).saturating_mul(per_byte);
     for (line_no, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = String::from_utf8_lossy(line);
-        for &(key, values) in keys {
-            let Some(at) = line.find(key) else { continue };
-            let digits: String = line[at + key.len()..].chars().take_while(char::is_ascii_digit).collect();
-            let Ok(count) = digits.parse::<u64>() else { continue };
-            if count.saturating_mul(values) > room {
-                let key = key.trim_end_matches(['=', '"', ' ']);
-                return Err(MeshError::parse(
-                    path,
-                    line_no + 1,
-                    format!(
-                        "VTK: {key} announces {count}, more than a file of {} bytes can hold",
-                        bytes.len()
-                    ),
-                ));
+        if format == Format::Vtu {
+            for key in ["NumberOfPoints=\"", "NumberOfCells=\"", "NumberOfComponents=\"", "NumberOfTuples=\""]
+            {
+                for (at, _) in line.match_indices(key) {
+                    let digits: String =
+                        line[at + key.len()..].chars().take_while(char::is_ascii_digit).collect();
+                    let count = digits.parse::<u64>().unwrap_or(u64::MAX);
+                    if count > room {
+                        return Err(too_big(line_no, key.trim_end_matches(['=', '"']), count));
+                    }
+                }
             }
+            continue;
+        }
+        let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
+        let Some(&key) = tokens.first().filter(|_| line_no != 1) else { continue };
+        let counts: Vec<u64> = tokens[1..].iter().filter_map(|t| t.parse::<u64>().ok()).collect();
+        let product = counts.iter().fold(1u64, |p, &c| p.saturating_mul(c.max(1)));
+        let field_array = tokens.len() == 4 && LEGACY_TYPES.contains(&tokens[3]);
+        let (what, count) = match key {
+            "POINTS" => ("POINTS", counts.first().map_or(0, |n| n.saturating_mul(3))),
+            "CELLS" | "POLYGONS" | "LINES" | "VERTICES" | "TRIANGLE_STRIPS" => {
+                (key, counts.iter().copied().max().unwrap_or(0))
+            }
+            "CELL_TYPES"
+            | "POINT_DATA"
+            | "CELL_DATA"
+            | "LOOKUP_TABLE"
+            | "FIELD"
+            | "SCALARS"
+            | "COLOR_SCALARS"
+            | "TEXTURE_COORDINATES" => (key, product),
+            _ if field_array => ("a field array", product),
+            _ => continue,
+        };
+        if count > room {
+            let shown = if what == "POINTS" { count / 3 } else { count };
+            return Err(too_big(line_no, what, shown));
         }
     }
     Ok(())

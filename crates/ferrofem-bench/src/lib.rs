@@ -5,6 +5,7 @@
 //! [`BenchCommand`] to [`bench`].
 #![warn(missing_docs)]
 
+pub mod accuracy;
 pub mod bandwidth;
 pub mod delassus;
 pub mod factor;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use ferrofem::scene::{builtin, MeshSpec, Scene};
 use ferrofem::stats::{median_p90, Stage, StageTimes, Summary};
 
+use crate::accuracy::{accuracy, Accuracy};
 use crate::bandwidth::copy_bandwidth_gbs;
 use crate::sysinfo::{cpu_time_s, Context};
 use crate::{write_json, BenchError};
@@ -29,6 +30,13 @@ pub struct StepArgs {
     /// Write the records as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also run the scene beside its tight-tolerance reference and report
+    /// the position error, penetration and energy drift after `--reference-time`.
+    #[arg(long)]
+    pub reference: bool,
+    /// Simulated seconds of the `--reference` comparison.
+    #[arg(long, default_value_t = 1.0)]
+    pub reference_time: f64,
 }
 
 /// One `bench step` record.
@@ -68,6 +76,8 @@ pub struct StepRecord {
     pub copy_gbs: f64,
     /// `spmv_gbs / copy_gbs`.
     pub spmv_fraction_of_copy: f64,
+    /// With `--reference`: the error this scene's settings cost against tight tolerances.
+    pub accuracy: Option<Accuracy>,
     /// Machine context.
     pub context: Context,
 }
@@ -136,13 +146,36 @@ pub fn bench_step(a: StepArgs) -> Result<(), BenchError> {
         spmv_gbs,
         copy_gbs,
         spmv_fraction_of_copy: spmv_gbs / copy_gbs,
+        accuracy: None,
         context: ctx,
     };
     print_step(&rec);
+    let rec =
+        StepRecord { accuracy: a.reference.then(|| accuracy(&scene, a.reference_time)).transpose()?, ..rec };
+    if let Some(acc) = &rec.accuracy {
+        print_accuracy(acc);
+    }
     if let Some(p) = &a.json {
         write_json(p, &[&rec])?;
     }
     Ok(())
+}
+
+fn print_accuracy(a: &Accuracy) {
+    println!(
+        "\nagainst the reference after {:.2} s ({} steps): position error max {:.3e} m ({:.3} %), rms {:.3e} m ({:.3} %) of {:.3} m; \
+         penetration {:.2e} m (reference {:.2e} m); energy drift {:+.3} %",
+        a.simulated_s,
+        a.steps,
+        a.position_error_max_m,
+        a.position_error_max_pct,
+        a.position_error_rms_m,
+        a.position_error_rms_pct,
+        a.body_size_m,
+        a.max_penetration_m,
+        a.reference_max_penetration_m,
+        a.energy_drift_pct
+    );
 }
 
 fn print_step(r: &StepRecord) {

@@ -122,7 +122,7 @@ pub fn accuracy(scene: &Scene, seconds: f64) -> Result<Accuracy, BenchError> {
 }
 
 /// Largest and root-mean-square vertex distance between two worlds of the same scene (m).
-fn position_errors(a: &World, b: &World) -> (f64, f64) {
+pub(crate) fn position_errors(a: &World, b: &World) -> (f64, f64) {
     let (mut max, mut sum, mut n) = (0.0f64, 0.0, 0usize);
     for (sa, sb) in a.state.bodies.iter().zip(&b.state.bodies) {
         for (p, q) in sa.positions.chunks_exact(3).zip(sb.positions.chunks_exact(3)) {
@@ -136,7 +136,7 @@ fn position_errors(a: &World, b: &World) -> (f64, f64) {
 }
 
 /// Diagonal of the bounding box of every body's rest vertices (m).
-fn body_size(w: &World) -> f64 {
+pub(crate) fn body_size(w: &World) -> f64 {
     let points = w.model.bodies.iter().flat_map(|b| b.rest_vertices().iter().copied());
     let (lo, hi) = points.fold(([f64::MAX; 3], [f64::MIN; 3]), |(lo, hi), p| {
         (std::array::from_fn(|k| lo[k].min(p[k])), std::array::from_fn(|k| hi[k].max(p[k])))

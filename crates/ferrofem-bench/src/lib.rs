@@ -8,6 +8,7 @@
 pub mod accuracy;
 pub mod bandwidth;
 pub mod delassus;
+pub mod early_termination;
 pub mod factor;
 pub mod lg_acceleration;
 pub mod lg_contact;
@@ -33,6 +34,8 @@ pub enum BenchCommand {
     Factor(factor::FactorArgs),
     /// The Delassus operator: dense, isodof, isodof-reuse and unbuilt side by side (zeng2022 §6).
     Delassus(delassus::DelassusArgs),
+    /// dahl2019 Figs. 3–4 and Table 1: PCG cut at k iterations, per initial guess and preconditioner.
+    EarlyTermination(early_termination::EarlyTerminationArgs),
     /// The local-global integrator: S memory, per-iteration times, convergence against Newton (zeng2025 §7).
     LocalGlobal(local_global::LocalGlobalArgs),
 }
@@ -44,6 +47,7 @@ pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
         BenchCommand::Factor(a) => factor::bench_factor(a),
         BenchCommand::Delassus(a) => delassus::bench_delassus(a),
         BenchCommand::LocalGlobal(a) => local_global::bench_local_global(a),
+        BenchCommand::EarlyTermination(a) => early_termination::bench_early_termination(a),
     }
 }
 

@@ -150,3 +150,114 @@ pub fn local_global_figure(
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
 }
+
+/// dahl2019 Figs. 3–4 on our scenes: `et-fig3-<scene>.png`, kinetic energy
+/// after one step cut at k PCG iterations (Jacobi) over the converged
+/// step's, per initial guess; `et-fig4-<scene>.png`, one panel per initial
+/// guess with the four preconditioners.
+pub fn early_termination_figures(
+    dir: &Path,
+    records: &[crate::early_termination::EarlyTerminationRecord],
+) -> Result<(), BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
+    register_font();
+    let rows: Vec<_> = records.iter().filter(|r| r.experiment == "fig3").collect();
+    let mut scenes: Vec<&str> = rows.iter().map(|r| r.scene.as_str()).collect();
+    scenes.dedup();
+    const GUESSES: [(&str, RGBColor); 3] = [("zero", RED), ("previous_velocity", BLUE), ("explicit", GREEN)];
+    const KINDS: [(&str, RGBColor); 4] =
+        [("identity", RED), ("mass", MAGENTA), ("jacobi", BLUE), ("ldlt", BLACK)];
+    for scene in scenes {
+        let of_scene: Vec<_> = rows.iter().copied().filter(|r| r.scene == scene).collect();
+        let path = dir.join(format!("et-fig3-{scene}.png"));
+        let root = BitMapBackend::new(&path, (900, 600)).into_drawing_area();
+        let title = format!("{scene}: kinetic energy after one step cut at k CG iterations (Jacobi)");
+        let series: Vec<_> = GUESSES
+            .iter()
+            .map(|&(g, c)| {
+                (g, c, ratio_points(&of_scene, |r| r.initial_guess == g && r.preconditioner == "jacobi"))
+            })
+            .collect();
+        ratio_panel(&root, &title, &series, &path)?;
+        root.present().map_err(|e| BenchError::Other(format!("{}: {e}", path.display())))?;
+
+        let path = dir.join(format!("et-fig4-{scene}.png"));
+        let root = BitMapBackend::new(&path, (1500, 500)).into_drawing_area();
+        for (panel, &(g, _)) in root.split_evenly((1, 3)).iter().zip(&GUESSES) {
+            let series: Vec<_> = KINDS
+                .iter()
+                .map(|&(k, c)| {
+                    (k, c, ratio_points(&of_scene, |r| r.initial_guess == g && r.preconditioner == k))
+                })
+                .collect();
+            ratio_panel(panel, &format!("{scene}, initial guess {g}"), &series, &path)?;
+        }
+        root.present().map_err(|e| BenchError::Other(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// (iterations, kinetic energy / converged) of the matching records.
+fn ratio_points(
+    rows: &[&crate::early_termination::EarlyTerminationRecord],
+    keep: impl Fn(&crate::early_termination::EarlyTerminationRecord) -> bool,
+) -> Vec<(f64, f64)> {
+    rows.iter()
+        .filter(|r| keep(r))
+        .filter_map(|r| Some((r.iterations? as f64, r.kinetic_energy / r.converged_kinetic_energy)))
+        .filter(|p| p.1.is_finite())
+        .collect()
+}
+
+/// A named, coloured line of (x, y) points.
+type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+/// One chart of kinetic-energy ratios against iterations (log x), with the
+/// converged value as a dashed line at 1.
+fn ratio_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[Series],
+    path: &Path,
+) -> Result<(), BenchError> {
+    let err = |e: String| BenchError::Other(format!("{}: {e}", path.display()));
+    area.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let points = series.iter().flat_map(|s| s.2.iter());
+    let (x1, y0, y1) =
+        points.fold((1.0f64, 1.0f64, 1.0f64), |(x, lo, hi), p| (x.max(p.0), lo.min(p.1), hi.max(p.1)));
+    let (y0, y1) = (y0.max(0.0) * 0.95, (y1 * 1.05).min(y0.max(0.0) + 5.0));
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1.0..x1 * 1.2).log_scale(), y0..y1)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("CG iterations (log)")
+        .y_desc("kinetic energy / converged")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(DashedLineSeries::new(vec![(1.0, 1.0), (x1 * 1.2, 1.0)], 6, 4, BLACK.stroke_width(1)))
+        .map_err(|e| err(e.to_string()))?;
+    for (name, color, pts) in series {
+        let color = *color;
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| err(e.to_string()))?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(e.to_string()))
+}

@@ -7,13 +7,15 @@ use ferrofem::scene::{MeshSpec, Scene};
 use crate::BenchError;
 
 /// (name, file content) of the templates the cases start from.
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 8] = [
     ("bench-beam", include_str!("../../../benchmarks/scenes/bench-beam.toml")),
     ("one-step", include_str!("../../../benchmarks/scenes/one-step.toml")),
     ("lg-bar", include_str!("../../../benchmarks/scenes/lg-bar.toml")),
     ("lg-cloth", include_str!("../../../benchmarks/scenes/lg-cloth.toml")),
     ("lg-mesh", include_str!("../../../benchmarks/scenes/lg-mesh.toml")),
     ("lg-beam", include_str!("../../../benchmarks/scenes/lg-beam.toml")),
+    ("et-bowling", include_str!("../../../benchmarks/scenes/et-bowling.toml")),
+    ("et-spin", include_str!("../../../benchmarks/scenes/et-spin.toml")),
 ];
 
 /// The template `benchmarks/scenes/<name>.toml`, parsed and validated.

@@ -70,10 +70,22 @@ fn block_resting_on_a_plane_carries_its_weight() {
     assert!(s.contacts >= 25, "contacts {}", s.contacts);
 }
 
+/// Solver tables of the tests: tight tolerances, or the real-time preset
+/// with its background refresh made deterministic (a test must not depend
+/// on when a thread finishes).
+const TIGHT: &str = "[implicit_euler]\nmax_iterations = 2000\nrel_tolerance = 1e-12\n[constraint_solver]\nmax_iterations = 1000\ntolerance = 1e-12\n";
+const REAL_TIME: &str =
+    "[implicit_euler]\nrefresh = { every = 1, asynchronous = true, deterministic = true }\n";
+
 /// A stiff block on a 10° slope with friction μ; returns the downhill
 /// centre-of-mass velocity at 0.5 s and 1.5 s, and the centre's
 /// displacement between 0.5 s and 2.5 s.
 fn slope(mu: f64) -> (f64, f64, f64) {
+    slope_with(mu, "", TIGHT)
+}
+
+/// [`slope`] with a `preset` line and solver tables.
+fn slope_with(mu: f64, preset: &str, solver: &str) -> (f64, f64, f64) {
     let theta = 10f64.to_radians();
     let (s, c) = theta.sin_cos();
     let text = format!(
@@ -81,14 +93,10 @@ fn slope(mu: f64) -> (f64, f64, f64) {
 [simulation]
 time_step = 0.01
 steps = 1
-[implicit_euler]
-max_iterations = 2000
-rel_tolerance = 1e-12
+{preset}
+{solver}
 [contact]
 alarm_distance = 0.005
-[constraint_solver]
-max_iterations = 1000
-tolerance = 1e-12
 [[body]]
 name = "block"
 mesh = {{ box = {{ size = [0.2, 0.2, 0.1], cells = [4, 4, 2] }} }}
@@ -144,6 +152,62 @@ fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
     let a = v15 - v05;
     let expected = 9.81 * (theta.sin() - mu * theta.cos());
     assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
+}
+
+/// The real-time preset (`[simulation] preset = "real-time"`: 3 PCG
+/// iterations, PGS to 1e-5 in 50 sweeps) keeps the slope's stick/slide
+/// threshold within ±0.02 of tan θ: it sticks at tan θ + 0.02 and slides
+/// at tan θ − 0.02 with the Coulomb acceleration within 10 %.
+#[test]
+fn real_time_preset_keeps_the_slope_threshold() {
+    let theta = 10f64.to_radians();
+    let preset = "preset = \"real-time\"";
+    let (_, _, moved) = slope_with(theta.tan() + 0.02, preset, REAL_TIME);
+    assert!(moved < 1e-3, "moved {moved:e} m in 2 s above the threshold");
+    let mu = theta.tan() - 0.02;
+    let (v05, v15, _) = slope_with(mu, preset, REAL_TIME);
+    let expected = 9.81 * (theta.sin() - mu * theta.cos());
+    println!(
+        "real-time slope: stuck block moved {moved:.2e} m; sliding a = {:.4} vs {expected:.4}",
+        v15 - v05
+    );
+    assert!(((v15 - v05) / expected - 1.0).abs() < 0.1, "a = {}, expected {expected}", v15 - v05);
+}
+
+/// The real-time preset carries a resting block's weight within 2 % (the
+/// soft cube of [`block_scene`], no solver keys of its own).
+#[test]
+fn real_time_preset_carries_the_resting_weight() {
+    let mut w = common::world(&format!(
+        r#"
+[simulation]
+time_step = 0.01
+steps = 1
+preset = "real-time"
+{REAL_TIME}
+[contact]
+alarm_distance = 0.01
+[[body]]
+name = "block"
+mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [4, 4, 4] }} }}
+transform = {{ translation = [0.0, 0.0, 0.1] }}
+material = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}
+damping = {{ mass = 2.0, stiffness = 0.01 }}
+[[obstacle]]
+name = "floor"
+shape = "half_space"
+friction = 0.5
+"#
+    ));
+    let weight = w.model.bodies[0].total_mass() * 9.81;
+    for step in 1..=300 {
+        let s = w.step().unwrap();
+        if step >= 100 {
+            let rel = (s.total_normal_force - weight).abs() / weight;
+            assert!(rel < 0.02, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
+            assert!(s.max_penetration < 1e-4, "step {step}: penetration {}", s.max_penetration);
+        }
+    }
 }
 
 #[test]

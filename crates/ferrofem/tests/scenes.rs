@@ -253,3 +253,46 @@ fn constraint_solver_mistakes_are_named() {
     let msg = scene_error(&with("method = \"non-smooth-newton\"\nncp_tolerance = -1.0"));
     assert!(msg.contains("ncp_tolerance"), "{msg}");
 }
+
+/// The built-in cantilever under `preset = "real-time"` (its own solver
+/// keys removed; background refresh made deterministic) follows the same
+/// beam under `preset = "accurate"`: the tip's sag stays within 8 % of the
+/// accurate one's largest sag at every step of 1.5 s (the first swing and
+/// its damping).
+#[test]
+fn real_time_preset_follows_the_accurate_cantilever() {
+    let text = std::fs::read_to_string(scenes_dir().join("cantilever.toml")).unwrap();
+    let start = text.find("[implicit_euler]").unwrap();
+    let end = text.find("[[body]]").unwrap();
+    let with = |preset: &str| {
+        let solver = if preset == "real-time" {
+            "[implicit_euler]\nrefresh = { every = 1, asynchronous = true, deterministic = true }\n"
+        } else {
+            ""
+        };
+        let edited = format!(
+            "{}{solver}\n{}",
+            text[..start].replace("output_every = 2", &format!("output_every = 2\npreset = \"{preset}\"")),
+            &text[end..]
+        );
+        let mut w = common::world(&edited);
+        let b = &w.model.bodies[0];
+        let tip: Vec<usize> = (0..b.vertex_count()).filter(|&i| b.rest_vertices()[i][0] > 0.999).collect();
+        (0..150)
+            .map(|_| {
+                w.step().unwrap();
+                let z = &w.state.bodies[0].positions;
+                tip.iter().map(|&i| z[3 * i + 2]).sum::<f64>() / tip.len() as f64
+            })
+            .collect::<Vec<f64>>()
+    };
+    let (fast, accurate) = (with("real-time"), with("accurate"));
+    let largest = accurate.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+    let worst = fast.iter().zip(&accurate).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    println!(
+        "real-time cantilever: worst deviation {:.3} % of the largest sag {largest:.4} m",
+        100.0 * worst / largest
+    );
+    assert!(largest > 0.1, "the beam sags ({largest} m)");
+    assert!(worst / largest < 0.08, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
+}

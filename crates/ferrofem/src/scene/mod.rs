@@ -9,7 +9,7 @@ mod spec;
 use std::path::{Path, PathBuf};
 
 pub use spec::{
-    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, RegionSpec,
+    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset, RegionSpec,
     SceneFile, SimulationSpec, Transform,
 };
 
@@ -39,13 +39,18 @@ impl Scene {
     pub fn from_toml(text: &str, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
         let err = |key: String, message: String| SimError::Scene { file: label.to_string(), key, message };
         let de = toml::Deserializer::parse(text).map_err(|e| err("(file)".into(), flat(&e.to_string())))?;
-        let spec: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut spec: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let inner = e.into_inner();
             let line = inner.span().map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count());
             let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
             err(if key == "." { "(top level)".into() } else { key }, format!("{}{at}", flat(inner.message())))
         })?;
+        if let Some(preset) = spec.simulation.preset {
+            let given: toml::Table =
+                text.parse().map_err(|e: toml::de::Error| err("(file)".into(), flat(&e.to_string())))?;
+            preset.apply(&mut spec, &given);
+        }
         spec.validate().map_err(|(key, message)| err(key, message))?;
         Ok(Scene { spec, base_dir, label: label.to_string() })
     }

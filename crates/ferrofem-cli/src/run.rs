@@ -128,14 +128,19 @@ fn progress_bar(steps: usize) -> ProgressBar {
     )
 }
 
-/// Fails now, before any step, if `path` cannot be created or written.
+/// Fails now, before any step, if `path` cannot be created or written; a
+/// file made only to find out is removed again.
 fn check_writable(path: &Path) -> Result<(), CliError> {
+    let existed = path.exists();
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map(drop)
-        .map_err(|e| CliError::Io(path.to_path_buf(), e))
+        .map_err(|e| CliError::Io(path.to_path_buf(), e))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// The stats file of a run in progress: rewritten whole (to a temporary

@@ -137,11 +137,10 @@ pub(crate) fn position_errors(a: &World, b: &World) -> (f64, f64) {
 
 /// Diagonal of the bounding box of every body's rest vertices (m).
 pub(crate) fn body_size(w: &World) -> f64 {
-    let points = w.model.bodies.iter().flat_map(|b| b.rest_vertices().iter().copied());
-    let (lo, hi) = points.fold(([f64::MAX; 3], [f64::MIN; 3]), |(lo, hi), p| {
-        (std::array::from_fn(|k| lo[k].min(p[k])), std::array::from_fn(|k| hi[k].max(p[k])))
-    });
-    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt()
+    let points: Vec<[f64; 3]> =
+        w.model.bodies.iter().flat_map(|b| b.rest_vertices().iter().copied()).collect();
+    ferrofem_mesh::Aabb::of_points(&points)
+        .map_or(0.0, |b| (0..3).map(|k| (b.max[k] - b.min[k]).powi(2)).sum::<f64>().sqrt())
 }
 
 /// `½ vᵀMv + elastic − Σ mᵢ g·xᵢ` over the bodies (J).

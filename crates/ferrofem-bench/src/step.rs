@@ -35,7 +35,7 @@ pub struct StepArgs {
     #[arg(long)]
     pub reference: bool,
     /// Simulated seconds of the `--reference` comparison.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub reference_time: f64,
 }
 
@@ -98,6 +98,12 @@ fn beam_scene(cells: [usize; 3]) -> Result<Scene, BenchError> {
 
 /// Runs `bench step`.
 pub fn bench_step(a: StepArgs) -> Result<(), BenchError> {
+    if a.reference && !(a.reference_time.is_finite() && a.reference_time > 0.0) {
+        return Err(BenchError::Other(format!(
+            "--reference-time {} must be a finite, positive number of seconds",
+            a.reference_time
+        )));
+    }
     let scene = match &a.scene {
         Some(s) => builtin::load(s)?,
         None => beam_scene(if a.quick { [39, 7, 7] } else { [79, 15, 15] })?,

@@ -225,6 +225,11 @@ fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
             1,
             &["nonexistent-folder"],
         ),
+        (
+            &["bench", "step", "--quick", "--reference", "--reference-time", "-1"],
+            1,
+            &["--reference-time -1", "positive"],
+        ),
     ];
     for (args, status, words) in table {
         let out = ferrofem().current_dir(&dir).args(*args).output().unwrap();

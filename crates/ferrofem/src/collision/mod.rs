@@ -148,7 +148,7 @@ pub fn detect_contacts(
     out: &mut Contacts,
 ) {
     let positions: Vec<&[f64]> = states.iter().map(|s| s.positions.as_slice()).collect();
-    let reach: Vec<Reach> = model.bodies.iter().zip(states).map(|(b, s)| Reach::of(model, b, s)).collect();
+    let reach: Vec<Reach> = states.iter().map(|s| Reach::of(model, s)).collect();
     if model.meets_triangles() {
         refit_surface_trees(trees, model, &positions, &reach);
     }
@@ -169,32 +169,30 @@ pub fn detect_contacts(
 /// alarm distance plus the reach of both sides; a vertex–obstacle contact
 /// found so is kept when the vertex approaches the surface by enough
 /// ([`Reach::closes`]).
-#[derive(Debug, Clone, Default)]
-pub struct Reach {
-    vertex: Vec<f64>,
-    velocity: Vec<f64>,
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// Start-of-step velocities; `None` when contacts are not speculative.
+    velocity: Option<&'a [f64]>,
     max: f64,
     step: f64,
     fall: f64,
 }
 
-impl Reach {
+impl<'a> Reach<'a> {
     /// The reach of `body` in `state` under `model`'s time step and gravity.
-    pub fn of(model: &Model, body: &Body, state: &BodyState) -> Reach {
-        let h = model.time_step;
+    pub fn of(model: &Model, state: &'a BodyState) -> Reach<'a> {
+        let step = model.time_step;
         if !model.contact.speculative {
-            return Reach { vertex: vec![0.0; body.vertex_count()], step: h, ..Default::default() };
+            return Reach { velocity: None, max: 0.0, step, fall: 0.0 };
         }
-        let fall = h * h * Vector3::from(model.gravity).norm();
-        let vertex: Vec<f64> =
-            state.velocities.chunks_exact(3).map(|v| h * point(v, 0).norm() + fall).collect();
-        let max = vertex.iter().copied().fold(0.0, f64::max);
-        Reach { vertex, velocity: state.velocities.clone(), max, step: h, fall }
+        let fall = step * step * Vector3::from(model.gravity).norm();
+        let fastest = state.velocities.chunks_exact(3).map(|v| point(v, 0).norm()).fold(0.0, f64::max);
+        Reach { velocity: Some(&state.velocities), max: step * fastest + fall, step, fall }
     }
 
     /// Vertex `i`'s reach (m).
     pub fn at(&self, i: usize) -> f64 {
-        self.vertex[i]
+        self.velocity.map_or(0.0, |v| self.step * point(v, i).norm() + self.fall)
     }
 
     /// The largest reach over the body's vertices (m).
@@ -205,21 +203,15 @@ impl Reach {
     /// How far a moving obstacle's point of velocity `v` travels in the
     /// step (m); 0 when contacts are not speculative.
     fn of_obstacle(&self, v: &Vector3<f64>) -> f64 {
-        if self.velocity.is_empty() {
-            0.0
-        } else {
-            self.step * v.norm()
-        }
+        self.velocity.map_or(0.0, |_| self.step * v.norm())
     }
 
     /// Whether vertex `i`, at distance `d` along normal `n` from a surface
     /// moving at `v_surface`, can come within `alarm` of it in the step:
     /// `d < alarm + h max(0, −(vᵢ − v_surface)·n) + h²‖g‖`.
     fn closes(&self, i: usize, d: f64, n: &Vector3<f64>, v_surface: &Vector3<f64>, alarm: f64) -> bool {
-        if self.velocity.is_empty() {
-            return d < alarm;
-        }
-        let approach = -(point(&self.velocity, i) - v_surface).dot(n);
+        let Some(velocity) = self.velocity else { return d < alarm };
+        let approach = -(point(velocity, i) - v_surface).dot(n);
         d < alarm + self.step * approach.max(0.0) + self.fall
     }
 }

@@ -9,7 +9,7 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{point, PairContact};
+use super::{point, BodyPoint, PairContact};
 use crate::body::Body;
 use crate::obstacle::Obstacle;
 
@@ -77,7 +77,7 @@ pub fn deepest(
         .iter()
         .filter(|c| c.a == b)
         .filter_map(|c| {
-            let q: Vector3<f64> = (0..3).map(|k| point(all[c.b], c.triangle[k]) * c.weights[k]).sum();
+            let q = BodyPoint::Triangle { vertices: c.triangle, weights: c.weights }.position(all[c.b]);
             let depth = -(point(x, c.vertex) - q).dot(&Vector3::from(c.frame[0]));
             (depth > 0.0).then_some(Penetration { depth, vertex: c.vertex, into: Penetrated::Body(c.b) })
         })

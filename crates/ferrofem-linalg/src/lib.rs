@@ -21,7 +21,7 @@ pub mod vector;
 pub use cr::{ConjugateResidual, CrSolve};
 pub use csr::{CsrMatrix, CsrPattern};
 pub use error::LinalgError;
-pub use ldlt::{Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch};
+pub use ldlt::{Ldlt, LdltSymbolic, Ordering, Precision, SparseInverse, SparseInverseScratch};
 pub use pcg::{
     DiagonalPreconditioner, IdentityPreconditioner, KrylovError, Pcg, PcgSettings, PcgSolve, Preconditioner,
 };

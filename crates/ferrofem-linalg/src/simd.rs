@@ -3,6 +3,10 @@
 //! the inner loops of the supernodal solves and of projected Gauss-Seidel.
 //! Each primitive sums in a fixed order, so its result depends only on its
 //! inputs (and on which of the two builds runs).
+//!
+//! The stored operand (a matrix column) may be `f64` or `f32` ([`Stored`]):
+//! a matrix kept in single precision halves its bytes, and is widened to
+//! double in registers, so products and sums stay in double.
 
 /// Columns the four-column primitives combine.
 pub const COLUMNS: usize = 4;
@@ -16,81 +20,106 @@ fn fused() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
+/// The precision a matrix is stored in: `f64`, or `f32` widened on load.
+/// Vectors (`y`, `g`, `b`) and all arithmetic are `f64`.
+pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
+    /// `y ← y + a x`.
+    fn axpy(a: f64, x: &[Self], y: &mut [f64]);
+    /// `y ← y + Σₖ aₖ cₖ` for four columns `cₖ` as long as `y`.
+    fn axpy4(c: [&[Self]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]);
+    /// `aᵀ b`.
+    fn dot(a: &[Self], b: &[f64]) -> f64;
+    /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
+    fn dot4(c: [&[Self]; COLUMNS], g: &[f64]) -> [f64; COLUMNS];
+}
+
 /// Picks the AVX2 + FMA build of a primitive where the processor has them.
-macro_rules! primitive {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
-        $(#[$doc])*
-        pub fn $name($($arg: $ty),*) $(-> $ret)? {
-            #[cfg(target_arch = "x86_64")]
-            if fused() {
-                // SAFETY: the processor has AVX2 and FMA (checked just above).
-                return unsafe { avx::$name($($arg),*) };
+macro_rules! dispatch {
+    ($name:ident::<$t:ty>($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        if fused() {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            return unsafe { avx::$name::<$t>($($arg),*) };
+        }
+        portable::$name::<$t>($($arg),*)
+    }};
+}
+
+macro_rules! stored {
+    ($t:ty) => {
+        impl Stored for $t {
+            fn axpy(a: f64, x: &[$t], y: &mut [f64]) {
+                dispatch!(axpy::<$t>(a, x, y))
             }
-            portable::$name($($arg),*)
+            fn axpy4(c: [&[$t]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+                dispatch!(axpy4::<$t>(c, a, y))
+            }
+            fn dot(a: &[$t], b: &[f64]) -> f64 {
+                dispatch!(dot::<$t>(a, b))
+            }
+            fn dot4(c: [&[$t]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+                dispatch!(dot4::<$t>(c, g))
+            }
         }
     };
 }
+stored!(f64);
+stored!(f32);
 
-primitive!(
-    /// `y ← y + a x`.
-    fn axpy(a: f64, x: &[f64], y: &mut [f64])
-);
-primitive!(
-    /// `y ← y + Σₖ aₖ cₖ` for four columns `cₖ` as long as `y`.
-    fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64])
-);
-primitive!(
-    /// `aᵀ b`.
-    fn dot(a: &[f64], b: &[f64]) -> f64
-);
-primitive!(
-    /// `aᵀ b` with `a` in single precision, products and sums in double
-    /// (a matrix kept in f32 to halve its bytes, applied to f64 vectors).
-    fn dot_mixed(a: &[f32], b: &[f64]) -> f64
-);
-primitive!(
-    /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
-    fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS]
-);
+/// `y ← y + a x`.
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    f64::axpy(a, x, y)
+}
+
+/// `y ← y + Σₖ aₖ cₖ` for four columns `cₖ` as long as `y`.
+pub fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+    f64::axpy4(c, a, y)
+}
+
+/// `aᵀ b`.
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    f64::dot(a, b)
+}
+
+/// `aᵀ b` with `a` in single precision, products and sums in double
+/// (a matrix kept in f32 to halve its bytes, applied to f64 vectors).
+pub fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
+    f32::dot(a, b)
+}
+
+/// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
+pub fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+    f64::dot4(c, g)
+}
 
 /// The primitives in plain Rust: the reference, and the build for other processors.
 mod portable {
     use super::{COLUMNS, LANES};
 
-    pub(super) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-        y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += a * xi);
+    pub(super) fn axpy<T: Into<f64> + Copy>(a: f64, x: &[T], y: &mut [f64]) {
+        y.iter_mut().zip(x).for_each(|(yi, &xi)| *yi += a * xi.into());
     }
 
-    pub(super) fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+    pub(super) fn axpy4<T: Into<f64> + Copy>(c: [&[T]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
         for (i, yi) in y.iter_mut().enumerate() {
-            *yi += a[0] * c[0][i] + a[1] * c[1][i] + a[2] * c[2][i] + a[3] * c[3][i];
+            *yi +=
+                a[0] * c[0][i].into() + a[1] * c[1][i].into() + a[2] * c[2][i].into() + a[3] * c[3][i].into();
         }
     }
 
-    pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    pub(super) fn dot<T: Into<f64> + Copy>(a: &[T], b: &[f64]) -> f64 {
         let mut acc = [0.0; LANES];
         let ((ac, at), (bc, bt)) = (a.as_chunks::<LANES>(), b.as_chunks::<LANES>());
         for (p, q) in ac.iter().zip(bc) {
             for k in 0..LANES {
-                acc[k] += p[k] * q[k];
+                acc[k] += p[k].into() * q[k];
             }
         }
-        acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(p, q)| p * q).sum::<f64>()
+        acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(&p, q)| p.into() * q).sum::<f64>()
     }
 
-    pub(super) fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+    pub(super) fn dot4<T: Into<f64> + Copy>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
         c.map(|col| dot(&col[..g.len()], g))
-    }
-
-    pub(super) fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
-        let mut acc = [0.0; LANES];
-        let ((ac, at), (bc, bt)) = (a.as_chunks::<LANES>(), b.as_chunks::<LANES>());
-        for (p, q) in ac.iter().zip(bc) {
-            for k in 0..LANES {
-                acc[k] += f64::from(p[k]) * q[k];
-            }
-        }
-        acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(p, q)| f64::from(*p) * q).sum::<f64>()
     }
 }
 
@@ -102,6 +131,31 @@ mod avx {
 
     use super::COLUMNS;
 
+    /// A stored type loaded four at a time into double lanes.
+    pub(super) trait Load: Copy + Into<f64> {
+        /// Four values from `p`, widened to double.
+        ///
+        /// # Safety
+        /// `p..p + 4` is readable and the processor has AVX.
+        unsafe fn load4(p: *const Self) -> __m256d;
+    }
+
+    impl Load for f64 {
+        #[inline(always)]
+        unsafe fn load4(p: *const f64) -> __m256d {
+            // SAFETY: the caller's contract.
+            unsafe { _mm256_loadu_pd(p) }
+        }
+    }
+
+    impl Load for f32 {
+        #[inline(always)]
+        unsafe fn load4(p: *const f32) -> __m256d {
+            // SAFETY: the caller's contract.
+            unsafe { _mm256_cvtps_pd(_mm_loadu_ps(p)) }
+        }
+    }
+
     /// Sum of the four lanes.
     #[target_feature(enable = "avx2,fma")]
     fn sum(v: __m256d) -> f64 {
@@ -110,7 +164,7 @@ mod avx {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    pub(super) unsafe fn axpy<T: Load>(a: f64, x: &[T], y: &mut [f64]) {
         let n = y.len();
         assert!(x.len() >= n);
         let (av, (xp, yp)) = (_mm256_set1_pd(a), (x.as_ptr(), y.as_mut_ptr()));
@@ -120,18 +174,18 @@ mod avx {
             unsafe {
                 _mm256_storeu_pd(
                     yp.add(i),
-                    _mm256_fmadd_pd(_mm256_loadu_pd(xp.add(i)), av, _mm256_loadu_pd(yp.add(i))),
+                    _mm256_fmadd_pd(T::load4(xp.add(i)), av, _mm256_loadu_pd(yp.add(i))),
                 )
             };
             i += 4;
         }
         for k in i..n {
-            y[k] = a.mul_add(x[k], y[k]);
+            y[k] = a.mul_add(x[k].into(), y[k]);
         }
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn axpy4(c: [&[f64]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+    pub(super) unsafe fn axpy4<T: Load>(c: [&[T]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
         let n = y.len();
         assert!(c.iter().all(|col| col.len() >= n));
         let av = a.map(|v| _mm256_set1_pd(v));
@@ -142,7 +196,7 @@ mod avx {
             unsafe {
                 let mut r = _mm256_loadu_pd(yp.add(i));
                 for k in 0..COLUMNS {
-                    r = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i)), av[k], r);
+                    r = _mm256_fmadd_pd(T::load4(cp[k].add(i)), av[k], r);
                 }
                 _mm256_storeu_pd(yp.add(i), r);
             }
@@ -150,12 +204,12 @@ mod avx {
         }
         // The same fused chain as the lanes: a row's result does not depend on where it falls.
         for r in i..n {
-            y[r] = (0..COLUMNS).fold(y[r], |acc, k| c[k][r].mul_add(a[k], acc));
+            y[r] = (0..COLUMNS).fold(y[r], |acc, k| c[k][r].into().mul_add(a[k], acc));
         }
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn dot(a: &[f64], b: &[f64]) -> f64 {
+    pub(super) unsafe fn dot<T: Load>(a: &[T], b: &[f64]) -> f64 {
         let n = a.len();
         assert!(b.len() >= n);
         let (ap, bp) = (a.as_ptr(), b.as_ptr());
@@ -164,36 +218,16 @@ mod avx {
         while i + 8 <= n {
             // SAFETY: i + 8 ≤ n ≤ both lengths.
             unsafe {
-                s0 = _mm256_fmadd_pd(_mm256_loadu_pd(ap.add(i)), _mm256_loadu_pd(bp.add(i)), s0);
-                s1 = _mm256_fmadd_pd(_mm256_loadu_pd(ap.add(i + 4)), _mm256_loadu_pd(bp.add(i + 4)), s1);
+                s0 = _mm256_fmadd_pd(T::load4(ap.add(i)), _mm256_loadu_pd(bp.add(i)), s0);
+                s1 = _mm256_fmadd_pd(T::load4(ap.add(i + 4)), _mm256_loadu_pd(bp.add(i + 4)), s1);
             }
             i += 8;
         }
-        sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| a[k] * b[k]).sum::<f64>()
+        sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| a[k].into() * b[k]).sum::<f64>()
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
-        let n = a.len();
-        assert!(b.len() >= n);
-        let (ap, bp) = (a.as_ptr(), b.as_ptr());
-        let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        let mut i = 0;
-        while i + 8 <= n {
-            // SAFETY: i + 8 ≤ n ≤ both lengths.
-            unsafe {
-                let (a0, a1) =
-                    (_mm256_cvtps_pd(_mm_loadu_ps(ap.add(i))), _mm256_cvtps_pd(_mm_loadu_ps(ap.add(i + 4))));
-                s0 = _mm256_fmadd_pd(a0, _mm256_loadu_pd(bp.add(i)), s0);
-                s1 = _mm256_fmadd_pd(a1, _mm256_loadu_pd(bp.add(i + 4)), s1);
-            }
-            i += 8;
-        }
-        sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| f64::from(a[k]) * b[k]).sum::<f64>()
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+    pub(super) unsafe fn dot4<T: Load>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
         let n = g.len();
         assert!(c.iter().all(|col| col.len() >= n));
         let (cp, gp) = (c.map(|col| col.as_ptr()), g.as_ptr());
@@ -204,15 +238,16 @@ mod avx {
             unsafe {
                 let (g0, g1) = (_mm256_loadu_pd(gp.add(i)), _mm256_loadu_pd(gp.add(i + 4)));
                 for k in 0..COLUMNS {
-                    acc[k][0] = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i)), g0, acc[k][0]);
-                    acc[k][1] = _mm256_fmadd_pd(_mm256_loadu_pd(cp[k].add(i + 4)), g1, acc[k][1]);
+                    acc[k][0] = _mm256_fmadd_pd(T::load4(cp[k].add(i)), g0, acc[k][0]);
+                    acc[k][1] = _mm256_fmadd_pd(T::load4(cp[k].add(i + 4)), g1, acc[k][1]);
                 }
             }
             i += 8;
         }
         let mut out = [0.0; COLUMNS];
         for k in 0..COLUMNS {
-            out[k] = sum(_mm256_add_pd(acc[k][0], acc[k][1])) + (i..n).map(|r| c[k][r] * g[r]).sum::<f64>();
+            out[k] =
+                sum(_mm256_add_pd(acc[k][0], acc[k][1])) + (i..n).map(|r| c[k][r].into() * g[r]).sum::<f64>();
         }
         out
     }
@@ -230,7 +265,7 @@ mod tests {
             let close = |p: f64, q: f64| (p - q).abs() <= 1e-13 * (1.0 + q.abs());
             assert!(close(dot(&a, &g), portable::dot(&a, &g)), "dot, n = {n}");
             let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
-            assert!(close(dot_mixed(&a32, &g), portable::dot_mixed(&a32, &g)), "dot_mixed, n = {n}");
+            assert!(close(dot_mixed(&a32, &g), portable::dot(&a32, &g)), "dot_mixed, n = {n}");
             let (fused, plain) = (dot4([&a, &b, &c, &d], &g), portable::dot4([&a, &b, &c, &d], &g));
             assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4, n = {n}");
             let (mut y, mut z) = (g.clone(), g.clone());
@@ -239,6 +274,19 @@ mod tests {
             axpy(-0.3, &a, &mut y);
             portable::axpy(-0.3, &a, &mut z);
             assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy, n = {n}");
+            // Single-precision columns, widened: the same sums as the f64 build on the rounded values.
+            let single = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+            let (a32, b32, c32, d32) = (single(&a), single(&b), single(&c), single(&d));
+            let widened = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+            let (aw, bw, cw, dw) = (widened(&a32), widened(&b32), widened(&c32), widened(&d32));
+            let (fused, plain) = (f32::dot4([&a32, &b32, &c32, &d32], &g), dot4([&aw, &bw, &cw, &dw], &g));
+            assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4 f32, n = {n}");
+            let (mut y, mut z) = (g.clone(), g.clone());
+            f32::axpy4([&a32, &b32, &c32, &d32], [0.5, -1.0, 2.0, 0.25], &mut y);
+            axpy4([&aw, &bw, &cw, &dw], [0.5, -1.0, 2.0, 0.25], &mut z);
+            f32::axpy(-0.3, &a32, &mut y);
+            axpy(-0.3, &aw, &mut z);
+            assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy f32, n = {n}");
         }
     }
 }

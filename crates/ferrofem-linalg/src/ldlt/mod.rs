@@ -66,6 +66,17 @@ pub struct LdltSymbolic {
     pub symbolic_ms: f64,
 }
 
+/// The precision a factor is read in by a solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// The factor as computed.
+    #[default]
+    Double,
+    /// Its copy rounded to `f32` (half the bytes; vectors and arithmetic in `f64`).
+    Single,
+}
+
 /// How the symbolic analysis treats supernodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Supernodes {
@@ -299,6 +310,8 @@ fn postordered(p: &CsrPattern, fwd: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
 pub struct Ldlt {
     symbolic: Arc<LdltSymbolic>,
     supernodal: Vec<f64>,
+    /// `supernodal` rounded to `f32`, when kept ([`Self::keep_single_precision`]).
+    single: Option<Vec<f32>>,
     /// Values of `L` below the diagonal, aligned with `symbolic.l_row_idx`.
     pub l_values: Vec<f64>,
     /// The diagonal `D`.
@@ -312,6 +325,7 @@ impl Ldlt {
     pub fn factorize(symbolic: Arc<LdltSymbolic>, a: &CsrMatrix) -> Result<Ldlt, LinalgError> {
         let mut f = Ldlt {
             supernodal: vec![0.0; symbolic.faer.len_val()],
+            single: None,
             l_values: vec![0.0; symbolic.l_src.len()],
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
@@ -357,6 +371,9 @@ impl Ldlt {
                 self.d[j]
             )));
         }
+        if let Some(single) = &mut self.single {
+            single.iter_mut().zip(&self.supernodal).for_each(|(s, &v)| *s = v as f32);
+        }
         self.numeric_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(())
     }
@@ -372,14 +389,28 @@ impl Ldlt {
     pub fn panel(&self, s: usize) -> faer::MatRef<'_, f64> {
         let sn = &self.symbolic.supernodes;
         let (w, q) = (sn.width(s), sn.pattern(s).len());
-        faer::MatRef::from_column_major_slice(self.panel_values(s), w + q, w)
+        faer::MatRef::from_column_major_slice(self.panel_values(&self.supernodal, s), w + q, w)
     }
 
-    /// The values of [`Self::panel`], column-major.
-    fn panel_values(&self, s: usize) -> &[f64] {
+    /// The values of [`Self::panel`], column-major, within `values` (the
+    /// factor's supernodal values or their single-precision copy).
+    fn panel_values<'a, P>(&self, values: &'a [P], s: usize) -> &'a [P] {
         let sn = &self.symbolic.supernodes;
         let start = sn.value_ptr[s];
-        &self.supernodal[start..start + (sn.width(s) + sn.pattern(s).len()) * sn.width(s)]
+        &values[start..start + (sn.width(s) + sn.pattern(s).len()) * sn.width(s)]
+    }
+
+    /// Keeps (`true`) or drops a single-precision copy of the factor for
+    /// [`Self::solve_one_in`] with [`Precision::Single`]: a preconditioner
+    /// whose applications read half the bytes. Refreshed by every
+    /// [`Self::refactorize`] while kept.
+    pub fn keep_single_precision(&mut self, keep: bool) {
+        self.single = keep.then(|| self.supernodal.iter().map(|&v| v as f32).collect());
+    }
+
+    /// Whether a single-precision copy is kept.
+    pub fn has_single_precision(&self) -> bool {
+        self.single.is_some()
     }
 
     /// Solves `A X = B` in place for `ncols` right-hand sides stored

@@ -7,11 +7,13 @@
 //! A solve streams the panel once and is bound by its loads: four columns
 //! are combined per pass over the rows ([`crate::simd`] for one right-hand
 //! side), so `z` is read and written once per four columns. Large panels are cut into blocks of
-//! columns whose row updates are shared between threads.
+//! columns whose row updates are shared between threads. A panel may be
+//! stored in `f32` ([`Stored`]): half the bytes, widened on load, the
+//! right-hand sides and all arithmetic in `f64`.
 
 use rayon::prelude::*;
 
-use crate::simd::{axpy, axpy4, dot, dot4, COLUMNS};
+use crate::simd::{Stored, COLUMNS};
 
 /// Rows per thread, at least, in a parallel update.
 const LANES: usize = 8;
@@ -24,7 +26,7 @@ const PARALLEL_PANEL: usize = 1 << 16;
 const BLOCKS: usize = 4;
 
 /// Columns per block of a panel with `w` columns.
-fn block_width(panel: &[f64], w: usize, parallel: bool) -> usize {
+fn block_width<P>(panel: &[P], w: usize, parallel: bool) -> usize {
     if parallel && panel.len() >= PARALLEL_PANEL {
         w.div_ceil(BLOCKS).next_multiple_of(COLUMNS)
     } else {
@@ -35,7 +37,7 @@ fn block_width(panel: &[f64], w: usize, parallel: bool) -> usize {
 /// Forward substitution on a supernode, `z = [x; y_b]` (`K` right-hand
 /// sides interleaved, one row of `z` per matrix row):
 /// `x ← L_ss⁻¹ x`, then `y_b ← y_b − L_bs x`.
-pub(super) fn forward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usize, parallel: bool) {
+pub(super) fn forward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, parallel: bool) {
     let ld = z.len();
     let step = block_width(panel, w, parallel);
     for k0 in (0..w).step_by(step) {
@@ -57,7 +59,7 @@ pub(super) fn forward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usiz
 
 /// Backward substitution on a supernode, `z = [x; g]` with `g` final:
 /// `x ← L_ssᵀ⁻¹ (x − L_bsᵀ g)`.
-pub(super) fn backward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usize, parallel: bool) {
+pub(super) fn backward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, parallel: bool) {
     let ld = z.len();
     let step = block_width(panel, w, parallel);
     for k0 in (0..w).step_by(step).rev() {
@@ -78,7 +80,7 @@ pub(super) fn backward<const K: usize>(panel: &[f64], z: &mut [[f64; K]], w: usi
 }
 
 /// Rows `r0..r0 + len` of panel column `j`.
-fn column(panel: &[f64], ld: usize, j: usize, r0: usize, len: usize) -> &[f64] {
+fn column<P>(panel: &[P], ld: usize, j: usize, r0: usize, len: usize) -> &[P] {
     &panel[j * ld + r0..j * ld + r0 + len]
 }
 
@@ -89,14 +91,14 @@ fn sub_scaled<const K: usize>(a: &mut [f64; K], l: f64, b: &[f64; K]) {
 
 /// `x ← L⁻¹ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time: their small triangle, then the rows below them.
-fn triangle_lower<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [[f64; K]]) {
+fn triangle_lower<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, x: &mut [[f64; K]]) {
     for j0 in (0..x.len()).step_by(COLUMNS) {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
         for j in j0..j1 {
             for i in j + 1..j1 {
                 let xj = head[j];
-                sub_scaled(&mut head[i], panel[(k0 + j) * ld + k0 + i], &xj);
+                sub_scaled(&mut head[i], panel[(k0 + j) * ld + k0 + i].into(), &xj);
             }
         }
         update_below(panel, ld, k0 + j0, k0 + j1, &head[j0..], below);
@@ -105,7 +107,7 @@ fn triangle_lower<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [
 
 /// `x ← L⁻ᵀ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time from the last: the rows below them, then their small triangle.
-fn triangle_upper<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [[f64; K]]) {
+fn triangle_upper<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, x: &mut [[f64; K]]) {
     for j0 in (0..x.len()).step_by(COLUMNS).rev() {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
@@ -113,15 +115,15 @@ fn triangle_upper<const K: usize>(panel: &[f64], ld: usize, k0: usize, x: &mut [
         for j in (j0..j1).rev() {
             for i in j + 1..j1 {
                 let xi = head[i];
-                sub_scaled(&mut head[j], panel[(k0 + j) * ld + k0 + i], &xi);
+                sub_scaled(&mut head[j], panel[(k0 + j) * ld + k0 + i].into(), &xi);
             }
         }
     }
 }
 
 /// `rows ← rows − P[r0.., k0..k0 + x.len()] x` for the rows `r0..r0 + rows.len()`.
-fn update_below<const K: usize>(
-    panel: &[f64],
+fn update_below<P: Stored, const K: usize>(
+    panel: &[P],
     ld: usize,
     k0: usize,
     r0: usize,
@@ -139,35 +141,37 @@ fn update_below<const K: usize>(
         let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
         for (i, row) in rows.iter_mut().enumerate() {
             for c in 0..K {
-                row[c] -=
-                    cs[0][i] * xs[0][c] + cs[1][i] * xs[1][c] + cs[2][i] * xs[2][c] + cs[3][i] * xs[3][c];
+                row[c] -= cs[0][i].into() * xs[0][c]
+                    + cs[1][i].into() * xs[1][c]
+                    + cs[2][i].into() * xs[2][c]
+                    + cs[3][i].into() * xs[3][c];
             }
         }
     }
     let first = x.len() - rest.len();
     for (j, xj) in rest.iter().enumerate() {
-        rows.iter_mut().zip(col(first + j)).for_each(|(row, &l)| sub_scaled(row, l, xj));
+        rows.iter_mut().zip(col(first + j)).for_each(|(row, &l)| sub_scaled(row, l.into(), xj));
     }
 }
 
 /// [`update_below`] for one right-hand side, by the four-column SIMD primitive.
-fn update_below_one(panel: &[f64], ld: usize, k0: usize, r0: usize, x: &[f64], rows: &mut [f64]) {
+fn update_below_one<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, x: &[f64], rows: &mut [f64]) {
     let m = rows.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let (blocks, rest) = x.as_chunks::<COLUMNS>();
     for (b, xs) in blocks.iter().enumerate() {
         let j = b * COLUMNS;
-        axpy4([col(j), col(j + 1), col(j + 2), col(j + 3)], xs.map(|v| -v), rows);
+        P::axpy4([col(j), col(j + 1), col(j + 2), col(j + 3)], xs.map(|v| -v), rows);
     }
     let first = x.len() - rest.len();
     for (j, &xj) in rest.iter().enumerate() {
-        axpy(-xj, col(first + j), rows);
+        P::axpy(-xj, col(first + j), rows);
     }
 }
 
 /// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v` for the rows `r0..r0 + v.len()`.
-fn update_above<const K: usize>(
-    panel: &[f64],
+fn update_above<P: Stored, const K: usize>(
+    panel: &[P],
     ld: usize,
     k0: usize,
     r0: usize,
@@ -187,31 +191,31 @@ fn update_above<const K: usize>(
         let mut acc = [[0.0; K]; COLUMNS];
         for (i, vi) in v.iter().enumerate() {
             for q in 0..COLUMNS {
-                (0..K).for_each(|c| acc[q][c] += cs[q][i] * vi[c]);
+                (0..K).for_each(|c| acc[q][c] += cs[q][i].into() * vi[c]);
             }
         }
         os.iter_mut().zip(&acc).for_each(|(o, a)| (0..K).for_each(|c| o[c] -= a[c]));
     }
     for (j, o) in rest.iter_mut().enumerate() {
         let mut acc = [0.0; K];
-        col(first + j).iter().zip(v).for_each(|(&l, vi)| (0..K).for_each(|c| acc[c] += l * vi[c]));
+        col(first + j).iter().zip(v).for_each(|(&l, vi)| (0..K).for_each(|c| acc[c] += l.into() * vi[c]));
         (0..K).for_each(|c| o[c] -= acc[c]);
     }
 }
 
 /// [`update_above`] for one right-hand side, by the four-column SIMD primitive.
-fn update_above_one(panel: &[f64], ld: usize, k0: usize, r0: usize, v: &[f64], out: &mut [f64]) {
+fn update_above_one<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, v: &[f64], out: &mut [f64]) {
     let m = v.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let first = out.len() - out.len() % COLUMNS;
     let (blocks, rest) = out.as_chunks_mut::<COLUMNS>();
     for (b, os) in blocks.iter_mut().enumerate() {
         let j = b * COLUMNS;
-        let d = dot4([col(j), col(j + 1), col(j + 2), col(j + 3)], v);
+        let d = P::dot4([col(j), col(j + 1), col(j + 2), col(j + 3)], v);
         os.iter_mut().zip(d).for_each(|(o, d)| *o -= d);
     }
     for (j, o) in rest.iter_mut().enumerate() {
-        *o -= dot(col(first + j), v);
+        *o -= P::dot(col(first + j), v);
     }
 }
 
@@ -255,6 +259,18 @@ mod tests {
                 let mut z = three(&z0);
                 backward(&panel, &mut z, w, parallel);
                 assert!(close(z.as_flattened(), three(&u).as_flattened()), "backward ×3, w = {w}, q = {q}");
+            }
+            // A single-precision panel: the same operations on its widened values.
+            let single: Vec<f32> = panel.iter().map(|&v| v as f32).collect();
+            let widened: Vec<f64> = single.iter().map(|&v| f64::from(v)).collect();
+            for parallel in [false, true] {
+                let (mut p, mut q): (Vec<[f64; 1]>, Vec<[f64; 1]>) =
+                    (z0.iter().map(|&v| [v]).collect(), z0.iter().map(|&v| [v]).collect());
+                forward(&single, &mut p, w, parallel);
+                forward(&widened, &mut q, w, parallel);
+                backward(&single, &mut p, w, parallel);
+                backward(&widened, &mut q, w, parallel);
+                assert_eq!(p, q, "f32 panel, w = {w}, parallel {parallel}");
             }
         }
     }

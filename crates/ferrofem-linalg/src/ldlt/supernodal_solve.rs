@@ -12,7 +12,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::{panel_kernels, Ldlt, SupernodeLayout};
+use super::{panel_kernels, Ldlt, Precision, SupernodeLayout};
+use crate::simd::Stored;
 
 /// How a solve is split: disjoint subtrees of the supernodal tree, each a
 /// contiguous range of supernodes and of columns, solved in parallel, and the
@@ -132,10 +133,28 @@ impl Ldlt {
     /// Solves `A x = b` in place for one right-hand side by the supernodal
     /// sweeps of [`SolvePlan`].
     pub fn solve_one(&self, b: &mut [f64]) {
+        self.solve_one_in(b, Precision::Double);
+    }
+
+    /// [`Self::solve_one`] reading the factor in `precision`: in
+    /// [`Precision::Single`], the `f32` copy kept by
+    /// [`Self::keep_single_precision`] (half the bytes; `b`, the sweeps'
+    /// vectors and all arithmetic stay `f64`, so the result is the exact
+    /// solve with the rounded factor).
+    ///
+    /// # Panics
+    /// In single precision, if no single-precision copy is kept.
+    pub fn solve_one_in(&self, b: &mut [f64], precision: Precision) {
         let s = &**self.symbolic();
         assert_eq!(b.len(), s.n(), "right-hand side length");
         let mut y: Vec<[f64; 1]> = s.perm.iter().map(|&o| [b[o]]).collect();
-        self.solve_permuted(&mut y);
+        match precision {
+            Precision::Double => self.solve_permuted(&self.supernodal, &mut y),
+            Precision::Single => {
+                let single = self.single.as_deref().expect("solve_one_in: no single-precision copy kept");
+                self.solve_permuted(single, &mut y)
+            }
+        }
         s.perm.iter().zip(&y).for_each(|(&o, v)| b[o] = v[0]);
     }
 
@@ -155,27 +174,29 @@ impl Ldlt {
             // each column's update is one vector operation (≈ 10 % faster);
             // the three axes' arithmetic is unchanged.
             let mut y: Vec<[f64; 4]> = s.perm.iter().map(|&o| [b[o][0], b[o][1], b[o][2], 0.0]).collect();
-            self.solve_permuted(&mut y);
+            self.solve_permuted(&self.supernodal, &mut y);
             s.perm.iter().zip(&y).for_each(|(&o, v)| x[o].copy_from_slice(&v[..K]));
             return;
         }
         let mut y: Vec<[f64; K]> = s.perm.iter().map(|&o| b[o]).collect();
-        self.solve_permuted(&mut y);
+        self.solve_permuted(&self.supernodal, &mut y);
         s.perm.iter().zip(&y).for_each(|(&o, v)| x[o] = *v);
     }
 
-    /// `L D Lᵀ y = y` in the factor's numbering.
-    fn solve_permuted<const K: usize>(&self, y: &mut [[f64; K]]) {
-        self.forward(y);
+    /// `L D Lᵀ y = y` in the factor's numbering, with the supernodal
+    /// `values` (the factor, or its single-precision copy); `D` is read in
+    /// double either way.
+    fn solve_permuted<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
+        self.forward(values, y);
         y.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d));
-        self.backward(y);
+        self.backward(values, y);
     }
 
     /// `L y = y`: subtrees in parallel, each adding its updates of rows
     /// outside itself (all in its root's pattern) to a private buffer that is
     /// then merged in subtree order; then the levels of common ancestors,
     /// whose updates of shared rows are likewise added in a fixed order.
-    fn forward<const K: usize>(&self, y: &mut [[f64; K]]) {
+    fn forward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         let n = y.len();
@@ -194,7 +215,7 @@ impl Ldlt {
                         Ok(i) => above[i],
                         Err(i) => local[i],
                     }));
-                    panel_kernels::forward(self.panel_values(s), &mut z, own.len(), false);
+                    panel_kernels::forward(self.panel_values(values, s), &mut z, own.len(), false);
                     local[own.clone()].copy_from_slice(&z[..own.len()]);
                     for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
                         match row(r) {
@@ -219,7 +240,7 @@ impl Ldlt {
                     let w = sn.width(s);
                     let mut z: Vec<[f64; K]> = y[sn.begin[s]..sn.begin[s] + w].to_vec();
                     z.resize(w + sn.pattern(s).len(), [0.0; K]);
-                    panel_kernels::forward(self.panel_values(s), &mut z, w, parallel);
+                    panel_kernels::forward(self.panel_values(values, s), &mut z, w, parallel);
                     z
                 })
                 .collect();
@@ -241,7 +262,7 @@ impl Ldlt {
 
     /// `Lᵀ x = y`: the common ancestors first, then the subtrees in parallel,
     /// each reading the (final) rows of its ancestors from a snapshot.
-    fn backward<const K: usize>(&self, y: &mut [[f64; K]]) {
+    fn backward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         for level in plan.levels.iter().rev() {
@@ -250,7 +271,7 @@ impl Ldlt {
                 .par_iter()
                 .map(|&s| {
                     let (own, mut z) = self.gather(s, y);
-                    panel_kernels::backward(self.panel_values(s), &mut z, own.len(), parallel);
+                    panel_kernels::backward(self.panel_values(values, s), &mut z, own.len(), parallel);
                     z.truncate(own.len());
                     (own, z)
                 })
@@ -278,7 +299,7 @@ impl Ldlt {
                         snapshot[r]
                     }
                 }));
-                panel_kernels::backward(self.panel_values(s), &mut z, own.len(), false);
+                panel_kernels::backward(self.panel_values(values, s), &mut z, own.len(), false);
                 local[own.clone()].copy_from_slice(&z[..own.len()]);
             }
         });

@@ -414,3 +414,39 @@ fn interleaved_solves_match_one_vector_solves() {
         check::<3>(&f, &axes);
     }
 }
+
+/// A single-precision solve is the double solve with the factor rounded to
+/// `f32` (bitwise: the same operations on the widened values), independent
+/// of the thread count, refreshed by `refactorize`, and close to the exact solve.
+#[test]
+fn single_precision_solve_is_the_solve_with_the_rounded_factor() {
+    for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
+        let a = random_spd(nx, 5);
+        let mut f =
+            Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a).unwrap();
+        f.keep_single_precision(true);
+        let mut a2 = a.clone();
+        a2.values.iter_mut().for_each(|v| *v *= 1.5);
+        f.refactorize(&a2).unwrap();
+        let mut rounded = f.clone();
+        rounded.supernodal.iter_mut().for_each(|v| *v = f64::from(*v as f32));
+        let n = a.nrows();
+        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
+        let solve = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut x = b.clone();
+            pool.install(|| f.solve_one_in(&mut x, Precision::Single));
+            x
+        };
+        let single = solve(1);
+        assert_eq!(single, solve(3), "{ordering:?}: independent of the thread count");
+        let mut reference = b.clone();
+        rounded.solve_one(&mut reference);
+        assert_eq!(single, reference, "{ordering:?}: the solve with the rounded factor");
+        let mut exact = b.clone();
+        f.solve_one(&mut exact);
+        let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = single.iter().zip(&exact).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(diff > 0.0 && diff < 1e-4 * scale, "{ordering:?}: single vs double {diff:e} of {scale:e}");
+    }
+}

@@ -7,7 +7,7 @@ pub mod local_global;
 
 use serde::{Deserialize, Serialize};
 
-use ferrofem_linalg::Ordering;
+use ferrofem_linalg::{Ordering, Precision};
 
 pub use implicit_euler::ImplicitEuler;
 pub use local_global::LocalGlobal;
@@ -145,6 +145,11 @@ pub struct ImplicitEulerSettings {
     pub ordering: Ordering,
     /// Refresh policy of the LDLᵀ preconditioner.
     pub refresh: Refresh,
+    /// Precision the LDLᵀ preconditioner's factor is read in by PCG:
+    /// `single` keeps an `f32` copy (half the bytes per application; the
+    /// iterates, residuals and tolerance stay `f64`). The Delassus operator
+    /// and the correction always use the `f64` factor.
+    pub preconditioner_precision: Precision,
 }
 
 impl Default for ImplicitEulerSettings {
@@ -157,6 +162,7 @@ impl Default for ImplicitEulerSettings {
             polar: PolarMethod::default(),
             ordering: Ordering::Auto,
             refresh: Refresh::default(),
+            preconditioner_precision: Precision::Double,
         }
     }
 }

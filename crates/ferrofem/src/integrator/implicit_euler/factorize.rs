@@ -7,7 +7,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Preconditioner};
+use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, Preconditioner};
 
 use super::BodyWorkspace;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
@@ -31,7 +31,8 @@ pub fn factorize(
         _ => return Ok(()),
     };
     if w.refactorizer.is_none() {
-        w.refactorizer = Some(Refactorizer::new(&w.system, settings.ordering)?);
+        w.refactorizer =
+            Some(Refactorizer::new(&w.system, settings.ordering, settings.preconditioner_precision)?);
     }
     let r = w.refactorizer.as_mut().expect("created above");
     r.refresh(step, &w.system, refresh)
@@ -47,6 +48,8 @@ pub struct Refactorizer {
     /// Step of the last snapshot handed out (sync or async).
     snapshot_step: usize,
     worker: Option<Worker>,
+    /// Precision the preconditioner reads the factor in.
+    precision: Precision,
     /// Factorizations completed so far.
     pub completed: usize,
 }
@@ -69,8 +72,9 @@ impl Drop for Worker {
 }
 
 impl Refactorizer {
-    /// Orders and analyses the pattern of `a` (once per topology).
-    pub fn new(a: &CsrMatrix, ordering: Ordering) -> Result<Refactorizer, LinalgError> {
+    /// Orders and analyses the pattern of `a` (once per topology); every
+    /// factor keeps a copy in `precision` for the preconditioner.
+    pub fn new(a: &CsrMatrix, ordering: Ordering, precision: Precision) -> Result<Refactorizer, LinalgError> {
         let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3)?);
         Ok(Refactorizer {
             symbolic,
@@ -78,6 +82,7 @@ impl Refactorizer {
             factor_step: 0,
             snapshot_step: 0,
             worker: None,
+            precision,
             completed: 0,
         })
     }
@@ -102,13 +107,14 @@ impl Refactorizer {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
             if due {
-                let f = Ldlt::factorize(self.symbolic.clone(), a)?;
+                let f = factorize_in(self.symbolic.clone(), a, self.precision)?;
                 self.install(step, Arc::new(f));
                 self.snapshot_step = step;
             }
             return Ok(());
         }
-        let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone()));
+        let precision = self.precision;
+        let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone(), precision));
         let finished = if !refresh.deterministic {
             worker.from_worker.try_recv().ok()
         } else if due && worker.busy {
@@ -148,19 +154,19 @@ impl Refactorizer {
 
     /// The factor to precondition with.
     pub fn preconditioner(&self) -> Option<LdltPreconditioner> {
-        self.current.clone().map(LdltPreconditioner)
+        self.current.clone().map(|factor| LdltPreconditioner { factor, precision: self.precision })
     }
 }
 
 impl Worker {
-    fn spawn(symbolic: Arc<LdltSymbolic>) -> Worker {
+    fn spawn(symbolic: Arc<LdltSymbolic>, precision: Precision) -> Worker {
         let (to_worker, inbox) = channel::<Snapshot>();
         let (outbox, from_worker) = channel::<Finished>();
         let handle = std::thread::Builder::new()
             .name("ferrofem-refactorize".into())
             .spawn(move || {
                 for (step, a) in inbox {
-                    let r = Ldlt::factorize(symbolic.clone(), &a).map(|f| (step, Arc::new(f)));
+                    let r = factorize_in(symbolic.clone(), &a, precision).map(|f| (step, Arc::new(f)));
                     if outbox.send(r).is_err() {
                         break;
                     }
@@ -171,13 +177,32 @@ impl Worker {
     }
 }
 
-/// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor.
+/// `Ldlt::factorize`, keeping the single-precision copy when the
+/// preconditioner reads the factor in single precision (on the thread that
+/// factorizes: in the background when the refresh is asynchronous).
+fn factorize_in(
+    symbolic: Arc<LdltSymbolic>,
+    a: &CsrMatrix,
+    precision: Precision,
+) -> Result<Ldlt, LinalgError> {
+    let mut f = Ldlt::factorize(symbolic, a)?;
+    f.keep_single_precision(precision == Precision::Single);
+    Ok(f)
+}
+
+/// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor, read
+/// in `precision`.
 #[derive(Debug, Clone)]
-pub struct LdltPreconditioner(pub Arc<Ldlt>);
+pub struct LdltPreconditioner {
+    /// The factor.
+    pub factor: Arc<Ldlt>,
+    /// The precision its values are read in.
+    pub precision: Precision,
+}
 
 impl Preconditioner for LdltPreconditioner {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         z.copy_from_slice(r);
-        self.0.solve_in_place(z, 1);
+        self.factor.solve_one_in(z, self.precision);
     }
 }

@@ -138,6 +138,11 @@ impl Pcg {
                 res.converged = true;
                 break;
             }
+            if res.iterations == max_it {
+                // Cut here (early termination): the next direction would
+                // cost a preconditioner application and never be used.
+                break;
+            }
             precond.apply(&self.r, &mut self.z);
             let rz_new = dot(&self.r, &self.z);
             xpby(&self.z, rz_new / rz, &mut self.p);
@@ -182,15 +187,37 @@ mod tests {
         assert!(err < 1e-9, "err {err}");
     }
 
+    /// The identity, counting its applications.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl Preconditioner for Counting {
+        fn apply(&self, r: &[f64], z: &mut [f64]) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            z.copy_from_slice(r);
+        }
+    }
+
     #[test]
     fn early_termination_stops_at_max_iterations() {
         let a = laplacian(100, 0.0);
         let b = vec![1.0; 100];
-        let mut x = vec![0.0; 100];
+        let (mut x, mut y) = (vec![0.0; 100], vec![0.0; 100]);
         let s = PcgSettings { max_iterations: Some(3), rel_tolerance: None };
-        let out = Pcg::default().solve(&a, &b, &mut x, &IdentityPreconditioner, s).unwrap();
+        let counting = Counting::default();
+        let out = Pcg::default().solve(&a, &b, &mut x, &counting, s).unwrap();
         assert_eq!(out.iterations, 3);
         assert!(!out.converged && out.rel_residual.is_finite());
+        // k iterations apply the preconditioner k times: none is wasted on
+        // a direction the cut never takes.
+        assert_eq!(counting.0.into_inner(), 3);
+        // And the iterate is the same as with an uncut solve's first three.
+        let s4 = PcgSettings { max_iterations: Some(4), rel_tolerance: None };
+        let mut x4 = vec![0.0; 100];
+        Pcg::default().solve(&a, &b, &mut x4, &IdentityPreconditioner, s4).unwrap();
+        Pcg::default().solve(&a, &b, &mut y, &IdentityPreconditioner, s).unwrap();
+        assert_eq!(x, y);
+        assert_ne!(x, x4);
     }
 
     #[test]

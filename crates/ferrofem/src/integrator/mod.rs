@@ -150,6 +150,11 @@ pub struct ImplicitEulerSettings {
     /// iterates, residuals and tolerance stay `f64`). The Delassus operator
     /// and the correction always use the `f64` factor.
     pub preconditioner_precision: Precision,
+    /// Warp an outdated LDLᵀ preconditioner by the vertices' rotations
+    /// since its matrix was assembled, `Q A_s⁻¹ Qᵀ`
+    /// ([`implicit_euler::warp`]); the Delassus operator and the correction
+    /// keep the factor unwarped.
+    pub warp: bool,
 }
 
 impl Default for ImplicitEulerSettings {
@@ -163,6 +168,7 @@ impl Default for ImplicitEulerSettings {
             ordering: Ordering::Auto,
             refresh: Refresh::default(),
             preconditioner_precision: Precision::Double,
+            warp: false,
         }
     }
 }

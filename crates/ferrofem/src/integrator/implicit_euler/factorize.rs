@@ -8,8 +8,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, Preconditioner};
+use nalgebra::Matrix3;
 
+use super::warp::Warp;
 use super::BodyWorkspace;
+use crate::body::Body;
+use crate::element::PolarMethod;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
 
 type Snapshot = (usize, CsrMatrix);
@@ -18,9 +22,13 @@ type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
 /// Runs the stage for one body: symbolic analysis on first use, then the
 /// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
 /// `W`: without the LDLᵀ preconditioner the factor is refreshed every step
-/// in which the body is `constrained`, and not at all otherwise.
+/// in which the body is `constrained`, and not at all otherwise. With
+/// `settings.warp`, the LDLᵀ preconditioner is warped by the vertices'
+/// turns since its matrix was assembled (`w.warp`, none while the factor
+/// is current).
 pub fn factorize(
     w: &mut BodyWorkspace,
+    body: &Body,
     step: usize,
     settings: &ImplicitEulerSettings,
     constrained: bool,
@@ -35,7 +43,14 @@ pub fn factorize(
             Some(Refactorizer::new(&w.system, settings.ordering, settings.preconditioner_precision)?);
     }
     let r = w.refactorizer.as_mut().expect("created above");
-    r.refresh(step, &w.system, refresh)
+    let warp = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
+    if warp {
+        w.element_rotations.clear();
+        w.element_rotations.extend(w.evals.iter().map(|e| e.rotation));
+    }
+    r.refresh(step, &w.system, refresh, &w.element_rotations)?;
+    w.warp = warp.then(|| r.warp(body, step, &w.element_rotations, settings.polar)).flatten().map(Arc::new);
+    Ok(())
 }
 
 /// The factorization a body's PCG uses, and how it is refreshed.
@@ -50,6 +65,11 @@ pub struct Refactorizer {
     worker: Option<Worker>,
     /// Precision the preconditioner reads the factor in.
     precision: Precision,
+    /// Element rotations of the step whose `A` the current factor holds
+    /// (empty without warping).
+    factor_rotations: Vec<Matrix3<f64>>,
+    /// Those of the snapshot being factorized in the background.
+    pending_rotations: Vec<Matrix3<f64>>,
     /// Factorizations completed so far.
     pub completed: usize,
 }
@@ -83,6 +103,8 @@ impl Refactorizer {
             snapshot_step: 0,
             worker: None,
             precision,
+            factor_rotations: Vec::new(),
+            pending_rotations: Vec::new(),
             completed: 0,
         })
     }
@@ -102,13 +124,21 @@ impl Refactorizer {
     /// factorization starts every `refresh.every` steps. Asynchronously, a
     /// finished factor is taken as soon as it lands, or, when
     /// `refresh.deterministic`, exactly `every` steps after its snapshot
-    /// (waiting for it if need be).
-    pub fn refresh(&mut self, step: usize, a: &CsrMatrix, refresh: Refresh) -> Result<(), LinalgError> {
+    /// (waiting for it if need be). `rotations`: the element rotations of
+    /// this step's `A`, kept with its factor for warping (may be empty).
+    pub fn refresh(
+        &mut self,
+        step: usize,
+        a: &CsrMatrix,
+        refresh: Refresh,
+        rotations: &[Matrix3<f64>],
+    ) -> Result<(), LinalgError> {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
             if due {
                 let f = factorize_in(self.symbolic.clone(), a, self.precision)?;
                 self.install(step, Arc::new(f));
+                self.factor_rotations = rotations.to_vec();
                 self.snapshot_step = step;
             }
             return Ok(());
@@ -128,6 +158,7 @@ impl Refactorizer {
             self.factor_step = s;
             self.current = Some(f);
             self.completed += 1;
+            std::mem::swap(&mut self.factor_rotations, &mut self.pending_rotations);
         }
         let worker = self.worker.as_mut().expect("worker exists");
         if due && !worker.busy {
@@ -135,6 +166,8 @@ impl Refactorizer {
                 if tx.send((step, a.clone())).is_ok() {
                     worker.busy = true;
                     self.snapshot_step = step;
+                    self.pending_rotations.clear();
+                    self.pending_rotations.extend_from_slice(rotations);
                 }
             }
         }
@@ -152,9 +185,17 @@ impl Refactorizer {
         self.current.clone()
     }
 
-    /// The factor to precondition with.
-    pub fn preconditioner(&self) -> Option<LdltPreconditioner> {
-        self.current.clone().map(|factor| LdltPreconditioner { factor, precision: self.precision })
+    /// The factor to precondition with, warped by `warp` when given.
+    pub fn preconditioner(&self, warp: Option<Arc<Warp>>) -> Option<LdltPreconditioner> {
+        self.current.clone().map(|factor| LdltPreconditioner { factor, precision: self.precision, warp })
+    }
+
+    /// `Q` from the factor's step to `step`, given the element rotations
+    /// now; `None` while the factor is current or without its rotations.
+    pub fn warp(&self, body: &Body, step: usize, now: &[Matrix3<f64>], polar: PolarMethod) -> Option<Warp> {
+        let stale = self.current.is_some() && self.age(step) > 0;
+        (stale && self.factor_rotations.len() == now.len() && !now.is_empty())
+            .then(|| Warp::since(body, now, &self.factor_rotations, polar))
     }
 }
 
@@ -191,18 +232,26 @@ fn factorize_in(
 }
 
 /// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor, read
-/// in `precision`.
+/// in `precision`; warped, `z = Q A_old⁻¹ Qᵀ r`.
 #[derive(Debug, Clone)]
 pub struct LdltPreconditioner {
     /// The factor.
     pub factor: Arc<Ldlt>,
     /// The precision its values are read in.
     pub precision: Precision,
+    /// The vertices' rotations since the factor's step.
+    pub warp: Option<Arc<Warp>>,
 }
 
 impl Preconditioner for LdltPreconditioner {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         z.copy_from_slice(r);
+        if let Some(q) = &self.warp {
+            q.unrotate(z);
+        }
         self.factor.solve_one_in(z, self.precision);
+        if let Some(q) = &self.warp {
+            q.rotate(z);
+        }
     }
 }

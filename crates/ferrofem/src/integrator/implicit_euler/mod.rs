@@ -9,6 +9,7 @@ pub mod free_motion;
 pub mod integrate;
 mod pattern;
 mod step;
+pub mod warp;
 
 use ferrofem_linalg::{CsrMatrix, DiagonalPreconditioner, Pcg, PcgSolve};
 use nalgebra::Matrix3;
@@ -48,6 +49,10 @@ pub struct BodyWorkspace {
     pub elastic_energy: f64,
     /// LDLᵀ preconditioner state (created on first use).
     pub refactorizer: Option<factorize::Refactorizer>,
+    /// The tets' rotations of this step, when warping (kept with a factor).
+    pub element_rotations: Vec<Matrix3<f64>>,
+    /// The preconditioner's warp this step (`None` when off or the factor is current).
+    pub warp: Option<std::sync::Arc<warp::Warp>>,
     /// Scratch of the correction `A⁻¹ Hᵀ λ`.
     pub correction: Vec<f64>,
 }
@@ -77,6 +82,8 @@ impl BodyWorkspace {
             solve: PcgSolve::default(),
             elastic_energy: 0.0,
             refactorizer: None,
+            element_rotations: Vec::new(),
+            warp: None,
             correction: Vec::new(),
         }
     }

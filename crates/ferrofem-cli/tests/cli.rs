@@ -206,6 +206,16 @@ fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
             1,
             &["implicit_euler.max_iterations", "at least 1"],
         ),
+        (
+            &["run", "half-precision.toml", "--no-output"],
+            1,
+            &[
+                "implicit_euler.preconditioner_precision",
+                "unknown variant `half`",
+                "`double` or `single`",
+                "line 7",
+            ],
+        ),
         (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
         (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
         (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),

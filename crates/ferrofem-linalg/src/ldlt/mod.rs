@@ -408,11 +408,6 @@ impl Ldlt {
         self.single = keep.then(|| self.supernodal.iter().map(|&v| v as f32).collect());
     }
 
-    /// Whether a single-precision copy is kept.
-    pub fn has_single_precision(&self) -> bool {
-        self.single.is_some()
-    }
-
     /// Solves `A X = B` in place for `ncols` right-hand sides stored
     /// column-major: one by [`Self::solve_one`], several by faer's blocked solve.
     pub fn solve_in_place(&self, b: &mut [f64], ncols: usize) {

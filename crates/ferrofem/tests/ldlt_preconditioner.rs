@@ -215,8 +215,8 @@ fn single_precision_factor_converges_to_the_double_precision_solution() {
 }
 
 /// The real-time settings (LDLᵀ refreshed in the background, here at fixed
-/// steps, read in single precision; contact through the isodof `W` and
-/// PGS) give bitwise the same drop on one thread and on two.
+/// steps, read in single precision and warped; contact through the isodof
+/// `W` and PGS) give bitwise the same drop on one thread and on two.
 #[test]
 fn real_time_drop_does_not_depend_on_the_thread_count() {
     use ferrofem::integrator::{PreconditionerKind, Refresh};
@@ -229,6 +229,7 @@ fn real_time_drop_does_not_depend_on_the_thread_count() {
                 ie.preconditioner = PreconditionerKind::Ldlt;
                 ie.refresh = Refresh { every: 3, asynchronous: true, deterministic: true };
                 ie.preconditioner_precision = Precision::Single;
+                ie.warp = true;
                 ie.max_iterations = Some(3);
             });
             let contacts: usize = (0..40).map(|_| w.step().unwrap().contacts).sum();
@@ -240,30 +241,34 @@ fn real_time_drop_does_not_depend_on_the_thread_count() {
     assert!(one.iter().zip(&two).all(|(x, y)| x.to_bits() == y.to_bits()), "1 vs 2 threads differ");
 }
 
-/// The warped preconditioner `Q A_s⁻¹ Qᵀ` follows the rolling ball: with a
-/// factor refreshed every ten steps and PCG to 1e-8, it needs fewer
-/// iterations than the factor as it is (measured 135 against 176 over 30
-/// steps), and both reach the same velocities.
+/// The warped factor `G A_s⁻¹ Gᵀ` follows the rolling ball: with a factor
+/// refreshed every ten steps, as the contact compliance (`W` and the
+/// correction) it keeps the ball within 4 mm of the run whose factor is
+/// refreshed every step after 0.6 s, where the unwarped stale factor
+/// drifts 4 cm away (measured; bound 5×); as the PCG preconditioner (to
+/// 1e-10) it needs no more iterations (measured 401 against 407).
 #[test]
-fn warped_preconditioner_follows_a_rolling_body() {
+fn warped_factor_follows_a_rolling_body() {
     use ferrofem::integrator::{PreconditionerKind, Refresh};
-    let run = |warp: bool| {
+    let run = |every: usize, warp: bool, steps: usize| {
         let mut w = common::builtin("drop", |s| {
             let ie = &mut s.spec.implicit_euler;
             ie.preconditioner = PreconditionerKind::Ldlt;
-            ie.refresh = Refresh { every: 10, asynchronous: false, deterministic: false };
+            ie.refresh = Refresh { every, asynchronous: false, deterministic: false };
             ie.max_iterations = Some(200);
             ie.rel_tolerance = Some(1e-10);
             ie.warp = warp;
         });
-        let iterations: usize = (0..30).map(|_| w.step().unwrap().cg_iterations).sum();
-        assert_eq!(common::workspace(&w, 0).warp.is_some(), warp, "a warp for a stale factor");
-        (w.state.bodies[0].velocities.clone(), iterations)
+        let iterations: usize = (0..steps).map(|_| w.step().unwrap().cg_iterations).sum();
+        assert_eq!(common::workspace(&w, 0).warp.is_some(), warp && every > 1, "a warp for a stale factor");
+        (w.state.bodies[0].positions.clone(), iterations)
     };
-    let ((plain, its_plain), (warped, its_warped)) = (run(false), run(true));
-    let speed = plain.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let diff = warped.iter().zip(&plain).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    println!("PCG iterations over 30 steps: {its_plain} plain, {its_warped} warped; |Δv| {diff:.2e} of {speed:.2e}");
-    assert!(its_warped * 10 <= its_plain * 9, "warped {its_warped} vs plain {its_plain}");
-    assert!(diff <= 1e-6 * speed, "velocities differ by {diff:e}");
+    let steps = 60;
+    let (reference, _) = run(1, false, steps);
+    let ((plain, its_plain), (warped, its_warped)) = (run(10, false, steps), run(10, true, steps));
+    let error = |x: &[f64]| x.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let (e_plain, e_warped) = (error(&plain), error(&warped));
+    println!("PCG iterations over {steps} steps: {its_plain} plain, {its_warped} warped; position error against the every-step factor: {e_plain:.2e} m plain, {e_warped:.2e} m warped");
+    assert!(its_warped <= its_plain, "warped {its_warped} vs plain {its_plain}");
+    assert!(e_warped * 5.0 <= e_plain, "warped {e_warped:e} m vs plain {e_plain:e} m");
 }

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use ferrofem_linalg::{Ldlt, SparseInverse, SparseInverseScratch};
+use ferrofem_linalg::{CsrMatrix, Ldlt, SparseInverse, SparseInverseScratch};
+
+use super::Warp;
 
 /// How a body applies `A⁻¹`.
 #[derive(Debug, Clone)]
@@ -12,6 +14,10 @@ pub enum Compliance {
     /// The LDLᵀ factor of the `3n × 3n` system matrix (implicit Euler,
     /// zeng2022 §3.4): the isodof builders walk its elimination tree.
     Ldlt(Arc<Ldlt>),
+    /// The LDLᵀ factor of an earlier `A_s`, warped by the body's rotation
+    /// since: `A⁻¹ ≈ G A_s⁻¹ Gᵀ` ([`Warp`]). The Delassus builders see the
+    /// factor and the rows `H G` ([`Self::factor_frame`]).
+    WarpedLdlt(Arc<Ldlt>, Warp),
     /// `A = A_s ⊗ I₃` by the LDLᵀ factor of the scalar `n × n` matrix
     /// `A_s`, its three axes as right-hand sides (local-global, zeng2025 eq. 6).
     Kronecker(Arc<Ldlt>),
@@ -26,8 +32,34 @@ impl Compliance {
     /// unbuilt methods need.
     pub fn factor(&self) -> Option<&Arc<Ldlt>> {
         match self {
-            Compliance::Ldlt(f) => Some(f),
+            Compliance::Ldlt(f) | Compliance::WarpedLdlt(f, _) => Some(f),
             _ => None,
+        }
+    }
+
+    /// The warp of a [`Compliance::WarpedLdlt`].
+    pub fn warp(&self) -> Option<&Warp> {
+        match self {
+            Compliance::WarpedLdlt(_, q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// The compliance in the frame of its factor, and the rows there:
+    /// `(A_s, H G)` for a warped factor (`H G` written to `buf`), else
+    /// `(self, H)`. `H A⁻¹ Hᵀ = (H G) A_s⁻¹ (H G)ᵀ`, so every Delassus
+    /// builder works on the factor unchanged.
+    pub fn factor_frame<'a>(
+        &'a self,
+        h: &'a CsrMatrix,
+        buf: &'a mut CsrMatrix,
+    ) -> (std::borrow::Cow<'a, Compliance>, &'a CsrMatrix) {
+        match self {
+            Compliance::WarpedLdlt(f, q) => {
+                q.rows(h, buf);
+                (std::borrow::Cow::Owned(Compliance::Ldlt(f.clone())), buf)
+            }
+            _ => (std::borrow::Cow::Borrowed(self), h),
         }
     }
 
@@ -35,7 +67,7 @@ impl Compliance {
     /// Delassus builders use instead of a `3n × 3n` one.
     pub fn scalar_factor(&self) -> Option<&Arc<Ldlt>> {
         match self {
-            Compliance::Ldlt(_) => None,
+            Compliance::Ldlt(_) | Compliance::WarpedLdlt(..) => None,
             Compliance::Kronecker(f) | Compliance::SparseInverse(_, f) => Some(f),
         }
     }
@@ -48,6 +80,11 @@ impl Compliance {
         let mut b = Vec::new();
         match self {
             Compliance::Ldlt(f) => f.solve_in_place(x, k),
+            Compliance::WarpedLdlt(f, q) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
+                q.unrotate(col);
+                f.solve_in_place(col, 1);
+                q.rotate(col);
+            }),
             Compliance::Kronecker(f) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
                 b.clear();
                 b.extend_from_slice(col);
@@ -65,7 +102,7 @@ impl Compliance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrofem_linalg::{CsrMatrix, CsrPattern, LdltSymbolic, Ordering};
+    use ferrofem_linalg::{CsrPattern, LdltSymbolic, Ordering};
 
     /// A small SPD scalar matrix: a path graph's Laplacian plus a diagonal.
     fn scalar(n: usize) -> CsrMatrix {

@@ -7,11 +7,13 @@ mod compliance;
 mod groups;
 mod jacobian;
 mod rows;
+mod warp;
 
 pub use compliance::Compliance;
 pub use groups::{gather_groups, Group, GroupKey, Partner};
 pub use jacobian::ConstraintJacobian;
 pub use rows::{transpose_times, BodyRows};
+pub use warp::Warp;
 
 use crate::collision::Contacts;
 use crate::solver::{ConstraintGroup, ConstraintSolve};

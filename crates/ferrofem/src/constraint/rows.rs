@@ -15,6 +15,9 @@ pub struct BodyRows {
     pub jacobian: CsrMatrix,
     /// World row index of each row of `jacobian`.
     pub rows: Vec<usize>,
+    /// `H_b G`, the rows in the frame of a warped factor
+    /// ([`Compliance::factor_frame`], written by `build_delassus`).
+    pub factor_rows: CsrMatrix,
     /// `H_bᵀ λ` per DOF (N), zero when no constraint acts on the body.
     pub forces: Vec<f64>,
     /// Buffers, isodof cache and record of this body's Delassus build.
@@ -29,6 +32,7 @@ impl BodyRows {
         BodyRows {
             jacobian: ConstraintJacobian::new(dofs).to_csr(),
             rows: Vec::new(),
+            factor_rows: ConstraintJacobian::new(dofs).to_csr(),
             forces: vec![0.0; dofs],
             delassus: DelassusWorkspace::default(),
             lambda: Vec::new(),

@@ -163,7 +163,8 @@ pub fn build_delassus(
     let sweeps = solve.iterations.max(10) as f64;
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let wb = body.delassus.build(compliance, &body.jacobian, method, sweeps, assembled);
+        let (compliance, rows) = compliance.factor_frame(&body.jacobian, &mut body.factor_rows);
+        let wb = body.delassus.build(&compliance, rows, method, sweeps, assembled);
         if wb.is_empty() {
             unbuilt.push(b);
             continue;

@@ -150,10 +150,9 @@ pub struct ImplicitEulerSettings {
     /// iterates, residuals and tolerance stay `f64`). The Delassus operator
     /// and the correction always use the `f64` factor.
     pub preconditioner_precision: Precision,
-    /// Warp an outdated LDLᵀ preconditioner by the vertices' rotations
-    /// since its matrix was assembled, `Q A_s⁻¹ Qᵀ`
-    /// ([`implicit_euler::warp`]); the Delassus operator and the correction
-    /// keep the factor unwarped.
+    /// Warp an outdated LDLᵀ factor by the body's rotation since its
+    /// matrix was assembled, `A⁻¹ ≈ G A_s⁻¹ Gᵀ`, in PCG, the Delassus
+    /// operator and the correction ([`crate::constraint::Warp`]).
     pub warp: bool,
 }
 

@@ -111,8 +111,9 @@ pub struct SimulationSpec {
 pub enum Preset {
     /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
     /// refactorized in the background without pause (a new one starts as
-    /// soon as the last lands) and read in single precision, cut at 3
-    /// iterations (relative residual 1e-5); PGS to 1e-5 within 50 sweeps. dahl2019's early termination
+    /// soon as the last lands), read in single precision and warped by the
+    /// body's rotation since its matrix was assembled, cut at 3 iterations
+    /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps. dahl2019's early termination
     /// with zeng2022's preconditioner: one iteration from `v(t)` keeps the
     /// kinetic energy within 2 %, five within 0.05 %; a fresher factor also
     /// keeps the contact compliance `W` closer to the current `A`.
@@ -146,6 +147,9 @@ impl Preset {
         }
         if !has("implicit_euler", "preconditioner_precision") {
             ie.preconditioner_precision = if realtime { Precision::Single } else { Precision::Double };
+        }
+        if !has("implicit_euler", "warp") {
+            ie.warp = realtime;
         }
         if !has("implicit_euler", "max_iterations") {
             ie.max_iterations = Some(if realtime { 3 } else { 200 });
@@ -693,6 +697,7 @@ mod tests {
         );
         assert!(ie.refresh.asynchronous && ie.refresh.every == 1);
         assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Single);
+        assert!(ie.warp);
         assert!(
             matches!(s.constraint_solver.solver, Some(ConstraintSolver::Pgs(p)) if p.max_iterations == 50)
         );

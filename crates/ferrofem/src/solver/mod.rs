@@ -150,11 +150,11 @@ pub fn solve_in_space(
         let parts = unbuilt
             .iter()
             .map(|&b| {
-                let f = compliances[b]
-                    .as_ref()
-                    .and_then(Compliance::factor)
-                    .expect("unbuilt bodies are factorized");
-                UnbuiltBody::new(f, &bodies[b].jacobian, &bodies[b].rows)
+                let c = compliances[b].as_ref().expect("unbuilt bodies have a compliance");
+                let f = c.factor().expect("unbuilt bodies are factorized");
+                // A warped factor works on the rows in its frame, `H G`.
+                let rows = if c.warp().is_some() { &bodies[b].factor_rows } else { &bodies[b].jacobian };
+                UnbuiltBody::new(f, rows, &bodies[b].rows)
             })
             .collect();
         let assembled = (!delassus.is_empty()).then_some(delassus.as_slice());

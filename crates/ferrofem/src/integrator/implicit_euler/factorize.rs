@@ -10,9 +10,9 @@ use std::thread::JoinHandle;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, Preconditioner};
 use nalgebra::Matrix3;
 
-use super::warp::Warp;
 use super::BodyWorkspace;
 use crate::body::Body;
+use crate::constraint::Warp;
 use crate::element::PolarMethod;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
 
@@ -23,9 +23,9 @@ type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
 /// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
 /// `W`: without the LDLᵀ preconditioner the factor is refreshed every step
 /// in which the body is `constrained`, and not at all otherwise. With
-/// `settings.warp`, the LDLᵀ preconditioner is warped by the vertices'
-/// turns since its matrix was assembled (`w.warp`, none while the factor
-/// is current).
+/// `settings.warp`, the factor is warped by the body's rotation since its
+/// matrix was assembled (`w.warp`, none while the factor is current), in
+/// PCG, the Delassus operator and the correction.
 pub fn factorize(
     w: &mut BodyWorkspace,
     body: &Body,
@@ -49,7 +49,7 @@ pub fn factorize(
         w.element_rotations.extend(w.evals.iter().map(|e| e.rotation));
     }
     r.refresh(step, &w.system, refresh, &w.element_rotations)?;
-    w.warp = warp.then(|| r.warp(body, step, &w.element_rotations, settings.polar)).flatten().map(Arc::new);
+    w.warp = warp.then(|| r.warp(body, step, &w.element_rotations, settings.polar)).flatten();
     Ok(())
 }
 
@@ -186,11 +186,11 @@ impl Refactorizer {
     }
 
     /// The factor to precondition with, warped by `warp` when given.
-    pub fn preconditioner(&self, warp: Option<Arc<Warp>>) -> Option<LdltPreconditioner> {
+    pub fn preconditioner(&self, warp: Option<Warp>) -> Option<LdltPreconditioner> {
         self.current.clone().map(|factor| LdltPreconditioner { factor, precision: self.precision, warp })
     }
 
-    /// `Q` from the factor's step to `step`, given the element rotations
+    /// `G` from the factor's step to `step`, given the element rotations
     /// now; `None` while the factor is current or without its rotations.
     pub fn warp(&self, body: &Body, step: usize, now: &[Matrix3<f64>], polar: PolarMethod) -> Option<Warp> {
         let stale = self.current.is_some() && self.age(step) > 0;
@@ -232,15 +232,15 @@ fn factorize_in(
 }
 
 /// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor, read
-/// in `precision`; warped, `z = Q A_old⁻¹ Qᵀ r`.
+/// in `precision`; warped, `z = G A_old⁻¹ Gᵀ r`.
 #[derive(Debug, Clone)]
 pub struct LdltPreconditioner {
     /// The factor.
     pub factor: Arc<Ldlt>,
     /// The precision its values are read in.
     pub precision: Precision,
-    /// The vertices' rotations since the factor's step.
-    pub warp: Option<Arc<Warp>>,
+    /// The body's rotation since the factor's step.
+    pub warp: Option<Warp>,
 }
 
 impl Preconditioner for LdltPreconditioner {

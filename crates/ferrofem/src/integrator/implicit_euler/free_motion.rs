@@ -25,7 +25,7 @@ pub fn free_motion(
     let ldlt;
     let precond: &dyn Preconditioner = match settings.preconditioner {
         PreconditionerKind::Ldlt => {
-            ldlt = ws.refactorizer.as_ref().and_then(|r| r.preconditioner(ws.warp.clone()));
+            ldlt = ws.refactorizer.as_ref().and_then(|r| r.preconditioner(ws.warp));
             match &ldlt {
                 Some(p) => p,
                 None => &IdentityPreconditioner,

@@ -9,7 +9,6 @@ pub mod free_motion;
 pub mod integrate;
 mod pattern;
 mod step;
-pub mod warp;
 
 use ferrofem_linalg::{CsrMatrix, DiagonalPreconditioner, Pcg, PcgSolve};
 use nalgebra::Matrix3;
@@ -51,8 +50,8 @@ pub struct BodyWorkspace {
     pub refactorizer: Option<factorize::Refactorizer>,
     /// The tets' rotations of this step, when warping (kept with a factor).
     pub element_rotations: Vec<Matrix3<f64>>,
-    /// The preconditioner's warp this step (`None` when off or the factor is current).
-    pub warp: Option<std::sync::Arc<warp::Warp>>,
+    /// The factor's warp this step (`None` when off or the factor is current).
+    pub warp: Option<crate::constraint::Warp>,
     /// Scratch of the correction `A⁻¹ Hᵀ λ`.
     pub correction: Vec<f64>,
 }

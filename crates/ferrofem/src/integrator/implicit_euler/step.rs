@@ -102,8 +102,13 @@ impl ImplicitEuler {
         step: usize,
     ) -> Result<(), SimError> {
         let h = model.time_step;
-        let factor =
-            |w: &BodyWorkspace| w.refactorizer.as_ref().and_then(|r| r.factor()).map(Compliance::Ldlt);
+        let factor = |w: &BodyWorkspace| {
+            let f = w.refactorizer.as_ref().and_then(|r| r.factor())?;
+            Some(match w.warp {
+                Some(g) => Compliance::WarpedLdlt(f, g),
+                None => Compliance::Ldlt(f),
+            })
+        };
         let compliances = &mut self.compliances;
         compliances.clear();
         compliances.extend(self.bodies.iter().map(factor));

@@ -25,10 +25,12 @@ type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
 /// in which the body is `constrained`, and not at all otherwise. With
 /// `settings.warp`, the factor is warped by the body's rotation since its
 /// matrix was assembled (`w.warp`, none while the factor is current), in
-/// PCG, the Delassus operator and the correction.
+/// PCG, the Delassus operator and the correction; `rotations` are the tets'
+/// co-rotational rotations of this step's `A`.
 pub fn factorize(
     w: &mut BodyWorkspace,
     body: &Body,
+    rotations: &[Matrix3<f64>],
     step: usize,
     settings: &ImplicitEulerSettings,
     constrained: bool,
@@ -44,12 +46,9 @@ pub fn factorize(
     }
     let r = w.refactorizer.as_mut().expect("created above");
     let warp = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
-    if warp {
-        w.element_rotations.clear();
-        w.element_rotations.extend(w.evals.iter().map(|e| e.rotation));
-    }
-    r.refresh(step, &w.system, refresh, &w.element_rotations)?;
-    w.warp = warp.then(|| r.warp(body, step, &w.element_rotations, settings.polar)).flatten();
+    let rotations = if warp { rotations } else { &[] };
+    r.refresh(step, &w.system, refresh, rotations)?;
+    w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
     Ok(())
 }
 

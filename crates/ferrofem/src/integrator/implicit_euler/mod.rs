@@ -48,8 +48,6 @@ pub struct BodyWorkspace {
     pub elastic_energy: f64,
     /// LDLᵀ preconditioner state (created on first use).
     pub refactorizer: Option<factorize::Refactorizer>,
-    /// The tets' rotations of this step, when warping (kept with a factor).
-    pub element_rotations: Vec<Matrix3<f64>>,
     /// The factor's warp this step (`None` when off or the factor is current).
     pub warp: Option<crate::constraint::Warp>,
     /// Scratch of the correction `A⁻¹ Hᵀ λ`.
@@ -81,7 +79,6 @@ impl BodyWorkspace {
             solve: PcgSolve::default(),
             elastic_energy: 0.0,
             refactorizer: None,
-            element_rotations: Vec::new(),
             warp: None,
             correction: Vec::new(),
         }

@@ -71,7 +71,7 @@ impl ImplicitEuler {
             guard(step, body, Stage::Assemble, "system matrix", &w.system.values)?;
             let constrained = contacts.involve(b) || !body.attachments.is_empty();
             times
-                .time(Stage::Factorize, || factorize(w, body, step, &settings, constrained))
+                .time(Stage::Factorize, || factorize(w, body, &s.rotations, step, &settings, constrained))
                 .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
             times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
                 |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },

@@ -207,6 +207,15 @@ pub struct StepStats {
     pub violation: Option<String>,
     /// Largest constraint violation after PGS (m): attachment miss or contact penetration at the end of the step.
     pub constraint_violation: f64,
+    /// Penetration plus separation at contacts that carry force (m),
+    /// measured with the contact geometry at the end of the step (the
+    /// obstacles' end pose, the bodies' end positions): what a single
+    /// linearization at the start of the step misses when directions turn.
+    pub end_violation: f64,
+    /// The recursive corrective motion of the step (`[contact] resolution
+    /// = "implicit"`): iterations, direction change, violation before and
+    /// after, time of its parts; `null` under explicit resolution.
+    pub corrective: Option<crate::solver::corrective::CorrectiveRecord>,
     /// Isodofs over bodies.
     pub isodofs: usize,
     /// Reused isodofs over bodies.

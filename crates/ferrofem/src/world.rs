@@ -83,7 +83,11 @@ impl World {
         times.time(Stage::DetectContacts, || {
             detect_contacts(model, &state.bodies, trees, state.time, contacts)
         });
-        self.integrator.step(model, state, &self.contacts, &mut self.constraints, &mut times, observe)?;
+        let space = &mut self.constraints;
+        self.integrator.step(model, state, &self.contacts, space, &mut times, observe)?;
+        if !space.groups.is_empty() {
+            space.measure_end_violation(model, &state.bodies, state.time);
+        }
         state.time += model.time_step;
         state.step += 1;
         let step_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -159,6 +163,8 @@ impl World {
             inverted_elements: bodies.iter().map(|b| b.inverted_elements).sum(),
             violation,
             constraint_violation: space.violation,
+            end_violation: space.end_violation,
+            corrective: space.corrective,
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
             local_global_iterations: self.integrator.iterations(),

@@ -1,6 +1,8 @@
 //! Frictional contact against rigid obstacles (zeng2022 §3.2–3.3).
 
 mod common;
+#[path = "contact/corrective.rs"]
+mod corrective;
 
 use ferrofem::solver::{ComplementarityScale, ConstraintSolver, NewtonSettings};
 use ferrofem::stats::StepStats;

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::body::Body;
+pub use crate::solver::corrective::{ImplicitResolution, Resolution, ResolutionKind, Update};
 use crate::state::BodyState;
 use crate::Model;
 
@@ -43,6 +44,10 @@ pub struct ContactSettings {
     pub max_penetration: Option<f64>,
     /// What a violation does.
     pub on_violation: OnViolation,
+    /// How the constraints are linearized within a step: once at its
+    /// start (`explicit`, zeng2022) or re-linearized by recursive corrective
+    /// motion (`implicit`, zeng-implicit §5–6).
+    pub resolution: Resolution,
 }
 
 /// What a step that penetrates deeper than `max_penetration`, or inverts
@@ -66,6 +71,7 @@ impl Default for ContactSettings {
             speculative: true,
             max_penetration: None,
             on_violation: OnViolation::Warn,
+            resolution: Resolution::Explicit,
         }
     }
 }
@@ -88,6 +94,11 @@ struct ContactSpec {
     speculative: Option<bool>,
     max_penetration: Option<f64>,
     on_violation: Option<OnViolation>,
+    resolution: Option<ResolutionKind>,
+    newton_iterations: Option<usize>,
+    update: Option<Update>,
+    direction_tolerance: Option<f64>,
+    violation_tolerance: Option<f64>,
     pgs: Option<serde::de::IgnoredAny>,
     delassus: Option<serde::de::IgnoredAny>,
 }
@@ -108,6 +119,7 @@ impl TryFrom<ContactSpec> for ContactSettings {
             return Err(format!("max_penetration = {m} must be finite and positive (m)"));
         }
         let d = ContactSettings::default();
+        let resolution = resolution(&s)?;
         Ok(ContactSettings {
             alarm_distance: s.alarm_distance.unwrap_or(d.alarm_distance),
             contact_distance: s.contact_distance.unwrap_or(d.contact_distance),
@@ -115,8 +127,43 @@ impl TryFrom<ContactSpec> for ContactSettings {
             speculative: s.speculative.unwrap_or(d.speculative),
             max_penetration: s.max_penetration,
             on_violation: s.on_violation.unwrap_or(d.on_violation),
+            resolution,
         })
     }
+}
+
+/// `resolution` and the keys of the implicit one, checked: those keys
+/// need `resolution = "implicit"`, and their values must be usable.
+fn resolution(s: &ContactSpec) -> Result<Resolution, String> {
+    let keys = [
+        s.newton_iterations.map(|_| "newton_iterations"),
+        s.update.map(|_| "update"),
+        s.direction_tolerance.map(|_| "direction_tolerance"),
+        s.violation_tolerance.map(|_| "violation_tolerance"),
+    ];
+    if s.resolution != Some(ResolutionKind::Implicit) {
+        return match keys.iter().flatten().next() {
+            Some(k) => Err(format!("`{k}` belongs to resolution = \"implicit\"")),
+            None => Ok(Resolution::Explicit),
+        };
+    }
+    if s.newton_iterations == Some(0) {
+        return Err("newton_iterations must be at least 1".into());
+    }
+    for (key, v) in
+        [("direction_tolerance", s.direction_tolerance), ("violation_tolerance", s.violation_tolerance)]
+    {
+        if let Some(t) = v.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(format!("{key} = {t}: must be finite and ≥ 0"));
+        }
+    }
+    let d = ImplicitResolution::default();
+    Ok(Resolution::Implicit(ImplicitResolution {
+        newton_iterations: s.newton_iterations.unwrap_or(d.newton_iterations),
+        update: s.update.unwrap_or(d.update),
+        direction_tolerance: s.direction_tolerance.unwrap_or(d.direction_tolerance),
+        violation_tolerance: s.violation_tolerance.unwrap_or(d.violation_tolerance),
+    }))
 }
 
 /// The step's contacts: per body its obstacle contacts, then the

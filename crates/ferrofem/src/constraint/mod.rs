@@ -6,6 +6,7 @@
 mod compliance;
 mod groups;
 mod jacobian;
+pub mod proximity;
 mod rows;
 mod warp;
 
@@ -50,6 +51,13 @@ pub struct ConstraintSpace {
     pub(crate) newton: crate::solver::NewtonScratch,
     /// A vector of `W λ` (scratch).
     pub(crate) scratch: Vec<f64>,
+    /// What the recursive corrective motion did this step (`None`: explicit resolution).
+    pub corrective: Option<crate::solver::corrective::CorrectiveRecord>,
+    /// Scratch of the recursive corrective motion.
+    pub(crate) corrective_scratch: crate::solver::corrective::CorrectiveScratch,
+    /// Penetration plus separation at contacts that carry force at the end
+    /// of the step, measured with the contact geometry there (m).
+    pub end_violation: f64,
 }
 
 impl ConstraintSpace {
@@ -71,6 +79,16 @@ impl ConstraintSpace {
         }
         self.impulses.clear();
         self.violation = 0.0;
+        self.corrective = None;
+        self.end_violation = 0.0;
+    }
+
+    /// Measures [`Self::end_violation`] at the bodies' end-of-step
+    /// positions, `t` being the step's start time.
+    pub fn measure_end_violation(&mut self, model: &Model, states: &[BodyState], t: f64) {
+        let scratch = &mut self.corrective_scratch.proximity;
+        let x = |b: usize| states[b].positions.as_slice();
+        self.end_violation = proximity::end_violation(&self.groups, &self.impulses, model, x, t, scratch);
     }
 
     /// Contact groups (obstacle and body–body), each counted once.

@@ -42,6 +42,14 @@ impl BodyRows {
     /// Collects `H_b` from the points of body `b` in `groups`; clears the
     /// forces and the last Delassus record.
     pub fn assemble(&mut self, b: usize, groups: &[Group]) {
+        self.collect(b, groups);
+        self.forces.iter_mut().for_each(|f| *f = 0.0);
+        self.delassus.record = None;
+    }
+
+    /// Collects `H_b` from the points of body `b` in `groups`, along each
+    /// group's frame (again after a re-linearization).
+    pub fn collect(&mut self, b: usize, groups: &[Group]) {
         clear_rows(&mut self.jacobian);
         self.rows.clear();
         for (k, g) in groups.iter().enumerate() {
@@ -50,8 +58,6 @@ impl BodyRows {
                 self.rows.extend([3 * k, 3 * k + 1, 3 * k + 2]);
             }
         }
-        self.forces.iter_mut().for_each(|f| *f = 0.0);
-        self.delassus.record = None;
     }
 
     /// Whether any constraint row touches the body.

@@ -52,7 +52,8 @@ pub enum Shape {
 
 /// Kinematic motion of an obstacle: translation at constant velocity, or
 /// along a keyframed path (piecewise linear, clamped at its ends), plus
-/// rotation about its own origin at constant angular velocity.
+/// rotation at constant angular velocity about its own origin or a pivot
+/// (which the translation carries along).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ObstacleMotion {
@@ -63,6 +64,10 @@ pub struct ObstacleMotion {
     /// Keyframes `[t, dx, dy, dz]`: offsets (m) of the origin from its
     /// initial position at increasing times (s).
     pub path: Vec<[f64; 4]>,
+    /// The point the rotation turns about, at t = 0 (m, world); `None`:
+    /// the obstacle's origin. Two jaws turning about one pivot grasp and
+    /// twist what they hold.
+    pub pivot: Option<[f64; 3]>,
 }
 
 impl ObstacleMotion {
@@ -122,13 +127,26 @@ impl Obstacle {
             Some(axis) => Rotation3::from_axis_angle(&axis, w.norm() * t),
             None => Rotation3::identity(),
         };
-        (spin * self.rotation, self.translation + self.motion.offset(t).0)
+        let pivot = self.pivot();
+        (spin * self.rotation, pivot + self.motion.offset(t).0 + spin * (self.translation - pivot))
+    }
+
+    /// The pivot at t = 0 (the origin when the motion names none).
+    fn pivot(&self) -> Vector3<f64> {
+        self.motion.pivot.map_or(self.translation, Vector3::from)
     }
 
     /// Velocity of the obstacle's material point at world position `p` (m/s).
     pub fn velocity_at(&self, p: &Vector3<f64>, t: f64) -> Vector3<f64> {
-        let (_, c) = self.pose(t);
-        self.motion.offset(t).1 + Vector3::from(self.motion.angular_velocity).cross(&(p - c))
+        let (offset, v) = self.motion.offset(t);
+        v + Vector3::from(self.motion.angular_velocity).cross(&(p - (self.pivot() + offset)))
+    }
+
+    /// Where the obstacle's material point at `p` at time `from` is at
+    /// time `to` (m): `c(to) + R(to) R(from)ᵀ (p − c(from))`.
+    pub fn carry(&self, p: &Vector3<f64>, from: f64, to: f64) -> Vector3<f64> {
+        let ((r0, c0), (r1, c1)) = (self.pose(from), self.pose(to));
+        c1 + r1 * (r0.inverse() * (p - c0))
     }
 
     /// Signed distance from `p` to the surface at time `t` (negative inside)
@@ -298,11 +316,37 @@ mod tests {
     #[test]
     fn moving_obstacle_pose_and_point_velocity() {
         let mut s = obstacle(Shape::Sphere { radius: 1.0 });
-        s.motion =
-            ObstacleMotion { velocity: [1.0, 0.0, 0.0], angular_velocity: [0.0, 0.0, 2.0], path: Vec::new() };
+        s.motion = ObstacleMotion {
+            velocity: [1.0, 0.0, 0.0],
+            angular_velocity: [0.0, 0.0, 2.0],
+            ..Default::default()
+        };
         let (d, _) = s.signed_distance(&Vector3::new(3.0, 0.0, 0.0), 1.0);
         assert!((d - 1.0).abs() < 1e-12);
         let v = s.velocity_at(&Vector3::new(2.0, 0.0, 0.0), 1.0);
         assert!((v - Vector3::new(1.0, 2.0, 0.0)).norm() < 1e-12);
+        let p = Vector3::new(2.0, 0.5, 0.3);
+        assert!((s.carry(&p, 1.0, 1.0) - p).norm() < 1e-15);
+    }
+
+    #[test]
+    fn a_jaw_turns_about_its_pivot() {
+        // A ball centred at x = 1 turning about the z axis through the origin
+        // at π/2 rad/s: after 1 s it is centred at y = 1.
+        let mut s = obstacle(Shape::Sphere { radius: 0.25 });
+        s.translation = Vector3::new(1.0, 0.0, 0.0);
+        let quarter = std::f64::consts::FRAC_PI_2;
+        s.motion = ObstacleMotion {
+            angular_velocity: [0.0, 0.0, quarter],
+            pivot: Some([0.0; 3]),
+            ..Default::default()
+        };
+        assert!((s.pose(1.0).1 - Vector3::new(0.0, 1.0, 0.0)).norm() < 1e-12);
+        assert!(s.signed_distance(&Vector3::new(0.0, 1.25, 0.0), 1.0).0.abs() < 1e-12);
+        // Its surface point nearest the pivot moves at ω × r = (0, 0.75 π/2, 0).
+        let v = s.velocity_at(&Vector3::new(0.75, 0.0, 0.0), 0.0);
+        assert!((v - Vector3::new(0.0, 0.75 * quarter, 0.0)).norm() < 1e-12);
+        let carried = s.carry(&Vector3::new(0.75, 0.0, 0.0), 0.0, 1.0);
+        assert!((carried - Vector3::new(0.0, 0.75, 0.0)).norm() < 1e-12);
     }
 }

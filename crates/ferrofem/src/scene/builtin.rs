@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 18] = [
+pub const SCENES: [(&str, &str); 20] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -26,6 +26,8 @@ pub const SCENES: [(&str, &str); 18] = [
     ("squeezing-ball", include_str!("../../../../scenes/squeezing-ball.toml")),
     ("cloth-on-knives", include_str!("../../../../scenes/cloth-on-knives.toml")),
     ("sharp-corner", include_str!("../../../../scenes/sharp-corner.toml")),
+    ("grasp-rotate", include_str!("../../../../scenes/grasp-rotate.toml")),
+    ("sliding-indenter", include_str!("../../../../scenes/sliding-indenter.toml")),
 ];
 
 /// Each scene's name and the first comment line of its file.

@@ -516,6 +516,14 @@ impl SceneFile {
                     .into(),
             ));
         }
+        if self.contact.resolution != crate::collision::Resolution::Explicit {
+            return Err((
+                "contact.resolution".into(),
+                "\"implicit\" re-linearizes the constraints of implicit Euler's single solve; the \
+                 local-global integrator solves them in every iteration already: write \"explicit\""
+                    .into(),
+            ));
+        }
         if constrained && self.local_global.acceleration == Acceleration::Lbfgs {
             return Err((
                 "local_global.acceleration".into(),
@@ -584,6 +592,7 @@ impl ObstacleSpec {
         let m = &self.motion;
         finite(format!("{key}.motion"), &[m.velocity, m.angular_velocity].concat())?;
         finite(format!("{key}.motion.path"), &m.path.concat())?;
+        finite(format!("{key}.motion.pivot"), &m.pivot.unwrap_or_default())?;
         if m.path.windows(2).any(|w| w[1][0] <= w[0][0]) {
             return Err((format!("{key}.motion.path"), "keyframe times must increase".into()));
         }

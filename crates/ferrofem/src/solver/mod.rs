@@ -8,6 +8,7 @@
 //! `δ = d + W λ`; a gap `δₙ ≥ 0` means separated; `λₙ ≥ 0` pushes apart;
 //! friction obeys `‖λₜ‖ ≤ μ λₙ` and opposes the tangential motion `δₜ`.
 
+pub mod corrective;
 pub mod coulomb;
 pub mod newton;
 pub mod pgs;
@@ -59,12 +60,17 @@ pub fn solve_constraints(
 ) {
     let h = model.time_step;
     row_gaps(&space.groups, h, v_free, &mut space.free_gaps);
+    warm_started(space, warm_start);
+    solve_in_space(space, compliances, model, solver);
+    keep_warm_start(space, warm_start);
+}
+
+/// λ of the groups from `warm_start` by key (zero for a new group).
+pub fn warm_started(space: &mut ConstraintSpace, warm_start: &HashMap<GroupKey, [f64; 3]>) {
     space.impulses.clear();
     for g in space.groups.iter() {
         space.impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
-    solve_in_space(space, compliances, model, solver);
-    keep_warm_start(space, warm_start);
 }
 
 /// `δ` per row for the displacement `scale · u(b, dof)` of the bodies over

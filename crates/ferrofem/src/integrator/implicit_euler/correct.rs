@@ -15,5 +15,11 @@ pub fn correct(
     h: f64,
 ) {
     rows.correction(compliance, impulses, &mut ws.correction);
+    apply(ws, h);
+}
+
+/// `Δv += h A⁻¹ Hᵀ λ` with `A⁻¹ Hᵀ λ` already in `ws.correction` (the
+/// standard recursive corrective motion solves it in its last iteration).
+pub fn apply(ws: &mut BodyWorkspace, h: f64) {
     ws.dv.iter_mut().zip(&ws.correction).for_each(|(dv, a)| *dv += h * a);
 }

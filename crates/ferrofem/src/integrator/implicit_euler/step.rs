@@ -4,16 +4,18 @@
 //! body `correct → integrate`.
 
 use super::assemble::{assemble, StepInputs};
-use super::correct::correct;
+use super::correct::{apply, correct};
 use super::factorize::factorize;
 use super::free_motion::free_motion;
 use super::integrate::integrate;
 use super::BodyWorkspace;
 use crate::collision::Contacts;
+use crate::collision::{Resolution, Update};
 use crate::constraint::{Compliance, ConstraintSpace};
 use crate::delassus::build_delassus;
 use crate::error::guard;
 use crate::integrator::ImplicitEulerSettings;
+use crate::solver::corrective::{resolve_recursively, Motion};
 use crate::solver::{solve_constraints, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
@@ -92,7 +94,8 @@ impl ImplicitEuler {
     }
 
     /// `build_delassus → solve_constraints → correct` with each body's
-    /// factor as its compliance.
+    /// factor as its compliance; under implicit resolution the first two
+    /// repeat in a recursive corrective motion (zeng-implicit §5–6).
     fn resolve_constraints(
         &mut self,
         model: &Model,
@@ -114,15 +117,44 @@ impl ImplicitEuler {
         compliances.extend(self.bodies.iter().map(factor));
         let settings = &model.constraint_solver;
         let solver = settings.solver(false);
-        let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
-        times.time(Stage::BuildDelassus, || {
-            build_delassus(space, compliances, h, settings.delassus, assembled)
-        });
-        let (ws, states) = (&self.bodies, &state.bodies);
-        let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
-        times.time(Stage::SolveConstraints, || {
-            solve_constraints(space, &mut state.warm_start, v_free, compliances, model, solver)
-        });
+        let State { bodies: states, warm_start, time, .. } = state;
+        let ws = &mut self.bodies;
+        let corrected = match model.contact.resolution {
+            Resolution::Explicit => {
+                let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
+                times.time(Stage::BuildDelassus, || {
+                    build_delassus(space, compliances, h, settings.delassus, assembled)
+                });
+                let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
+                times.time(Stage::SolveConstraints, || {
+                    solve_constraints(space, warm_start, v_free, compliances, model, solver)
+                });
+                false
+            }
+            Resolution::Implicit(r) => {
+                let mut corrections: Vec<Vec<f64>> =
+                    ws.iter_mut().map(|w| std::mem::take(&mut w.correction)).collect();
+                let motion = Motion {
+                    start: states.iter().map(|s| s.positions.as_slice()).collect(),
+                    v_free: |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j],
+                    t: *time,
+                };
+                let record = resolve_recursively(
+                    space,
+                    warm_start,
+                    compliances,
+                    model,
+                    &motion,
+                    r,
+                    solver,
+                    &mut corrections,
+                    times,
+                );
+                space.corrective = Some(record);
+                ws.iter_mut().zip(corrections).for_each(|(w, c)| w.correction = c);
+                r.update == Update::Standard
+            }
+        };
         let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
         guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;
         let limit = model.contact.alarm_distance.max(1e-6);
@@ -137,7 +169,10 @@ impl ImplicitEuler {
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let rows = &mut space.bodies[b];
             if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
-                times.time(Stage::Correct, || correct(w, rows, c, &space.impulses, h));
+                times.time(Stage::Correct, || match corrected {
+                    true => apply(w, h),
+                    false => correct(w, rows, c, &space.impulses, h),
+                });
             }
         }
         Ok(())

@@ -1,0 +1,357 @@
+//! Recursive corrective motion (zeng-implicit §5–6, Algorithms 2–3): the
+//! constraints are linearized at the start of the step, solved, and then
+//! re-linearized at the corrected positions, a few Newton iterations per
+//! step, so that directions that turn within the step (a grasped body
+//! twisted fast, a contact sliding over a curved surface) are met at its
+//! end.
+//!
+//! Iteration `k` solves `δ = δ_k + W_k λ` for the step's *whole* force
+//! `λ` in the directions `C_k` (a group's normal and tangents) linearized
+//! at the last iterate; the iterate is then `x_k = x_free + h² A⁻¹ H_kᵀ λ`.
+//! (The paper sums increments `λ_k`; each of those would be held to push,
+//! `λ_k ≥ 0`, and could not take back force that an earlier linearization
+//! overestimated. Solving for the whole force keeps Signorini–Coulomb exact
+//! in the final directions and makes one iteration the explicit scheme.)
+//!
+//! Two ways to form `W_k` and `x_k`:
+//! - `standard` (Algorithm 2): `W_k = h² H_k A⁻¹ H_kᵀ` by the Delassus
+//!   builders and `A⁻¹ H_kᵀ λ` by the bodies' compliances, every iteration;
+//! - `fast` (Algorithm 3): with `H_k = C_k H` (eq. 27) and `H` the mapping
+//!   to the proximity vertices, `W_H = h² H A⁻¹ Hᵀ` once per step (eq. 28),
+//!   then `W_k = C_k W_H C_kᵀ` and `x_k = x_free + W_H C_kᵀ λ` (eq. 31):
+//!   products only, `A⁻¹` never applied inside the loop.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use nalgebra::Vector3;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{keep_warm_start, row_gaps, solve_in_space, warm_started, ConstraintSolver};
+use crate::constraint::proximity::{linearize, relinearize, turn, violation, Linearization, Proximity};
+use crate::constraint::{transpose_times, Compliance, ConstraintSpace, GroupKey};
+use crate::delassus::{build_delassus, expand, DelassusMethod, SlotMatrix};
+use crate::stats::{Stage, StageTimes};
+use crate::Model;
+
+/// `[contact] resolution`: how often the constraints are linearized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolutionKind {
+    /// Once, at the start of the step (zeng2022).
+    Explicit,
+    /// Again at each iterate of a recursive corrective motion.
+    Implicit,
+}
+
+/// `[contact] update`: how `W_k` and the iterate are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Update {
+    /// Algorithm 2: rebuilt from the factor, corrections solved, every iteration.
+    Standard,
+    /// Algorithm 3: `W_H` once per step, then products only.
+    #[default]
+    Fast,
+}
+
+impl Update {
+    /// The scene-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Update::Standard => "standard",
+            Update::Fast => "fast",
+        }
+    }
+}
+
+/// The settings of the implicit resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ImplicitResolution {
+    /// At most this many linearizations per step (1: the explicit scheme).
+    pub newton_iterations: usize,
+    /// How `W_k` and the iterate are formed.
+    pub update: Update,
+    /// Stop when no contact normal turns by more than this (rad) …
+    pub direction_tolerance: f64,
+    /// … and no contact violates by more than this (m): penetration, or
+    /// separation where it carries force.
+    pub violation_tolerance: f64,
+}
+
+impl Default for ImplicitResolution {
+    fn default() -> Self {
+        ImplicitResolution {
+            newton_iterations: 5,
+            update: Update::Fast,
+            direction_tolerance: 1e-3,
+            violation_tolerance: 1e-6,
+        }
+    }
+}
+
+/// How the constraints are linearized within a step.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Once, at the start of the step.
+    #[default]
+    Explicit,
+    /// By recursive corrective motion.
+    Implicit(ImplicitResolution),
+}
+
+/// What the recursive corrective motion did in a step, and the time of
+/// its parts (ms) as zeng-implicit Table 1 splits them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CorrectiveRecord {
+    /// `standard` or `fast`.
+    pub update: &'static str,
+    /// Newton iterations (linearizations) used.
+    pub iterations: usize,
+    /// The largest turn of a contact normal at the last re-linearization (rad).
+    pub direction_change: f64,
+    /// Violation after the first iteration, the explicit scheme's (m).
+    pub violation_before: f64,
+    /// Violation after the last iteration (m).
+    pub violation_after: f64,
+    /// `W_H` (fast) or the first `W` (standard).
+    pub build_ms: f64,
+    /// `W_k` of the iterations: `C_k W_H C_kᵀ`, or rebuilt from the factor after the first.
+    pub rebuild_ms: f64,
+    /// `δ_free` and the constraint solves.
+    pub solve_ms: f64,
+    /// The iterates: `W_H C_kᵀ λ`, or `A⁻¹ H_kᵀ λ` per body.
+    pub correction_ms: f64,
+}
+
+/// Scratch of the recursive corrective motion, kept from step to step.
+#[derive(Debug, Default)]
+pub struct CorrectiveScratch {
+    /// The proximity vertices and their iterates.
+    pub proximity: Proximity,
+    /// `W_H = h² H A⁻¹ Hᵀ` on the proximity DOFs, row-major.
+    mapping: Vec<f64>,
+    /// Each group's point at the start of the step.
+    starts: Vec<Vector3<f64>>,
+    /// Each group's linearization at the iterate.
+    linearizations: Vec<Option<Linearization>>,
+    /// `T = J W_H` (scratch of the expansion) and `Jᵀ λ`.
+    t: Vec<f64>,
+    u: Vec<f64>,
+}
+
+/// The inputs of the step that the corrective motion reads.
+pub struct Motion<'a, F: Fn(usize, usize) -> f64> {
+    /// Start-of-step positions per body (m).
+    pub start: Vec<&'a [f64]>,
+    /// Free-motion velocity of (body, DOF) (m/s).
+    pub v_free: F,
+    /// Start time of the step (s).
+    pub t: f64,
+}
+
+/// Recursive corrective motion over `space`'s groups (assembled by
+/// `assemble_constraints`), warm-started by key from `warm_start` (which
+/// receives the final λ). On return the groups hold the last directions,
+/// each body's rows are assembled with them, and `space.impulses` holds
+/// λ. Under the `standard` update `corrections[b]` holds
+/// `A_b⁻¹ H_bᵀ λ` for the final λ (it is computed in the last iteration);
+/// under `fast` the correction stage still has to apply it.
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
+    space: &mut ConstraintSpace,
+    warm_start: &mut HashMap<GroupKey, [f64; 3]>,
+    compliances: &[Option<Compliance>],
+    model: &Model,
+    motion: &Motion<'_, F>,
+    settings: ImplicitResolution,
+    solver: ConstraintSolver,
+    corrections: &mut [Vec<f64>],
+    times: &mut StageTimes,
+) -> CorrectiveRecord {
+    let h = model.time_step;
+    let method = model.constraint_solver.delassus;
+    let mut scratch = std::mem::take(&mut space.corrective_scratch);
+    scratch.proximity.gather(&space.groups, |b| motion.start[b], motion.v_free, h);
+    if settings.update == Update::Fast {
+        scratch.proximity.assemble_body_rows(model.bodies.iter().map(|b| b.dofs()));
+    }
+    let p = &scratch.proximity;
+    scratch.starts.clear();
+    scratch.starts.extend(space.groups.iter().map(|g| p.point(&p.start, g)));
+    warm_started(space, warm_start);
+    let mut rec = CorrectiveRecord { update: settings.update.name(), ..Default::default() };
+    for k in 1..=settings.newton_iterations {
+        rec.iterations = k;
+        let t0 = Instant::now();
+        match settings.update {
+            Update::Standard => {
+                for (b, rows) in space.bodies.iter_mut().enumerate() {
+                    rows.collect(b, &space.groups);
+                }
+                times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+            }
+            Update::Fast => {
+                if k == 1 {
+                    times.time(Stage::BuildDelassus, || {
+                        build_mapping(space, &mut scratch, compliances, h, method)
+                    });
+                    rec.build_ms = ms(t0);
+                }
+                let t1 = Instant::now();
+                times.time(Stage::BuildDelassus, || rebuild(space, &mut scratch));
+                rec.rebuild_ms += ms(t1);
+            }
+        }
+        if settings.update == Update::Standard {
+            *(if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms }) += ms(t0);
+        }
+        let t0 = Instant::now();
+        times.time(Stage::SolveConstraints, || {
+            row_gaps(&space.groups, h, motion.v_free, &mut space.free_gaps);
+            solve_in_space(space, compliances, model, solver);
+        });
+        rec.solve_ms += ms(t0);
+        let t0 = Instant::now();
+        times.time(Stage::Correct, || {
+            iterate(space, &mut scratch, compliances, settings.update, h, corrections)
+        });
+        rec.correction_ms += ms(t0);
+        let (turned, violated) = linearize_all(space, &mut scratch, model, motion.t);
+        if k == 1 {
+            rec.violation_before = violated;
+        }
+        (rec.direction_change, rec.violation_after) = (turned, violated);
+        let converged = turned <= settings.direction_tolerance && violated <= settings.violation_tolerance;
+        if k == settings.newton_iterations || converged {
+            break;
+        }
+        relinearize_all(space, &scratch);
+    }
+    if settings.update == Update::Fast {
+        for (b, rows) in space.bodies.iter_mut().enumerate() {
+            rows.collect(b, &space.groups);
+        }
+    }
+    keep_warm_start(space, warm_start);
+    space.corrective_scratch = scratch;
+    rec
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// `W_H = h² H A⁻¹ Hᵀ` (eq. 28) on the proximity DOFs: each body's block
+/// by the Delassus builders (`method`, always assembled) on the rows of its
+/// proximity vertices; bodies do not couple.
+fn build_mapping(
+    space: &mut ConstraintSpace,
+    scratch: &mut CorrectiveScratch,
+    compliances: &[Option<Compliance>],
+    h: f64,
+    method: DelassusMethod,
+) {
+    let p = &scratch.proximity;
+    let n = 3 * p.vertices.len();
+    scratch.mapping.clear();
+    scratch.mapping.resize(n * n, 0.0);
+    let sweeps = space.solve.iterations.max(10) as f64;
+    for (b, rows) in p.body_rows.iter().enumerate().filter(|(_, r)| r.nrows() > 0) {
+        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
+        let body = &mut space.bodies[b];
+        let (compliance, rows) = compliance.factor_frame(rows, &mut body.factor_rows);
+        let wb = body.delassus.build(&compliance, rows, method, sweeps, true);
+        let first = 3 * p.vertices.partition_point(|&(c, _)| c < b);
+        let m = rows.nrows();
+        for i in 0..m {
+            let row = &mut scratch.mapping[(first + i) * n + first..(first + i) * n + first + m];
+            row.iter_mut().zip(&wb[i * m..(i + 1) * m]).for_each(|(x, w)| *x = h * h * w);
+        }
+    }
+}
+
+/// `W_k = J_k W_H J_kᵀ` with `J_k = C_k Ĥ` (Algorithm 3, line 2) into
+/// `space.delassus`.
+fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
+    let n = 3 * scratch.proximity.vertices.len();
+    scratch.proximity.assemble_jacobian(&space.groups);
+    let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
+    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, &mut space.delassus);
+    space.unbuilt.clear();
+}
+
+/// The iterate at the proximity vertices for the solved λ: `x_free + W_H
+/// J_kᵀ λ` (fast, eq. 31), or `x_free + h² A_b⁻¹ H_bᵀ λ` per body with
+/// the correction kept in `corrections[b]` (standard).
+fn iterate(
+    space: &mut ConstraintSpace,
+    scratch: &mut CorrectiveScratch,
+    compliances: &[Option<Compliance>],
+    update: Update,
+    h: f64,
+    corrections: &mut [Vec<f64>],
+) {
+    let p = &mut scratch.proximity;
+    let n = 3 * p.vertices.len();
+    match update {
+        Update::Fast => {
+            scratch.u.resize(n, 0.0);
+            transpose_times(&p.jacobian, &space.impulses, &mut scratch.u);
+            let (wh, u) = (&scratch.mapping, &scratch.u);
+            p.current.par_iter_mut().zip(&p.free).enumerate().for_each(|(i, (x, free))| {
+                *x = free + wh[i * n..(i + 1) * n].iter().zip(u).map(|(w, u)| w * u).sum::<f64>();
+            });
+        }
+        Update::Standard => {
+            for (b, rows) in space.bodies.iter_mut().enumerate() {
+                corrections[b].clear();
+                if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
+                    rows.correction(c, &space.impulses, &mut corrections[b]);
+                }
+            }
+            for (i, &(b, v)) in p.vertices.iter().enumerate() {
+                for d in 0..3 {
+                    let dx = corrections[b].get(3 * v + d).map_or(0.0, |c| h * h * c);
+                    p.current[3 * i + d] = p.free[3 * i + d] + dx;
+                }
+            }
+        }
+    }
+}
+
+/// Each contact's linearization at the iterate; returns the largest turn
+/// of a normal (rad) and the largest violation (m) there.
+fn linearize_all(
+    space: &ConstraintSpace,
+    scratch: &mut CorrectiveScratch,
+    model: &Model,
+    t: f64,
+) -> (f64, f64) {
+    let p = &scratch.proximity;
+    scratch.linearizations.clear();
+    scratch.linearizations.extend(space.groups.iter().map(|g| linearize(g, p, &p.current, model, t)));
+    let (mut turned, mut violated) = (0.0f64, 0.0f64);
+    for (k, (g, lin)) in space.groups.iter().zip(&scratch.linearizations).enumerate() {
+        if let Some(lin) = lin {
+            turned = turned.max(turn(&g.frame, lin));
+            violated = violated.max(violation(lin, space.impulses[3 * k]));
+        }
+    }
+    (turned, violated)
+}
+
+/// The groups re-linearized at the iterate (Algorithm 2–3, line 1), and λ
+/// turned into their new frames, `λ ← C_{k+1} C_kᵀ λ`, as the next warm start.
+fn relinearize_all(space: &mut ConstraintSpace, scratch: &CorrectiveScratch) {
+    let p = &scratch.proximity;
+    for (k, g) in space.groups.iter_mut().enumerate() {
+        let Some(lin) = &scratch.linearizations[k] else { continue };
+        let lambda = &mut space.impulses[3 * k..3 * k + 3];
+        let force: Vector3<f64> = (0..3).map(|d| Vector3::from(g.frame[d]) * lambda[d]).sum();
+        relinearize(g, lin, &p.point(&p.current, g), &scratch.starts[k]);
+        (0..3).for_each(|d| lambda[d] = Vector3::from(g.frame[d]).dot(&force));
+    }
+}

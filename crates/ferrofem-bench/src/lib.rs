@@ -7,6 +7,7 @@
 
 pub mod accuracy;
 pub mod bandwidth;
+pub mod corrective;
 pub mod delassus;
 pub mod early_termination;
 pub mod factor;
@@ -38,6 +39,8 @@ pub enum BenchCommand {
     EarlyTermination(early_termination::EarlyTerminationArgs),
     /// The local-global integrator: S memory, per-iteration times, convergence against Newton (zeng2025 §7).
     LocalGlobal(local_global::LocalGlobalArgs),
+    /// zeng-implicit Table 1: recursive corrective motion, standard against fast update of W.
+    Corrective(corrective::CorrectiveArgs),
 }
 
 /// Runs a benchmark.
@@ -48,6 +51,7 @@ pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
         BenchCommand::Delassus(a) => delassus::bench_delassus(a),
         BenchCommand::LocalGlobal(a) => local_global::bench_local_global(a),
         BenchCommand::EarlyTermination(a) => early_termination::bench_early_termination(a),
+        BenchCommand::Corrective(a) => corrective::bench_corrective(a),
     }
 }
 

@@ -216,6 +216,16 @@ fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
                 "line 7",
             ],
         ),
+        (
+            &["run", "implicit-keys-explicit.toml", "--no-output"],
+            1,
+            &["contact", "`newton_iterations` belongs to resolution = \"implicit\"", "line 5"],
+        ),
+        (
+            &["run", "implicit-local-global.toml", "--no-output"],
+            1,
+            &["contact.resolution", "local-global integrator", "write \"explicit\""],
+        ),
         (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
         (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
         (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),

@@ -30,7 +30,12 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// ball meets the floor's contacts a step earlier, inactive (λ = 0) until
 /// they close, and the non-smooth Newton iterates differently with them.
 /// `grasp-rotate` and `sliding-indenter` (implicit resolution, issue #20)
-/// recorded when they were added; the others were unchanged by it.
+/// recorded when they were added. Re-recorded for the scenes with slipping
+/// contacts (needle, slope, stack and those two) when the friction disc's
+/// rim moved from bisection to Newton's method and the slip's normal–
+/// tangent fixed point to secant steps (issue #20): each equals the
+/// previous build after the 6 steps to 2.6e-12 relative (needle) or 1e-14
+/// (the others).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -38,16 +43,16 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
     ("drop-lg", 0xfb0b80710e16b405),
-    ("grasp-rotate", 0xbd72982b158af3ab),
+    ("grasp-rotate", 0x0991d4cd5d3048b4),
     ("hanging-cloth", 0xf23a35bad8fec1d5),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0xf3bb74173fac2989),
-    ("needle", 0x09108399248e83f5),
+    ("needle", 0x54b7c0430880706e),
     ("sharp-corner", 0xf8c5bdb9a790babd),
-    ("sliding-indenter", 0x298ceb1e379822d5),
-    ("slope", 0x9756580f5705548c),
+    ("sliding-indenter", 0x731e1e163757892f),
+    ("slope", 0x72b3abbce4a61dd2),
     ("squeezing-ball", 0xdb8a9e41cbe482b9),
-    ("stack", 0x6a596a4ff37345d4),
+    ("stack", 0xa1edcf3ed9c79cff),
     ("stick-slide", 0x7b503d0e8a9737e7),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),

@@ -36,55 +36,92 @@ pub fn resolve_contact(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> (Vector3<
     (slip(w, d, mu), ContactState::Slip)
 }
 
-/// Slip branch by a local fixed point: `λₙ` from `δₙ = 0` given `λₜ`, then
-/// the exact tangential slip for that `λₙ` ([`disc_slip`]); one pass when
-/// `W` does not couple normal and tangents.
+/// Slip branch: `λₙ` is the root of `F(λₙ) = λₙ`, where `F` gives the
+/// `λₙ` that closes `δₙ = 0` under the exact tangential slip for `λₙ`
+/// ([`disc_slip`]), `F(λₙ) = max(0, −(dₙ + Wₙₜ λₜ(λₙ)) / Wₙₙ)`; found by
+/// secant steps on `F(λₙ) − λₙ` from the fixed-point iterates (one
+/// evaluation more when `W` does not couple normal and tangents). The
+/// disc's `σ` carries from one evaluation to the next.
 fn slip(w: &Matrix3<f64>, d: &Vector3<f64>, mu: f64) -> Vector3<f64> {
     let wtt = Matrix2::new(w[(1, 1)], w[(1, 2)], w[(2, 1)], w[(2, 2)]);
     let wtn = Vector2::new(w[(1, 0)], w[(2, 0)]);
     let wnt = Vector2::new(w[(0, 1)], w[(0, 2)]);
     let dt = Vector2::new(d.y, d.z);
-    let mut lt = Vector2::zeros();
-    let mut ln = 0.0;
+    let mut sigma = 0.0;
+    let mut f = |ln: f64| {
+        let lt;
+        (lt, sigma) = disc_slip_from(&wtt, &(dt + wtn * ln), mu * ln, sigma);
+        ((-(d.x + wnt.dot(&lt)) / w[(0, 0)]).max(0.0), lt)
+    };
+    let mut x0 = (-d.x / w[(0, 0)]).max(0.0);
+    let (mut f0, mut lt) = f(x0);
+    let (mut x1, mut at) = (f0, x0);
     for _ in 0..SLIP_ITERATIONS {
-        ln = (-(d.x + wnt.dot(&lt)) / w[(0, 0)]).max(0.0);
-        let next = disc_slip(&wtt, &(dt + wtn * ln), mu * ln);
-        let converged = (next - lt).norm() <= 1e-14 * (1.0 + next.norm());
-        lt = next;
-        if converged {
+        let f1;
+        ((f1, lt), at) = (f(x1), x1);
+        let (g0, g1) = (f0 - x0, f1 - x1);
+        if g1.abs() <= 1e-14 * (1.0 + x1.abs()) {
             break;
         }
+        let secant = x1 - g1 * (x1 - x0) / (g1 - g0);
+        let next = if secant.is_finite() && secant >= 0.0 { secant } else { f1 };
+        (x0, f0, x1) = (x1, f1, next);
     }
-    Vector3::new(ln, lt.x, lt.y)
+    Vector3::new(at, lt.x, lt.y)
 }
 
 /// `λₜ` minimizing `½λᵀWλ + bᵀλ` over the disc `‖λ‖ ≤ r` (maximal
 /// dissipation): inside, `λ = −W⁻¹b` (stick); on the rim,
 /// `λ = −(W + σI)⁻¹ b` with `σ ≥ 0` such that `‖λ‖ = r`, so the sliding
 /// `δₜ = b + Wλ = −σλ` is exactly opposite to the friction force, for any
-/// SPD `W` (not only isotropic ones). `σ` by bisection on `‖λ(σ)‖ = r`.
+/// SPD `W` (not only isotropic ones). `σ` by Newton's method on the secular
+/// equation `φ(σ) = 1/‖λ(σ)‖ − 1/r = 0` (Moré & Sorensen 1983: `φ` is
+/// nearly linear in `σ`), safeguarded by bisection on its bracket
+/// `[0, ‖b‖/r]`: a few 2×2 solves where bisection took fifty.
 pub fn disc_slip(w: &Matrix2<f64>, b: &Vector2<f64>, r: f64) -> Vector2<f64> {
-    let solve = |sigma: f64| (w + Matrix2::identity() * sigma).try_inverse().map(|inv| -(inv * b));
-    if let Some(l) = solve(0.0) {
+    disc_slip_from(w, b, r, 0.0).0
+}
+
+/// [`disc_slip`] with Newton started from `guess` (the `σ` of a nearby
+/// problem, as the normal–tangent iterations of a slipping contact make),
+/// returning `σ` too (0 inside the disc).
+pub fn disc_slip_from(w: &Matrix2<f64>, b: &Vector2<f64>, r: f64, guess: f64) -> (Vector2<f64>, f64) {
+    let inverse = |sigma: f64| (w + Matrix2::identity() * sigma).try_inverse();
+    if let Some(l) = inverse(0.0).map(|inv| -(inv * b)) {
         if l.norm() <= r {
-            return l;
+            return (l, 0.0);
         }
     }
     if r <= 0.0 {
-        return Vector2::zeros();
+        return (Vector2::zeros(), 0.0);
     }
     let (mut lo, mut hi) = (0.0, b.norm() / r);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
+    let mut sigma = if guess > lo && guess < hi { guess } else { lo };
+    for _ in 0..100 {
+        let Some(inv) = inverse(sigma) else {
+            // W + σI singular (W not SPD): step off the pole by bisection.
+            (lo, sigma) = (sigma, 0.5 * (sigma + hi));
+            continue;
+        };
+        let l = -(inv * b);
+        let len = l.norm();
+        let phi = 1.0 / len - 1.0 / r;
+        if phi < 0.0 {
+            lo = sigma;
+        } else {
+            hi = sigma;
+        }
+        // φ'(σ) = λᵀ(W + σI)⁻¹λ / ‖λ‖³.
+        let slope = l.dot(&(inv * l)) / (len * len * len);
+        let newton = sigma - phi / slope;
+        let next = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+        if phi.abs() * r <= 1e-15 || next == sigma || hi - lo <= f64::EPSILON * hi {
             break;
         }
-        match solve(mid) {
-            Some(l) if l.norm() > r => lo = mid,
-            _ => hi = mid,
-        }
+        sigma = next;
     }
-    solve(hi).map_or(Vector2::zeros(), |l| l * (r / l.norm().max(f64::MIN_POSITIVE)))
+    let l = inverse(sigma).map_or(Vector2::zeros(), |inv| -(inv * b));
+    (l * (r / l.norm().max(f64::MIN_POSITIVE)), sigma)
 }
 
 #[cfg(test)]
@@ -121,5 +158,51 @@ mod tests {
         assert!((lt.norm() - mu * l.x).abs() < 1e-10, "on the cone");
         // Friction opposes the resulting sliding: λₜ ∥ −δₜ.
         assert!((lt.normalize() + dt.normalize()).norm() < 1e-9, "{lt} vs {dt}");
+    }
+
+    /// The rim solution by plain bisection on `‖λ(σ)‖ = r`, to the last bit.
+    fn disc_slip_by_bisection(w: &Matrix2<f64>, b: &Vector2<f64>, r: f64) -> Vector2<f64> {
+        let solve = |sigma: f64| -((w + Matrix2::identity() * sigma).try_inverse().unwrap() * b);
+        let (mut lo, mut hi) = (0.0, b.norm() / r);
+        loop {
+            let mid = 0.5 * (lo + hi);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if solve(mid).norm() > r {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let l = solve(hi);
+        l * (r / l.norm())
+    }
+
+    #[test]
+    fn newton_on_the_secular_equation_matches_bisection() {
+        // SPD 2×2 blocks from anisotropic to nearly singular, pushes at every angle.
+        let (mut worst, mut rims) = (0.0f64, 0);
+        for k in 0..400 {
+            let t = k as f64;
+            let (a, c) = (1.0 + (t * 0.37).sin().abs() * 5.0, 1e-3 + (t * 0.11).cos().abs() * 3.0);
+            let off = (t * 0.71).sin() * (a * c).sqrt() * 0.95;
+            let w = Matrix2::new(a, off, off, c);
+            let b = Vector2::new((t * 1.3).cos(), (t * 0.9).sin()) * (1.0 + t * 0.05);
+            let r = 0.02 + 0.3 * (t * 0.23).sin().abs();
+            if (w.try_inverse().unwrap() * b).norm() <= r {
+                continue; // stick: no rim to find
+            }
+            let (fast, slow) = (disc_slip(&w, &b, r), disc_slip_by_bisection(&w, &b, r));
+            rims += 1;
+            worst = worst.max((fast - slow).norm() / r);
+            // Started from a nearby problem's σ, above or below this one's.
+            let sigma = disc_slip_from(&w, &b, r, 0.0).1;
+            for guess in [0.3 * sigma, 1.7 * sigma] {
+                worst = worst.max((disc_slip_from(&w, &b, r, guess).0 - slow).norm() / r);
+            }
+        }
+        assert!(rims > 200, "only {rims} cases slip");
+        assert!(worst < 1e-12, "{worst:e}");
     }
 }

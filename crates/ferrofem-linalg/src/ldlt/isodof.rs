@@ -311,6 +311,27 @@ impl IsodofColumns {
         (trimmed, direct)
     }
 
+    /// `z += Z u = D^{-1/2} L⁻¹ P Īᵀ u` in the factor's numbering, `u` given
+    /// per DOF by `u(dof)`: the forward half of `A⁻¹ Īᵀ u` from the stored
+    /// columns, `nnz(S̄)` multiply-adds instead of a forward sweep over `L`
+    /// ([`Ldlt::solve_from_forward`] finishes it). Columns with `u = 0`
+    /// are skipped.
+    pub fn add_forward(&self, f: &Ldlt, u: impl Fn(usize) -> f64, z: &mut [[f64; 1]]) {
+        let sn = &f.symbolic().supernodes;
+        let u: Vec<f64> = self.dofs.iter().map(|&d| u(d)).collect();
+        if u.iter().all(|&x| x == 0.0) {
+            return;
+        }
+        for b in &self.blocks {
+            let first = sn.begin[b.sn] + b.rho;
+            let rows = &mut z[first..first + b.rows];
+            for (j, &uj) in u[b.columns()].iter().enumerate().filter(|(_, &x)| x != 0.0) {
+                let col = &self.values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
+                rows.iter_mut().zip(col).for_each(|(r, c)| r[0] += c * uj);
+            }
+        }
+    }
+
     /// Gives the storage back, for [`Self::new_in`] to reuse.
     pub fn into_storage(self) -> Vec<f64> {
         self.values
@@ -679,6 +700,24 @@ impl IsodofCache {
         let (wbar, ld) = self.wbar();
         let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| wbar[j * ld + i])).collect();
         (out, reuse)
+    }
+
+    /// `z = Z u` (see [`IsodofColumns::add_forward`]) for the right-hand
+    /// side `b` (per DOF) from the cached columns, when the cache holds
+    /// factor `f` and every DOF where `b ≠ 0`; else `false` (and `z` is
+    /// left as it was). With [`Ldlt::solve_from_forward`], `A⁻¹ b` for half
+    /// a solve: the correction of a step whose `W` was built from this cache.
+    pub fn forward(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
+        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
+        if !valid || b.iter().enumerate().any(|(d, &x)| x != 0.0 && !self.slot.contains_key(&d)) {
+            return false;
+        }
+        z.clear();
+        z.resize(f.symbolic().n(), [0.0]);
+        for g in &self.generations {
+            g.add_forward(f, |d| b[d], z);
+        }
+        true
     }
 
     /// Solves a new generation and extends `W̄` (eq. 29): the new rows of

@@ -158,6 +158,21 @@ impl Ldlt {
         s.perm.iter().zip(&y).for_each(|(&o, v)| b[o] = v[0]);
     }
 
+    /// The second half of `x = A⁻¹ b` when the first is known: `z = D^{1/2}
+    /// D⁻¹ L⁻¹ P b` in the factor's numbering (as [`IsodofColumns`] give
+    /// it for a right-hand side on their DOFs, `z = Z u`), then
+    /// `x = Pᵀ L⁻ᵀ D^{-1/2} z` by the backward sweep alone: half a solve.
+    /// `z` is consumed as scratch.
+    ///
+    /// [`IsodofColumns`]: super::IsodofColumns
+    pub fn solve_from_forward(&self, z: &mut Vec<[f64; 1]>, x: &mut [f64]) {
+        let s = &**self.symbolic();
+        assert!(z.len() == s.n() && x.len() == s.n(), "solve_from_forward: lengths");
+        z.iter_mut().zip(&self.d).for_each(|(v, d)| v[0] /= d.sqrt());
+        self.backward(&self.supernodal, z);
+        s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[o] = v[0]);
+    }
+
     /// `x = (A ⊗ I_K)⁻¹ b` for vectors interleaved `K` to a row (`b[i·K + c]`;
     /// a flat position vector is `K = 3`): one pass of the supernodal sweeps
     /// over the factor serves the `K` right-hand sides.

@@ -24,6 +24,8 @@ pub struct BodyRows {
     pub delassus: DelassusWorkspace,
     /// This body's rows of λ (scratch of the correction).
     lambda: Vec<f64>,
+    /// `D^{-1/2} L⁻¹ P Hᵀλ` from the cached isodof columns (scratch of the correction).
+    forward: Vec<[f64; 1]>,
 }
 
 impl BodyRows {
@@ -36,6 +38,7 @@ impl BodyRows {
             forces: vec![0.0; dofs],
             delassus: DelassusWorkspace::default(),
             lambda: Vec::new(),
+            forward: Vec::new(),
         }
     }
 
@@ -67,14 +70,28 @@ impl BodyRows {
 
     /// The correction (zeng2022 eq. 17, without its factor `h`): stores
     /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
-    /// `out`, with the compliance that built `W`.
+    /// `out`, with the compliance that built `W`. When `W` came from the
+    /// isodof cache of this factor, the columns `L⁻¹ P Īᵀ` it holds give
+    /// the forward half of the solve, and only the backward sweep is run.
     pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
         self.lambda.clear();
         self.lambda.extend(self.rows.iter().map(|&r| impulses[r]));
         transpose_times(&self.jacobian, &self.lambda, &mut self.forces);
         out.clear();
         out.extend_from_slice(&self.forces);
-        compliance.solve_in_place(out, 1);
+        let Some(f) = compliance.factor() else { return compliance.solve_in_place(out, 1) };
+        let warp = compliance.warp();
+        if let Some(q) = warp {
+            q.unrotate(out);
+        }
+        if self.delassus.cache.forward(f, out, &mut self.forward) {
+            f.solve_from_forward(&mut self.forward, out);
+        } else {
+            f.solve_in_place(out, 1);
+        }
+        if let Some(q) = warp {
+            q.rotate(out);
+        }
     }
 }
 

@@ -125,7 +125,7 @@ fn cases(quick: bool) -> Vec<Case> {
 const VARIANTS: [(&str, Update, DelassusMethod); 3] = [
     ("standard", Update::Standard, DelassusMethod::Isodof),
     ("standard-reuse", Update::Standard, DelassusMethod::IsodofReuse),
-    ("fast", Update::Fast, DelassusMethod::IsodofReuse),
+    ("fast", Update::Fast, DelassusMethod::Isodof),
 ];
 
 /// `grasp-rotate` with a bar of `cells` between its jaws, run by `update`

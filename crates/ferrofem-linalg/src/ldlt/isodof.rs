@@ -332,6 +332,20 @@ impl IsodofColumns {
         }
     }
 
+    /// `z = Z u` (see [`Self::add_forward`]) for the right-hand side `b`
+    /// (per DOF) when every DOF where `b ≠ 0` has a column here; else
+    /// `false`. `f` must be the factor the columns were solved with.
+    pub fn forward(&self, f: &Ldlt, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
+        let covered = self.dofs.iter().filter(|&&d| b[d] != 0.0).count();
+        if covered != b.iter().filter(|&&x| x != 0.0).count() {
+            return false;
+        }
+        z.clear();
+        z.resize(f.symbolic().n(), [0.0]);
+        self.add_forward(f, |d| b[d], z);
+        true
+    }
+
     /// Gives the storage back, for [`Self::new_in`] to reuse.
     pub fn into_storage(self) -> Vec<f64> {
         self.values

@@ -165,7 +165,7 @@ impl Ldlt {
     /// `z` is consumed as scratch.
     ///
     /// [`IsodofColumns`]: super::IsodofColumns
-    pub fn solve_from_forward(&self, z: &mut Vec<[f64; 1]>, x: &mut [f64]) {
+    pub fn solve_from_forward(&self, z: &mut [[f64; 1]], x: &mut [f64]) {
         let s = &**self.symbolic();
         assert!(z.len() == s.n() && x.len() == s.n(), "solve_from_forward: lengths");
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v[0] /= d.sqrt());

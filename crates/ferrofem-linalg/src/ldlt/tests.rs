@@ -457,7 +457,8 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     // forward half from the columns and the backward sweep equal the solve.
     let f = factor(9, 7, Ordering::Auto);
     let n = f.symbolic().n();
-    let (first, second): (Vec<usize>, Vec<usize>) = ((0..n).step_by(37).collect(), (5..n).step_by(53).collect());
+    let (first, second): (Vec<usize>, Vec<usize>) =
+        ((0..n).step_by(37).collect(), (5..n).step_by(53).collect());
     let mut cache = IsodofCache::default();
     cache.update(&f, &first);
     let mut both: Vec<usize> = first.iter().chain(&second).copied().collect();

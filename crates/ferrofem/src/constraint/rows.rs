@@ -71,8 +71,8 @@ impl BodyRows {
     /// The correction (zeng2022 eq. 17, without its factor `h`): stores
     /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
     /// `out`, with the compliance that built `W`. When `W` came from the
-    /// isodof cache of this factor, the columns `L⁻¹ P Īᵀ` it holds give
-    /// the forward half of the solve, and only the backward sweep is run.
+    /// isodof columns `L⁻¹ P Īᵀ` of this factor (isodof or its cache), they
+    /// give the forward half of the solve, and only the backward sweep runs.
     pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
         self.lambda.clear();
         self.lambda.extend(self.rows.iter().map(|&r| impulses[r]));
@@ -84,7 +84,7 @@ impl BodyRows {
         if let Some(q) = warp {
             q.unrotate(out);
         }
-        if self.delassus.cache.forward(f, out, &mut self.forward) {
+        if self.delassus.forward(f, out, &mut self.forward) {
             f.solve_from_forward(&mut self.forward, out);
         } else {
             f.solve_in_place(out, 1);

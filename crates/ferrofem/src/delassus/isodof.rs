@@ -24,15 +24,17 @@ pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {
     d
 }
 
-/// `W` row-major (`c × c`, in `buf`) by the isodof method, solving every isodof.
+/// `W` row-major (`c × c`, in `buf`) by the isodof method, solving every
+/// isodof; the columns stay in `buf` (their storage is reused next time).
 pub fn isodof<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> (&'b [f64], IsodofReuse) {
-    let cols = IsodofColumns::new_in(f, &isodofs(h), std::mem::take(&mut buf.solves));
+    let storage = buf.columns.take().map(IsodofColumns::into_storage).unwrap_or_default();
+    let cols = IsodofColumns::new_in(f, &isodofs(h), storage);
     cols.delassus_into(&mut buf.wbar);
     let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &d)| (d, i)).collect();
     let m = cols.len();
     let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
     expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
-    buf.solves = cols.into_storage();
+    buf.columns = Some(cols);
     (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }
 

@@ -9,7 +9,9 @@ mod isodof;
 mod kronecker;
 mod unbuilt;
 
-use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost, IsodofReuse};
+use std::sync::Arc;
+
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +33,10 @@ pub struct DelassusBuffers {
     wbar: Vec<f64>,
     t: Vec<f64>,
     w: Vec<f64>,
+    /// The last `isodof` build's columns `S̄`, and the factor they belong
+    /// to when a body's build made them (for its correction).
+    columns: Option<IsodofColumns>,
+    columns_factor: Option<Arc<Ldlt>>,
 }
 
 impl DelassusBuffers {
@@ -81,6 +87,7 @@ impl DelassusWorkspace {
         let chosen =
             if assembled && chosen == DelassusMethod::Unbuilt { DelassusMethod::IsodofReuse } else { chosen };
         let buf = &mut self.buffers;
+        buf.columns_factor = compliance.factor().filter(|_| chosen == DelassusMethod::Isodof).cloned();
         let (w, reuse) = match (chosen, compliance.factor()) {
             (DelassusMethod::Isodof, Some(f)) => isodof(f, h, buf),
             (DelassusMethod::IsodofReuse, Some(f)) => isodof_reuse(&mut self.cache, f, h, buf),
@@ -91,6 +98,20 @@ impl DelassusWorkspace {
         };
         self.record = Some(record(chosen, h, reuse, predicted));
         w
+    }
+
+    /// The forward half of `A⁻¹ b` (see [`IsodofCache::forward`]) from the
+    /// isodof columns this body's builds left for factor `f` — the cache's,
+    /// or the last `isodof` build's — when they cover `b`'s DOFs.
+    pub fn forward(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
+        if self.cache.forward(f, b, z) {
+            return true;
+        }
+        let buf = &self.buffers;
+        match (&buf.columns, &buf.columns_factor) {
+            (Some(cols), Some(g)) if Arc::ptr_eq(f, g) => cols.forward(f, b, z),
+            _ => false,
+        }
     }
 
     /// [`Self::build`] for `A = A_s ⊗ I₃` with scalar factor `f`: `auto`

@@ -65,16 +65,14 @@ pub fn reference_scene(scene: &Scene) -> Scene {
     let cs = &mut spec.constraint_solver;
     cs.tolerance = Some(1e-12);
     cs.solver = match cs.solver {
-        Some(ConstraintSolver::Pgs(_)) => {
-            Some(ConstraintSolver::Pgs(PgsSettings { max_iterations: 10_000, tolerance: 1e-12 }))
-        }
+        Some(ConstraintSolver::Pgs(_)) => Some(ConstraintSolver::Pgs(PgsSettings::new(10_000, 1e-12))),
         Some(ConstraintSolver::NonSmoothNewton(mut n)) => {
             n.tolerance = 1e-12;
             n.iterations = n.iterations.max(100);
             Some(ConstraintSolver::NonSmoothNewton(n))
         }
         None if spec.simulation.integrator == IntegratorKind::ImplicitEuler => {
-            Some(ConstraintSolver::Pgs(PgsSettings { max_iterations: 10_000, tolerance: 1e-12 }))
+            Some(ConstraintSolver::Pgs(PgsSettings::new(10_000, 1e-12)))
         }
         None => None,
     };

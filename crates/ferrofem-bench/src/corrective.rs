@@ -15,9 +15,10 @@ use ferrofem::collision::{ImplicitResolution, Resolution, Update};
 use ferrofem::delassus::DelassusMethod;
 use ferrofem::scene::{builtin, MeshSpec};
 use ferrofem::solver::corrective::CorrectiveRecord;
-use ferrofem::solver::ConstraintSolverSettings;
+use ferrofem::solver::{ConstraintSolver, ConstraintSolverSettings};
 use ferrofem::stats::{median_p90, Stage, StepStats};
 use ferrofem::World;
+use ferrofem_linalg::Precision;
 
 use crate::sysinfo::Context;
 use crate::{write_json, BenchError};
@@ -31,6 +32,9 @@ pub struct CorrectiveArgs {
     /// Timed steps per variant.
     #[arg(long, default_value_t = 5)]
     pub steps: usize,
+    /// PGS reads `W` in single precision (`[constraint_solver] delassus_precision = "single"`).
+    #[arg(long)]
+    pub single: bool,
     /// Write the records as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -55,6 +59,8 @@ pub struct CorrectiveBenchRecord {
     /// `standard` (W by isodof every iteration), `standard-reuse` (the
     /// isodof solves of the first iteration reused) or `fast`.
     pub variant: &'static str,
+    /// The precision PGS read `W` in (`double` or `single`).
+    pub pgs_precision: Precision,
     /// `W_H` (fast) — the paper's Build WH.
     pub build_mapping_ms: f64,
     /// `W_k` per Newton iteration (standard: from the factor).
@@ -130,7 +136,12 @@ const VARIANTS: [(&str, Update, DelassusMethod); 3] = [
 
 /// `grasp-rotate` with a bar of `cells` between its jaws, run by `update`
 /// with `W` by `method`.
-fn world(cells: [usize; 3], update: Update, method: DelassusMethod) -> Result<World, BenchError> {
+fn world(
+    cells: [usize; 3],
+    update: Update,
+    method: DelassusMethod,
+    single: bool,
+) -> Result<World, BenchError> {
     let mut scene = builtin::load("grasp-rotate")?;
     let size = cells.map(|c| c as f64 * CELL);
     scene.spec.bodies[0].mesh = MeshSpec::Box { size, cells };
@@ -147,6 +158,9 @@ fn world(cells: [usize; 3], update: Update, method: DelassusMethod) -> Result<Wo
         violation_tolerance: 0.0,
     });
     scene.spec.constraint_solver = ConstraintSolverSettings::pgs(SWEEPS, 0.0);
+    if let Some(ConstraintSolver::Pgs(p)) = &mut scene.spec.constraint_solver.solver {
+        p.precision = if single { Precision::Single } else { Precision::Double };
+    }
     scene.spec.constraint_solver.delassus = method;
     Ok(scene.build()?)
 }
@@ -157,7 +171,13 @@ fn median(steps: &[StepStats], f: impl Fn(&StepStats, &CorrectiveRecord) -> f64)
 }
 
 /// One row from a variant's timed steps.
-fn row(case: &Case, variant: &'static str, w: &World, steps: &[StepStats]) -> CorrectiveBenchRecord {
+fn row(
+    case: &Case,
+    variant: &'static str,
+    w: &World,
+    steps: &[StepStats],
+    single: bool,
+) -> CorrectiveBenchRecord {
     let k = NEWTON as f64;
     let fast = variant == "fast";
     // Standard has no W_H: its first W is one of its Newton iterations.
@@ -174,6 +194,7 @@ fn row(case: &Case, variant: &'static str, w: &World, steps: &[StepStats]) -> Co
         dofs: w.model.bodies[0].dofs(),
         constraints: median(steps, |s, _| s.contacts as f64) as usize,
         variant,
+        pgs_precision: if single { Precision::Single } else { Precision::Double },
         build_mapping_ms: if fast { median(steps, |_, c| c.build_ms) } else { 0.0 },
         rebuild_ms: rebuild,
         pgs_ms: pgs,
@@ -194,8 +215,10 @@ pub fn bench_corrective(a: CorrectiveArgs) -> Result<(), BenchError> {
         "dofs", "cst", "update", "W_H", "rebuild", "pgs", "corr", "newton", "total", "share"
     );
     for case in cases(a.quick) {
-        let mut worlds =
-            VARIANTS.iter().map(|&(_, u, m)| world(case.cells, u, m)).collect::<Result<Vec<_>, _>>()?;
+        let mut worlds = VARIANTS
+            .iter()
+            .map(|&(_, u, m)| world(case.cells, u, m, a.single))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut steps: Vec<Vec<StepStats>> = vec![Vec::new(); VARIANTS.len()];
         for i in 0..a.steps + 2 {
             for (w, s) in worlds.iter_mut().zip(&mut steps) {
@@ -205,8 +228,12 @@ pub fn bench_corrective(a: CorrectiveArgs) -> Result<(), BenchError> {
                 }
             }
         }
-        let rows: Vec<_> =
-            VARIANTS.iter().zip(&worlds).zip(&steps).map(|((v, w), s)| row(&case, v.0, w, s)).collect();
+        let rows: Vec<_> = VARIANTS
+            .iter()
+            .zip(&worlds)
+            .zip(&steps)
+            .map(|((v, w), s)| row(&case, v.0, w, s, a.single))
+            .collect();
         for r in &rows {
             println!(
                 "{:>6} {:>5} {:<15} {:>8.2} {:>8.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2} {:>5.1}%   {} {:.0} {:.2} {:.2}",

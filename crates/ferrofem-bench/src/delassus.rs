@@ -258,7 +258,7 @@ fn unbuilt(
     let free: Vec<f64> = (0..c).map(|i| if i % 3 == 0 { -1e-3 } else { 1e-4 }).collect();
     let mut op = operator();
     let mut lam = lambda.clone();
-    let pgs = Pgs { settings: PgsSettings { max_iterations: 1, tolerance: 0.0 } };
+    let pgs = Pgs { settings: PgsSettings::new(1, 0.0) };
     let t = Instant::now();
     pgs.solve_with(&mut op, &free, &groups, &mut lam);
     let sweep_ms = t.elapsed().as_secs_f64() * 1e3;

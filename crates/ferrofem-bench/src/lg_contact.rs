@@ -134,7 +134,7 @@ fn median(steps: &[StepStats], f: impl Fn(&StepStats) -> f64) -> f64 {
 pub fn contact_rows(quick: bool, frames: usize) -> Result<Vec<ContactRecord>, BenchError> {
     let solvers = [
         ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default())),
-        ("pgs", ConstraintSolver::Pgs(PgsSettings { max_iterations: 200, tolerance: 1e-8 })),
+        ("pgs", ConstraintSolver::Pgs(PgsSettings::new(200, 1e-8))),
     ];
     let mut out = Vec::new();
     for case in cases(quick) {

@@ -51,6 +51,8 @@ pub struct ConstraintSpace {
     pub(crate) newton: crate::solver::NewtonScratch,
     /// A vector of `W λ` (scratch).
     pub(crate) scratch: Vec<f64>,
+    /// `W` rounded to f32 for PGS (`[constraint_solver] delassus_precision = "single"`).
+    pub(crate) delassus_single: Vec<f32>,
     /// What the recursive corrective motion did this step (`None`: explicit resolution).
     pub corrective: Option<crate::solver::corrective::CorrectiveRecord>,
     /// Scratch of the recursive corrective motion.

@@ -163,8 +163,7 @@ impl Preset {
             && !pgs_keys.iter().any(|k| has("constraint_solver", k))
         {
             let (sweeps, tolerance) = if realtime { (50, 1e-5) } else { (500, 1e-8) };
-            spec.constraint_solver.solver =
-                Some(ConstraintSolver::Pgs(PgsSettings { max_iterations: sweeps, tolerance }));
+            spec.constraint_solver.solver = Some(ConstraintSolver::Pgs(PgsSettings::new(sweeps, tolerance)));
         }
     }
 }

@@ -20,7 +20,11 @@ use nalgebra::Vector3;
 
 pub use coulomb::{resolve_contact, ContactState};
 pub use newton::{Complementarity, ComplementarityScale, NewtonScratch, NewtonSettings, NewtonSolve};
-pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve};
+pub use pgs::{
+    AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve, SingleDelassus,
+};
+
+use ferrofem_linalg::Precision;
 pub use settings::{ConstraintSolver, ConstraintSolverSettings};
 
 use serde::Serialize;
@@ -125,6 +129,7 @@ pub fn solve_in_space(
         blocks,
         scale,
         newton,
+        delassus_single: single,
         ..
     } = space;
     laws.clear();
@@ -149,8 +154,18 @@ pub fn solve_in_space(
     };
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
-        let mut w = AssembledDelassus(delassus);
-        let out = pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks);
+        let w = AssembledDelassus(delassus);
+        let out = match pgs.settings.precision {
+            Precision::Double => {
+                pgs.solve_in(&mut AssembledDelassus(delassus), free_gaps, laws, impulses, blocks)
+            }
+            Precision::Single => {
+                single.clear();
+                single.extend(delassus.iter().map(|&x| x as f32));
+                let mut op = SingleDelassus { single, double: delassus };
+                pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks)
+            }
+        };
         (out, max_violation(&w, free_gaps, laws, impulses))
     } else {
         let parts = unbuilt

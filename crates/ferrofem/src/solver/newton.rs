@@ -491,12 +491,7 @@ mod tests {
         for mu in [0.1, 0.5, 2.0] {
             let laws = vec![ConstraintGroup::Contact { mu }; n];
             let mut reference = vec![0.0; c];
-            Pgs { settings: PgsSettings { max_iterations: 100000, tolerance: 1e-15 } }.solve(
-                &w,
-                &free,
-                &laws,
-                &mut reference,
-            );
+            Pgs { settings: PgsSettings::new(100000, 1e-15) }.solve(&w, &free, &laws, &mut reference);
             let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
             for complementarity in [Complementarity::FischerBurmeister, Complementarity::MinMap] {
                 let settings = NewtonSettings {

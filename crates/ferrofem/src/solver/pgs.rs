@@ -3,7 +3,8 @@
 //! the group's local law; stop when the relative change of λ falls under a
 //! tolerance or after `max_iterations` sweeps. Warm-started from the λ given.
 
-use ferrofem_linalg::simd::dot4;
+use ferrofem_linalg::simd::{dot4, Stored};
+use ferrofem_linalg::Precision;
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -36,11 +37,22 @@ pub struct PgsSettings {
     pub max_iterations: usize,
     /// Stop when `‖λ⁽ⁱ⁾ − λ⁽ⁱ⁻¹⁾‖∞ ≤ tolerance · ‖λ⁽ⁱ⁾‖∞`.
     pub tolerance: f64,
+    /// The precision the sweeps read an assembled `W`'s rows in: `single`
+    /// reads an f32 copy (half the bytes of every sweep; the diagonal
+    /// blocks, λ and all arithmetic stay f64).
+    pub precision: Precision,
 }
 
 impl Default for PgsSettings {
     fn default() -> Self {
-        PgsSettings { max_iterations: 200, tolerance: 1e-8 }
+        PgsSettings { max_iterations: 200, tolerance: 1e-8, precision: Precision::Double }
+    }
+}
+
+impl PgsSettings {
+    /// Sweeps at most `max_iterations`, to `tolerance`, reading `W` in double precision.
+    pub fn new(max_iterations: usize, tolerance: f64) -> Self {
+        PgsSettings { max_iterations, tolerance, ..Default::default() }
     }
 }
 
@@ -94,6 +106,33 @@ impl DelassusOperator for AssembledDelassus<'_> {
         let row = |i: usize| &self.0[(r0 + i) * c..(r0 + i + 1) * c];
         // The group's three rows in one pass over λ (the fourth column repeats the third).
         let d = dot4([row(0), row(1), row(2), row(2)], lambda);
+        Vector3::new(d[0], d[1], d[2])
+    }
+}
+
+/// An assembled `W` whose rows PGS reads from an f32 copy (`single`,
+/// row-major `c × c`), its diagonal blocks from the f64 `double`.
+#[derive(Debug, Clone, Copy)]
+pub struct SingleDelassus<'a> {
+    /// `W` rounded to f32.
+    pub single: &'a [f32],
+    /// `W`.
+    pub double: &'a [f64],
+}
+
+impl DelassusOperator for SingleDelassus<'_> {
+    fn rows(&self) -> usize {
+        AssembledDelassus(self.double).rows()
+    }
+
+    fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
+        AssembledDelassus(self.double).diagonal_block(r0)
+    }
+
+    fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
+        let c = self.rows();
+        let row = |i: usize| &self.single[(r0 + i) * c..(r0 + i + 1) * c];
+        let d = f32::dot4([row(0), row(1), row(2), row(2)], lambda);
         Vector3::new(d[0], d[1], d[2])
     }
 }
@@ -226,5 +265,45 @@ mod tests {
             let gap: f64 = free[i] + (0..3).map(|j| w[i * 3 + j] * lambda[j]).sum::<f64>();
             assert!(gap.abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn single_precision_rows_reach_the_double_precision_forces() {
+        // W = J Jᵀ for 40 contacts on 30 particles (3 DOFs each, unit mass),
+        // each contact on two particles: dense-ish coupling, as a body's W.
+        let (groups_n, dofs) = (40, 90);
+        let j: Vec<Vec<f64>> = (0..3 * groups_n)
+            .map(|r| {
+                let (g, d) = (r / 3, r % 3);
+                let mut row = vec![0.0; dofs];
+                for (p, w) in [(g % 30, 0.7), ((g * 7 + 3) % 30, 0.3)] {
+                    row[3 * p + d] += w;
+                    row[3 * p + (d + 1) % 3] += 0.1 * w;
+                }
+                row
+            })
+            .collect();
+        let c = 3 * groups_n;
+        let w: Vec<f64> = (0..c * c)
+            .map(|k| {
+                j[k / c].iter().zip(&j[k % c]).map(|(a, b)| a * b).sum::<f64>()
+                    + if k / c == k % c { 1e-3 } else { 0.0 }
+            })
+            .collect();
+        let free: Vec<f64> = (0..c)
+            .map(|r| if r % 3 == 0 { -0.01 * (1.0 + (r % 7) as f64) } else { 0.004 * ((r % 5) as f64 - 2.0) })
+            .collect();
+        let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; groups_n];
+        let settings = PgsSettings::new(5000, 1e-12);
+        let mut double = vec![0.0; c];
+        Pgs { settings }.solve(&w, &free, &groups, &mut double);
+        let single_w: Vec<f32> = w.iter().map(|&x| x as f32).collect();
+        let mut single = vec![0.0; c];
+        let mut op = SingleDelassus { single: &single_w, double: &w };
+        Pgs { settings }.solve_with(&mut op, &free, &groups, &mut single);
+        let scale = double.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let diff = double.iter().zip(&single).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / scale;
+        assert!(scale > 0.0 && diff < 1e-5, "{diff:e}");
+        assert!(diff > 0.0, "the rows were read in single precision");
     }
 }

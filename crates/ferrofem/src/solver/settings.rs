@@ -40,7 +40,7 @@ impl ConstraintSolverSettings {
     /// PGS with the given stopping rule, `W` by `auto`.
     pub fn pgs(max_iterations: usize, tolerance: f64) -> Self {
         ConstraintSolverSettings {
-            solver: Some(ConstraintSolver::Pgs(PgsSettings { max_iterations, tolerance })),
+            solver: Some(ConstraintSolver::Pgs(PgsSettings::new(max_iterations, tolerance))),
             delassus: DelassusMethod::default(),
             tolerance: None,
         }
@@ -79,6 +79,7 @@ enum SolverKind {
 struct SolverSpec {
     method: Option<SolverKind>,
     max_iterations: Option<usize>,
+    delassus_precision: Option<ferrofem_linalg::Precision>,
     tolerance: Option<f64>,
     complementarity: Option<Complementarity>,
     preconditioner: Option<ComplementarityScale>,
@@ -100,14 +101,17 @@ impl SolverSpec {
             self.ncp_tolerance.is_some().then_some("ncp_tolerance"),
         ];
         let newton_key = newton.iter().flatten().next();
-        match (self.method, newton_key, self.max_iterations) {
+        let pgs_key = self
+            .max_iterations
+            .map(|_| "max_iterations")
+            .or(self.delassus_precision.map(|_| "delassus_precision"));
+        match (self.method, newton_key, pgs_key) {
             (Some(SolverKind::Pgs), Some(k), _) => {
                 Err(format!("`{k}` belongs to method = \"non-smooth-newton\", not \"pgs\""))
             }
-            (Some(SolverKind::NonSmoothNewton), _, Some(_)) | (None, Some(_), Some(_)) => Err(
-                "`max_iterations` is PGS's; the non-smooth Newton takes `newton_iterations` and `cr_iterations`"
-                    .into(),
-            ),
+            (Some(SolverKind::NonSmoothNewton), _, Some(k)) | (None, Some(_), Some(k)) => Err(format!(
+                "`{k}` is PGS's; the non-smooth Newton takes `newton_iterations` and `cr_iterations`"
+            )),
             (Some(k), _, _) => Ok(Some(k)),
             (None, Some(_), None) => Ok(Some(SolverKind::NonSmoothNewton)),
             (None, None, Some(_)) => Ok(Some(SolverKind::Pgs)),
@@ -139,6 +143,7 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
                 Some(ConstraintSolver::Pgs(PgsSettings {
                     max_iterations: s.max_iterations.unwrap_or(d.max_iterations),
                     tolerance: s.tolerance.unwrap_or(d.tolerance),
+                    precision: s.delassus_precision.unwrap_or(d.precision),
                 }))
             }
             Some(SolverKind::NonSmoothNewton) => {

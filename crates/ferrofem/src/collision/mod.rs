@@ -150,13 +150,10 @@ fn resolution(s: &ContactSpec) -> Result<Resolution, String> {
     if s.newton_iterations == Some(0) {
         return Err("newton_iterations must be at least 1".into());
     }
-    for (key, v) in
-        [("direction_tolerance", s.direction_tolerance), ("violation_tolerance", s.violation_tolerance)]
-    {
-        if let Some(t) = v.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-            return Err(format!("{key} = {t}: must be finite and ≥ 0"));
-        }
-    }
+    crate::solver::non_negative(&[
+        ("direction_tolerance", s.direction_tolerance),
+        ("violation_tolerance", s.violation_tolerance),
+    ])?;
     let d = ImplicitResolution::default();
     Ok(Resolution::Implicit(ImplicitResolution {
         newton_iterations: s.newton_iterations.unwrap_or(d.newton_iterations),

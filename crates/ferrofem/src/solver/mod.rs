@@ -25,6 +25,7 @@ pub use pgs::{
 };
 
 use ferrofem_linalg::Precision;
+pub(crate) use settings::non_negative;
 pub use settings::{ConstraintSolver, ConstraintSolverSettings};
 
 use serde::Serialize;

@@ -120,15 +120,20 @@ impl SolverSpec {
     }
 }
 
+/// The first of the optional scene values `(key, value)` that is given
+/// and not finite and ≥ 0, as the scene error naming it.
+pub(crate) fn non_negative(values: &[(&str, Option<f64>)]) -> Result<(), String> {
+    match values.iter().find_map(|(key, v)| Some((key, v.filter(|t| !(t.is_finite() && *t >= 0.0))?))) {
+        Some((key, t)) => Err(format!("{key} = {t}: must be finite and ≥ 0")),
+        None => Ok(()),
+    }
+}
+
 impl TryFrom<SolverSpec> for ConstraintSolverSettings {
     type Error = String;
 
     fn try_from(s: SolverSpec) -> Result<Self, String> {
-        for (key, v) in [("tolerance", s.tolerance), ("ncp_tolerance", s.ncp_tolerance)] {
-            if let Some(t) = v.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-                return Err(format!("{key} = {t}: must be finite and ≥ 0"));
-            }
-        }
+        non_negative(&[("tolerance", s.tolerance), ("ncp_tolerance", s.ncp_tolerance)])?;
         let at_least_one = |v: Option<usize>, key: &str| match v {
             Some(0) => Err(format!("{key} must be at least 1")),
             _ => Ok(()),

@@ -28,7 +28,7 @@ pub struct EarlyTerminationArgs {
     /// Write the records as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Folder for the PNG figures (et-fig3-<scene>.png, et-fig4-<scene>.png).
+    /// Folder for the PNG figures (`et-fig3-<scene>.png`, `et-fig4-<scene>.png`).
     #[arg(long)]
     pub plots: Option<PathBuf>,
 }

@@ -2,7 +2,7 @@
 //! `ferrofem bench …` and `docs/benchmarks.md` (zeng2022's and zeng2025's
 //! tables and figures, side by side with peers). Every record carries the
 //! machine context (threads, CPU time, load). The CLI only wires
-//! [`BenchCommand`] to [`bench`].
+//! [`BenchCommand`] to [`bench()`].
 #![warn(missing_docs)]
 
 pub mod accuracy;

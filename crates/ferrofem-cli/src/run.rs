@@ -25,7 +25,7 @@ pub struct RunArgs {
     /// Number of steps (default: the scene's `simulation.steps`).
     #[arg(long)]
     pub steps: Option<usize>,
-    /// Output folder for `.vtu` frames and `.pvd` series (default: out/<scene>).
+    /// Output folder for `.vtu` frames and `.pvd` series (default: `out/<scene>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Write no frames.

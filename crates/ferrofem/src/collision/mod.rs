@@ -212,7 +212,7 @@ pub fn detect_contacts(
 /// when contacts are not `speculative`. A pair is searched within the
 /// alarm distance plus the reach of both sides; a vertex–obstacle contact
 /// found so is kept when the vertex approaches the surface by enough
-/// ([`Reach::closes`]).
+/// (`Reach::closes`).
 #[derive(Debug, Clone, Copy)]
 pub struct Reach<'a> {
     /// Start-of-step velocities; `None` when contacts are not speculative.

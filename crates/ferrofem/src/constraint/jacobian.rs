@@ -17,7 +17,7 @@ impl ConstraintJacobian {
         ConstraintJacobian { h: CsrMatrix::zeros(CsrPattern::from_rows(dofs, Vec::new())) }
     }
 
-    /// Adds the three rows of a point `p = Σ wᵢ xᵢ` (see [`push_point`]).
+    /// Adds the three rows of a point `p = Σ wᵢ xᵢ` (see `push_point`).
     pub fn push_point(&mut self, weights: &[(usize, f64)], frame: [[f64; 3]; 3]) {
         push_point(&mut self.h, weights, frame);
     }

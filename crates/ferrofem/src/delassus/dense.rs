@@ -1,4 +1,4 @@
-//! The dense method (zeng2022 Algorithm 1, [CAK14]).
+//! The dense method (zeng2022 Algorithm 1, \[CAK14\]).
 
 use ferrofem_linalg::dense::symmetrize;
 use ferrofem_linalg::CsrMatrix;
@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::DelassusBuffers;
 use crate::constraint::Compliance;
 
-/// The dense method (zeng2022 Algorithm 1, [CAK14]): `X = A⁻¹ Hᵀ` for all
+/// The dense method (zeng2022 Algorithm 1, \[CAK14\]): `X = A⁻¹ Hᵀ` for all
 /// `c` right-hand sides at once by the compliance (with a supernodal
 /// factor: blocked, BLAS-3, parallel), then `W = H X` by sparse rows.
 /// Returns `W` row-major (`c × c`, in `buf`). Cost with a factor:

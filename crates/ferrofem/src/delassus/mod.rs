@@ -206,7 +206,7 @@ pub fn build_delassus(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum DelassusMethod {
-    /// Dense multi-right-hand-side solves `A⁻¹ Hᵀ` ([CAK14]).
+    /// Dense multi-right-hand-side solves `A⁻¹ Hᵀ` (\[CAK14\]).
     Dense,
     /// Single-nonzero solves along the elimination tree for the touched DOFs.
     Isodof,

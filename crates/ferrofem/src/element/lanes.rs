@@ -244,7 +244,7 @@ pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// [`super::hyperelastic::local_projection`]: for ARAP the closest
 /// rotation, warm-started from `rotation` (bitwise the one-element
 /// iteration, or the SVD's rotation where `rotation` is not one); for the
-/// others `U diag(prox σ) Vᵀ` from [`signed_svd`]. `rotation` is updated
+/// others `U diag(prox σ) Vᵀ` from [`signed_svd3`]. `rotation` is updated
 /// with the rotation of `F`.
 #[inline(always)]
 pub fn local_projection<const L: usize>(

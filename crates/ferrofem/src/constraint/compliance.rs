@@ -63,6 +63,20 @@ impl Compliance {
         }
     }
 
+    /// `x ← G solve(f, Gᵀ x)` for a compliance with a `3n × 3n` factor
+    /// `f` (`G = I` unwarped): a solve by the factor, applied in its frame.
+    /// Does nothing to `x` for the other compliances.
+    pub fn in_factor_frame(&self, x: &mut [f64], solve: impl FnOnce(&Arc<Ldlt>, &mut [f64])) {
+        let Some(f) = self.factor() else { return };
+        if let Some(q) = self.warp() {
+            q.unrotate(x);
+        }
+        solve(f, x);
+        if let Some(q) = self.warp() {
+            q.rotate(x);
+        }
+    }
+
     /// The factor of the scalar `A_s` when `A = A_s ⊗ I₃`, which the
     /// Delassus builders use instead of a `3n × 3n` one.
     pub fn scalar_factor(&self) -> Option<&Arc<Ldlt>> {
@@ -80,10 +94,8 @@ impl Compliance {
         let mut b = Vec::new();
         match self {
             Compliance::Ldlt(f) => f.solve_in_place(x, k),
-            Compliance::WarpedLdlt(f, q) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
-                q.unrotate(col);
-                f.solve_in_place(col, 1);
-                q.rotate(col);
+            Compliance::WarpedLdlt(..) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
+                self.in_factor_frame(col, |f, c| f.solve_in_place(c, 1));
             }),
             Compliance::Kronecker(f) => x.chunks_exact_mut(n.max(1)).for_each(|col| {
                 b.clear();

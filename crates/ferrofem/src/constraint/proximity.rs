@@ -249,12 +249,11 @@ pub fn end_violation<'x>(
         return 0.0;
     }
     scratch.gather(groups, x, |_, _| 0.0, 0.0);
-    let at = std::mem::take(&mut scratch.current);
-    let worst = groups
+    let at = &scratch.start;
+    let lin = |g| linearize(g, scratch, at, model, t);
+    groups
         .iter()
         .enumerate()
-        .filter_map(|(k, g)| Some(violation(&linearize(g, scratch, &at, model, t)?, impulses[3 * k])))
-        .fold(0.0, f64::max);
-    scratch.current = at;
-    worst
+        .filter_map(|(k, g)| Some(violation(&lin(g)?, impulses[3 * k])))
+        .fold(0.0, f64::max)
 }

@@ -79,19 +79,17 @@ impl BodyRows {
         transpose_times(&self.jacobian, &self.lambda, &mut self.forces);
         out.clear();
         out.extend_from_slice(&self.forces);
-        let Some(f) = compliance.factor() else { return compliance.solve_in_place(out, 1) };
-        let warp = compliance.warp();
-        if let Some(q) = warp {
-            q.unrotate(out);
+        if compliance.factor().is_none() {
+            return compliance.solve_in_place(out, 1);
         }
-        if self.delassus.forward(f, out, &mut self.forward) {
-            f.solve_from_forward(&mut self.forward, out);
-        } else {
-            f.solve_in_place(out, 1);
-        }
-        if let Some(q) = warp {
-            q.rotate(out);
-        }
+        let (delassus, forward) = (&self.delassus, &mut self.forward);
+        compliance.in_factor_frame(out, |f, x| {
+            if delassus.forward(f, x, forward) {
+                f.solve_from_forward(forward, x);
+            } else {
+                f.solve_in_place(x, 1);
+            }
+        });
     }
 }
 

@@ -155,7 +155,7 @@ pub struct Motion<'a, F: Fn(usize, usize) -> f64> {
 /// Recursive corrective motion over `space`'s groups (assembled by
 /// `assemble_constraints`), warm-started by key from `warm_start` (which
 /// receives the final λ). On return the groups hold the last directions,
-/// each body's rows are assembled with them, and `space.impulses` holds
+/// each body's rows are collected along them, and `space.impulses` holds
 /// λ. Under the `standard` update `corrections[b]` holds
 /// `A_b⁻¹ H_bᵀ λ` for the final λ (it is computed in the last iteration);
 /// under `fast` the correction stage still has to apply it.
@@ -185,40 +185,29 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
     let mut rec = CorrectiveRecord { update: settings.update.name(), ..Default::default() };
     for k in 1..=settings.newton_iterations {
         rec.iterations = k;
-        let t0 = Instant::now();
         match settings.update {
             Update::Standard => {
-                for (b, rows) in space.bodies.iter_mut().enumerate() {
-                    rows.collect(b, &space.groups);
-                }
-                times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+                let into = if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms };
+                timed(times, Stage::BuildDelassus, into, || {
+                    build_delassus(space, compliances, h, method, true)
+                });
             }
             Update::Fast => {
                 if k == 1 {
-                    times.time(Stage::BuildDelassus, || {
+                    timed(times, Stage::BuildDelassus, &mut rec.build_ms, || {
                         build_mapping(space, &mut scratch, compliances, h, method)
                     });
-                    rec.build_ms = ms(t0);
                 }
-                let t1 = Instant::now();
-                times.time(Stage::BuildDelassus, || rebuild(space, &mut scratch));
-                rec.rebuild_ms += ms(t1);
+                timed(times, Stage::BuildDelassus, &mut rec.rebuild_ms, || rebuild(space, &mut scratch));
             }
         }
-        if settings.update == Update::Standard {
-            *(if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms }) += ms(t0);
-        }
-        let t0 = Instant::now();
-        times.time(Stage::SolveConstraints, || {
+        timed(times, Stage::SolveConstraints, &mut rec.solve_ms, || {
             row_gaps(&space.groups, h, motion.v_free, &mut space.free_gaps);
             solve_in_space(space, compliances, model, solver);
         });
-        rec.solve_ms += ms(t0);
-        let t0 = Instant::now();
-        times.time(Stage::Correct, || {
+        timed(times, Stage::Correct, &mut rec.correction_ms, || {
             iterate(space, &mut scratch, compliances, settings.update, h, corrections)
         });
-        rec.correction_ms += ms(t0);
         let (turned, violated) = linearize_all(space, &mut scratch, model, motion.t);
         if k == 1 {
             rec.violation_before = violated;
@@ -230,18 +219,17 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
         }
         relinearize_all(space, &scratch);
     }
-    if settings.update == Update::Fast {
-        for (b, rows) in space.bodies.iter_mut().enumerate() {
-            rows.collect(b, &space.groups);
-        }
-    }
     keep_warm_start(space, warm_start);
     space.corrective_scratch = scratch;
     rec
 }
 
-fn ms(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1e3
+/// Runs `f` as part of `stage`, adding its milliseconds to `into` too.
+fn timed<T>(times: &mut StageTimes, stage: Stage, into: &mut f64, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = times.time(stage, f);
+    *into += start.elapsed().as_secs_f64() * 1e3;
+    out
 }
 
 /// `W_H = h² H A⁻¹ Hᵀ` (eq. 28) on the proximity DOFs: each body's block
@@ -343,8 +331,9 @@ fn linearize_all(
     (turned, violated)
 }
 
-/// The groups re-linearized at the iterate (Algorithm 2–3, line 1), and λ
-/// turned into their new frames, `λ ← C_{k+1} C_kᵀ λ`, as the next warm start.
+/// The groups re-linearized at the iterate (Algorithm 2–3, line 1), each
+/// body's rows `H_b = C_b H` collected along the new frames, and λ turned
+/// into them, `λ ← C_{k+1} C_kᵀ λ`, as the next warm start.
 fn relinearize_all(space: &mut ConstraintSpace, scratch: &CorrectiveScratch) {
     let p = &scratch.proximity;
     for (k, g) in space.groups.iter_mut().enumerate() {
@@ -353,5 +342,8 @@ fn relinearize_all(space: &mut ConstraintSpace, scratch: &CorrectiveScratch) {
         let force: Vector3<f64> = (0..3).map(|d| Vector3::from(g.frame[d]) * lambda[d]).sum();
         relinearize(g, lin, &p.point(&p.current, g), &scratch.starts[k]);
         (0..3).for_each(|d| lambda[d] = Vector3::from(g.frame[d]).dot(&force));
+    }
+    for (b, rows) in space.bodies.iter_mut().enumerate() {
+        rows.collect(b, &space.groups);
     }
 }

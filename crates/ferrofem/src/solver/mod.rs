@@ -155,11 +155,9 @@ pub fn solve_in_space(
     };
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
-        let w = AssembledDelassus(delassus);
+        let mut w = AssembledDelassus(delassus);
         let out = match pgs.settings.precision {
-            Precision::Double => {
-                pgs.solve_in(&mut AssembledDelassus(delassus), free_gaps, laws, impulses, blocks)
-            }
+            Precision::Double => pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks),
             Precision::Single => {
                 single.clear();
                 single.extend(delassus.iter().map(|&x| x as f32));

@@ -3,7 +3,7 @@
 //! the group's local law; stop when the relative change of λ falls under a
 //! tolerance or after `max_iterations` sweeps. Warm-started from the λ given.
 
-use ferrofem_linalg::simd::{dot4, Stored};
+use ferrofem_linalg::simd::Stored;
 use ferrofem_linalg::Precision;
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -102,11 +102,7 @@ impl DelassusOperator for AssembledDelassus<'_> {
     }
 
     fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
-        let c = self.rows();
-        let row = |i: usize| &self.0[(r0 + i) * c..(r0 + i + 1) * c];
-        // The group's three rows in one pass over λ (the fourth column repeats the third).
-        let d = dot4([row(0), row(1), row(2), row(2)], lambda);
-        Vector3::new(d[0], d[1], d[2])
+        group_rows_times(self.0, self.rows(), r0, lambda)
     }
 }
 
@@ -130,11 +126,17 @@ impl DelassusOperator for SingleDelassus<'_> {
     }
 
     fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
-        let c = self.rows();
-        let row = |i: usize| &self.single[(r0 + i) * c..(r0 + i + 1) * c];
-        let d = f32::dot4([row(0), row(1), row(2), row(2)], lambda);
-        Vector3::new(d[0], d[1], d[2])
+        group_rows_times(self.single, self.rows(), r0, lambda)
     }
+}
+
+/// `(W λ)` on rows `r0..r0 + 3` of a row-major `c × c` `W` stored in `P`:
+/// the group's three rows in one pass over λ (the fourth column of the
+/// four-column product repeats the third).
+fn group_rows_times<P: Stored>(w: &[P], c: usize, r0: usize, lambda: &[f64]) -> Vector3<f64> {
+    let row = |i: usize| &w[(r0 + i) * c..(r0 + i + 1) * c];
+    let d = P::dot4([row(0), row(1), row(2), row(2)], lambda);
+    Vector3::new(d[0], d[1], d[2])
 }
 
 impl Pgs {

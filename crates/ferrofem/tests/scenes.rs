@@ -307,3 +307,24 @@ fn real_time_preset_follows_the_accurate_cantilever() {
     assert!(largest > 0.1, "the beam sags ({largest} m)");
     assert!(worst / largest < 0.08, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
 }
+
+/// The implicit resolution's and PGS precision's keys, misused, are named
+/// with what is wrong (issue #20).
+#[test]
+fn misused_resolution_and_precision_keys_are_named() {
+    let with = |table: &str| format!("{GOOD}{table}");
+    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nviolation_tolerance = -1.0\n"));
+    assert!(msg.contains("violation_tolerance = -1: must be finite and ≥ 0"), "{msg}");
+    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nnewton_iterations = 0\n"));
+    assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
+    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nupdate = \"quick\"\n"));
+    assert!(msg.contains("unknown variant `quick`") && msg.contains("`standard`"), "{msg}");
+    let msg = scene_error(&with("[contact]\nresolution = \"sometimes\"\n"));
+    assert!(msg.contains("unknown variant `sometimes`"), "{msg}");
+    let msg = scene_error(&with(
+        "[constraint_solver]\nmethod = \"non-smooth-newton\"\ndelassus_precision = \"single\"\n",
+    ));
+    assert!(msg.contains("`delassus_precision` is PGS's"), "{msg}");
+    let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"half\"\n"));
+    assert!(msg.contains("unknown variant `half`"), "{msg}");
+}

@@ -92,6 +92,10 @@ pub enum SimError {
         /// Body, vertex, depth and what it is inside; or the inverted elements.
         cause: String,
     },
+    /// A change made between steps (a controller's or a binding's call)
+    /// names something that does not exist or holds an invalid value.
+    #[error("{0}")]
+    Input(String),
     /// Output could not be written.
     #[error("output: {0}")]
     Output(#[from] MeshError),

@@ -11,6 +11,7 @@
 pub mod body;
 pub mod collision;
 pub mod constraint;
+mod control;
 pub mod delassus;
 pub mod element;
 mod error;
@@ -26,6 +27,7 @@ pub mod stats;
 mod world;
 
 pub use body::{Body, BodySummary, MeshView};
+pub use control::ConstraintPoints;
 pub use error::SimError;
 pub use model::Model;
 pub use state::{BodyState, State};

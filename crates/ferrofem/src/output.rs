@@ -93,32 +93,20 @@ impl FrameWriter {
         Ok(())
     }
 
-    /// `contacts_<frame>.vtp`: one point per constraint group (its first
-    /// point `Σ wᵢ xᵢ` at the end-of-step positions) with `normal`, `force`
-    /// (N, world axes) and `kind` (0 contact, 1 attachment).
+    /// `contacts_<frame>.vtp`: the [`World::constraint_points`] with
+    /// `normal`, `force` (N, world axes) and `kind` (0 contact, 1 attachment).
     fn write_contacts(&mut self, world: &World) -> Result<(), SimError> {
-        let space = world.constraints();
-        let (mut points, mut normals, mut forces, mut kinds) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (k, g) in space.groups.iter().enumerate() {
-            let (b, pts) = &g.parts()[0];
-            let x = &world.state.bodies[*b].positions;
-            let p = pts.iter().fold([0.0; 3], |p, &(v, w)| [0, 1, 2].map(|d| p[d] + w * x[3 * v + d]));
-            points.push(p);
-            normals.extend_from_slice(&g.frame[0]);
-            let l = space.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
-            forces.extend((0..3).map(|d| (0..3).map(|r| l[r] * g.frame[r][d]).sum::<f64>()));
-            kinds.push(f64::from(u8::from(matches!(g.law, crate::solver::ConstraintGroup::Attachment))));
-        }
+        let c = world.constraint_points();
+        let kinds: Vec<f64> = c.attachment.iter().map(|&a| f64::from(u8::from(a))).collect();
         let file = format!("contacts_{:05}.vtp", self.frame);
         let fields = [
-            PointField { name: "normal", components: 3, values: &normals },
-            PointField { name: "force", components: 3, values: &forces },
+            PointField { name: "normal", components: 3, values: c.normals.as_flattened() },
+            PointField { name: "force", components: 3, values: c.forces.as_flattened() },
             PointField { name: "kind", components: 1, values: &kinds },
         ];
-        write_vtp_points(&self.dir.join(&file), &points, &fields)?;
-        if let Some(c) = self.contacts.as_mut() {
-            c.push(world.state.time, &file)?;
+        write_vtp_points(&self.dir.join(&file), &c.points, &fields)?;
+        if let Some(series) = self.contacts.as_mut() {
+            series.push(world.state.time, &file)?;
         }
         Ok(())
     }

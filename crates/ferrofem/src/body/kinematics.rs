@@ -30,6 +30,9 @@ pub enum Kinematic {
     Fixed,
     /// Follows a prescribed motion.
     Moving(Motion),
+    /// Held at a point (m) that a controller sets between steps
+    /// ([`crate::World::set_prescribed`], [`crate::World::attach`]).
+    Placed([f64; 3]),
 }
 
 impl Kinematic {
@@ -37,6 +40,7 @@ impl Kinematic {
     pub fn target(&self, rest: Vector3<f64>, t: f64) -> Vector3<f64> {
         match self {
             Kinematic::Fixed => rest,
+            Kinematic::Placed(p) => Vector3::from(*p),
             Kinematic::Moving(Motion::Velocity(v)) => rest + Vector3::from(*v) * t,
             Kinematic::Moving(Motion::Rotation { axis, center, angular_velocity }) => {
                 let c = Vector3::from(*center);

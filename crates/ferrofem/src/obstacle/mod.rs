@@ -117,11 +117,69 @@ pub struct Obstacle {
     pub friction: f64,
     /// Kinematic motion.
     pub motion: ObstacleMotion,
+    /// A pose set between steps by a controller, which overrides `motion`
+    /// from the time it was set (see [`Obstacle::steer`]).
+    pub steering: Option<Steering>,
+}
+
+/// A move set between steps: from the pose `(R₀, c₀)` at `start` to
+/// `(R₁, c₁)` at `start + duration` at constant linear velocity `v` and
+/// angular velocity `ω` (`R₁ = exp(ω × duration) R₀`), then held still.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steering {
+    start: f64,
+    duration: f64,
+    rotation: Rotation3<f64>,
+    translation: Vector3<f64>,
+    velocity: Vector3<f64>,
+    angular_velocity: Vector3<f64>,
+}
+
+impl Steering {
+    /// Time into the move at `t`, clamped to `[0, duration]`.
+    fn elapsed(&self, t: f64) -> f64 {
+        (t - self.start).clamp(0.0, self.duration)
+    }
+
+    /// Pose at `t`: `(exp(ω τ) R₀, c₀ + v τ)` with `τ` the time into the move.
+    fn pose(&self, t: f64) -> (Rotation3<f64>, Vector3<f64>) {
+        let tau = self.elapsed(t);
+        (Rotation3::new(self.angular_velocity * tau) * self.rotation, self.translation + self.velocity * tau)
+    }
+
+    /// Velocity `v + ω × (p − c(t))` of the material point at `p` while
+    /// moving (zero once the move is over).
+    fn velocity_at(&self, p: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        if t >= self.start + self.duration {
+            return Vector3::zeros();
+        }
+        self.velocity + self.angular_velocity.cross(&(p - self.pose(t).1))
+    }
 }
 
 impl Obstacle {
+    /// Moves the obstacle from its pose at `now` to `(rotation,
+    /// translation)` over `[now, now + duration]` at constant linear and
+    /// angular velocity, and holds it there afterwards: what a controller
+    /// sets between steps (`duration` the time step). Contacts see the
+    /// move's velocity, so a body is pushed, not teleported through.
+    pub fn steer(&mut self, now: f64, duration: f64, rotation: Rotation3<f64>, translation: Vector3<f64>) {
+        let (r0, c0) = self.pose(now);
+        self.steering = Some(Steering {
+            start: now,
+            duration,
+            rotation: r0,
+            translation: c0,
+            velocity: (translation - c0) / duration,
+            angular_velocity: (rotation * r0.inverse()).scaled_axis() / duration,
+        });
+    }
+
     /// Pose `(R(t), c(t))` at time `t`.
     pub fn pose(&self, t: f64) -> (Rotation3<f64>, Vector3<f64>) {
+        if let Some(s) = &self.steering {
+            return s.pose(t);
+        }
         let w = Vector3::from(self.motion.angular_velocity);
         let spin = match Unit::try_new(w, 1e-300) {
             Some(axis) => Rotation3::from_axis_angle(&axis, w.norm() * t),
@@ -138,6 +196,9 @@ impl Obstacle {
 
     /// Velocity of the obstacle's material point at world position `p` (m/s).
     pub fn velocity_at(&self, p: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        if let Some(s) = &self.steering {
+            return s.velocity_at(p, t);
+        }
         let (offset, v) = self.motion.offset(t);
         v + Vector3::from(self.motion.angular_velocity).cross(&(p - (self.pivot() + offset)))
     }
@@ -271,6 +332,7 @@ mod tests {
             translation: Vector3::zeros(),
             friction: 0.0,
             motion: ObstacleMotion::default(),
+            steering: None,
         }
     }
 

@@ -56,6 +56,7 @@ fn obstacle(scene: &Scene, spec: &ObstacleSpec, index: usize) -> Result<Obstacle
         translation: spec.transform.translation.into(),
         friction: spec.friction,
         motion: spec.motion.clone(),
+        steering: None,
     })
 }
 

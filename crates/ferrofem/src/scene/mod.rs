@@ -39,19 +39,45 @@ impl Scene {
     pub fn from_toml(text: &str, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
         let err = |key: String, message: String| SimError::Scene { file: label.to_string(), key, message };
         let de = toml::Deserializer::parse(text).map_err(|e| err("(file)".into(), flat(&e.to_string())))?;
-        let mut spec: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let spec: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let inner = e.into_inner();
             let line = inner.span().map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count());
             let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
-            err(if key == "." { "(top level)".into() } else { key }, format!("{}{at}", flat(inner.message())))
+            err(top_level(key), format!("{}{at}", flat(inner.message())))
         })?;
+        let given = || text.parse().map_err(|e: toml::de::Error| err("(file)".into(), flat(&e.to_string())));
+        Scene::finish(spec, given, base_dir, label)
+    }
+
+    /// Validates a scene given as a table (the same schema and errors as
+    /// the file, without line numbers): what a binding builds from its
+    /// language's dictionaries.
+    pub fn from_table(table: toml::Table, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
+        let err = |key: String, message: String| SimError::Scene { file: label.to_string(), key, message };
+        let spec: SceneFile =
+            serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+                let key = e.path().to_string();
+                err(top_level(key), flat(e.into_inner().message()))
+            })?;
+        Scene::finish(spec, || Ok(table), base_dir, label)
+    }
+
+    /// Applies the preset (against the keys the user `given`) and validates.
+    fn finish(
+        mut spec: SceneFile,
+        given: impl FnOnce() -> Result<toml::Table, SimError>,
+        base_dir: PathBuf,
+        label: &str,
+    ) -> Result<Scene, SimError> {
         if let Some(preset) = spec.simulation.preset {
-            let given: toml::Table =
-                text.parse().map_err(|e: toml::de::Error| err("(file)".into(), flat(&e.to_string())))?;
-            preset.apply(&mut spec, &given);
+            preset.apply(&mut spec, &given()?);
         }
-        spec.validate().map_err(|(key, message)| err(key, message))?;
+        spec.validate().map_err(|(key, message)| SimError::Scene {
+            file: label.to_string(),
+            key,
+            message,
+        })?;
         Ok(Scene { spec, base_dir, label: label.to_string() })
     }
 
@@ -69,6 +95,15 @@ impl Scene {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "scene".into())
         })
+    }
+}
+
+/// The key path of an error, `(top level)` for the root.
+fn top_level(key: String) -> String {
+    if key == "." {
+        "(top level)".into()
+    } else {
+        key
     }
 }
 

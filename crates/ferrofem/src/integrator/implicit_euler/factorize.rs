@@ -4,7 +4,7 @@
 //! while the main loop steps on with the newest finished factor.
 
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, Preconditioner};
@@ -76,9 +76,18 @@ pub struct Refactorizer {
 #[derive(Debug)]
 struct Worker {
     to_worker: Option<Sender<Snapshot>>,
-    from_worker: Receiver<Finished>,
+    /// In a mutex only so that a world is `Sync` (shareable behind a lock,
+    /// as bindings and viewers hold it); the owner reads it by `&mut`.
+    from_worker: Mutex<Receiver<Finished>>,
     busy: bool,
     handle: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// The finished factors, read without locking (the owner has `&mut`).
+    fn inbox(&mut self) -> &Receiver<Finished> {
+        self.from_worker.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Drop for Worker {
@@ -145,9 +154,9 @@ impl Refactorizer {
         let precision = self.precision;
         let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone(), precision));
         let finished = if !refresh.deterministic {
-            worker.from_worker.try_recv().ok()
+            worker.inbox().try_recv().ok()
         } else if due && worker.busy {
-            worker.from_worker.recv().ok()
+            worker.inbox().recv().ok()
         } else {
             None
         };
@@ -213,7 +222,7 @@ impl Worker {
                 }
             })
             .ok();
-        Worker { to_worker: Some(to_worker), from_worker, busy: false, handle }
+        Worker { to_worker: Some(to_worker), from_worker: Mutex::new(from_worker), busy: false, handle }
     }
 }
 

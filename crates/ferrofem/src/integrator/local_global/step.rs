@@ -191,6 +191,26 @@ impl LocalGlobal {
         &self.bodies[body].global
     }
 
+    /// Points body `b`'s pins at the targets `kinematic` now names (a
+    /// controller moved them between steps); weights and `A` stay.
+    pub fn retarget(&mut self, b: usize, kinematic: &[Option<crate::body::Kinematic>]) {
+        for pin in &mut self.bodies[b].pins {
+            pin.motion = kinematic[pin.vertex].unwrap_or(pin.motion);
+        }
+    }
+
+    /// Whether bilateral constraints can be added between steps: the
+    /// constraint path needs a complete global step and no L-BFGS
+    /// (which minimizes the unconstrained energy); the reason otherwise.
+    pub fn refuses_constraints(&self) -> Option<&'static str> {
+        if self.settings.acceleration == Acceleration::Lbfgs {
+            return Some("local_global.acceleration = \"lbfgs\" minimizes the unconstrained step energy; use \"anderson\" or \"none\"");
+        }
+        self.bodies.iter().any(|w| w.global.compliance().is_none()).then_some(
+            "contact and attachments need a complete global step: local_global.global_step = \"sparse-inverse\" or \"triangular\"",
+        )
+    }
+
     /// The positional pins of a body, with their weights (N/m).
     pub fn pins(&self, body: usize) -> &[Pin] {
         &self.bodies[body].pins

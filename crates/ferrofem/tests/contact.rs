@@ -1,6 +1,8 @@
 //! Frictional contact against rigid obstacles (zeng2022 §3.2–3.3).
 
 mod common;
+#[path = "contact/control.rs"]
+mod control;
 #[path = "contact/corrective.rs"]
 mod corrective;
 

@@ -126,6 +126,10 @@ pub struct LocalGlobal {
     /// Iterations of the last step and the relative residual it reached
     /// (`NaN` when neither acceleration nor a tolerance asked for it).
     last: (usize, f64),
+    /// Whether the scene named `lbfgs` itself (not through `auto`): `auto`
+    /// runs plain iterations on a step that gains constraints between
+    /// steps (a grab), explicit L-BFGS refuses them.
+    explicit_lbfgs: bool,
 }
 
 /// Pins of a body's kinematic vertices; their weights are set with the
@@ -143,6 +147,7 @@ impl LocalGlobal {
     /// zeng2025 Algorithm 2.
     pub fn new(model: &Model, settings: LocalGlobalSettings) -> Result<LocalGlobal, SimError> {
         let mut settings = settings;
+        let explicit_lbfgs = settings.acceleration == Acceleration::Lbfgs;
         settings.acceleration = settings.acceleration.resolve(model.constrained());
         let (h, s) = (model.time_step, settings);
         let mut bodies = Vec::with_capacity(model.bodies.len());
@@ -183,6 +188,7 @@ impl LocalGlobal {
             compliances: Vec::new(),
             previous_impulses: Vec::new(),
             last: (0, f64::NAN),
+            explicit_lbfgs,
         })
     }
 
@@ -203,7 +209,7 @@ impl LocalGlobal {
     /// constraint path needs a complete global step and no L-BFGS
     /// (which minimizes the unconstrained energy); the reason otherwise.
     pub fn refuses_constraints(&self) -> Option<&'static str> {
-        if self.settings.acceleration == Acceleration::Lbfgs {
+        if self.explicit_lbfgs {
             return Some("local_global.acceleration = \"lbfgs\" minimizes the unconstrained step energy; use \"anderson\" or \"none\"");
         }
         self.bodies.iter().any(|w| w.global.compliance().is_none()).then_some(
@@ -251,11 +257,12 @@ impl LocalGlobal {
         }
         let solver = model.constraint_solver.solver(true);
         let mut total = ConstraintSolve::default();
-        if settings.acceleration == Acceleration::Lbfgs {
+        let quasi_newton = settings.acceleration == Acceleration::Lbfgs && !constrained;
+        if quasi_newton {
             self.quasi_newton(model, times, t_next, &mut observe);
         }
         let tracked = settings.tracks_residual();
-        let iterations = if settings.acceleration == Acceleration::Lbfgs { 0 } else { settings.iterations };
+        let iterations = if quasi_newton { 0 } else { settings.iterations };
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }

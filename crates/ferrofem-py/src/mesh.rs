@@ -113,7 +113,7 @@ impl TetMesh {
     }
 
     /// Writes the mesh (`.msh`, `.vtu`, `.vtk`, … by extension), so that a
-    /// scene can name it: `{"mesh": {"file": path}}`.
+    /// scene can name it: `{"mesh": {"file": {"path": path}}}`.
     fn write(&self, path: PathBuf) -> PyResult<()> {
         io::write_tet_mesh(&path, &self.mesh).map_err(mesh_error)
     }

@@ -15,6 +15,9 @@ use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{guarded, rows3, rows_of, to_dict, toml_table};
 
+/// An obstacle's pose as Python sees it: translation and rotation matrix.
+type Pose<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
+
 /// A simulation: the world a scene builds, its state, and the frames
 /// written so far. Bodies and obstacles are named by their scene names
 /// or their indices.
@@ -282,7 +285,7 @@ impl Simulation {
         &self,
         py: Python<'py>,
         obstacle: &Bound<'_, PyAny>,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>)> {
+    ) -> PyResult<Pose<'py>> {
         let o = self.obstacle(obstacle)?;
         let ob = self
             .world

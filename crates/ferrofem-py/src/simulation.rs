@@ -281,11 +281,7 @@ impl Simulation {
 
     /// The pose of an obstacle now: `(translation, rotation)` as a 3-vector
     /// and a 3×3 matrix.
-    fn obstacle_pose<'py>(
-        &self,
-        py: Python<'py>,
-        obstacle: &Bound<'_, PyAny>,
-    ) -> PyResult<Pose<'py>> {
+    fn obstacle_pose<'py>(&self, py: Python<'py>, obstacle: &Bound<'_, PyAny>) -> PyResult<Pose<'py>> {
         let o = self.obstacle(obstacle)?;
         let ob = self
             .world

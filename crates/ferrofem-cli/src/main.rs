@@ -3,6 +3,7 @@
 mod mesh_cmd;
 mod report;
 mod run;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Run(run::RunArgs),
     /// List the built-in scenes.
     Scenes,
+    /// Watch a scene live in the browser, grab bodies with the mouse, or replay an output folder.
+    View(view::ViewArgs),
     /// Inspect or convert meshes.
     #[command(subcommand)]
     Mesh(mesh_cmd::MeshCommand),
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Command::View(args) => view::view(args),
         Command::Mesh(cmd) => mesh_cmd::mesh(cmd),
         Command::Bench(cmd) => ferrofem_bench::bench(cmd).map_err(CliError::from),
     };

@@ -15,6 +15,7 @@ mod control;
 pub mod delassus;
 pub mod element;
 mod error;
+pub mod fields;
 pub mod integrator;
 pub mod material;
 mod model;

@@ -36,10 +36,8 @@ impl TetElement {
     ) -> TetEval {
         let f = self.deformation_gradient(x);
         let r = rotation(&f, previous_rotation, method);
-        let g = r.transpose() * f - Matrix3::identity();
-        let eps = 0.5 * (g + g.transpose());
+        let (eps, sigma) = self.co_rotated_stress(&f, &r);
         let tr = eps.trace();
-        let sigma = Matrix3::from_diagonal_element(self.lame.lambda * tr) + 2.0 * self.lame.mu * eps;
         let rs = r * sigma;
         TetEval {
             rotation: r,
@@ -47,6 +45,15 @@ impl TetElement {
             forces: self.grads.map(|ga| -self.measure * (rs * ga)),
             energy: self.measure * (0.5 * self.lame.lambda * tr * tr + self.lame.mu * eps.norm_squared()),
         }
+    }
+
+    /// The co-rotated strain `ε = sym(RᵀF − I)` and stress
+    /// `σ = λ tr(ε) I + 2μ ε` (Pa) of deformation gradient `F` with rotation `R`.
+    pub fn co_rotated_stress(&self, f: &Matrix3<f64>, r: &Matrix3<f64>) -> (Matrix3<f64>, Matrix3<f64>) {
+        let g = r.transpose() * f - Matrix3::identity();
+        let eps = 0.5 * (g + g.transpose());
+        let sigma = Matrix3::from_diagonal_element(self.lame.lambda * eps.trace()) + 2.0 * self.lame.mu * eps;
+        (eps, sigma)
     }
 
     /// `R Kₑ Rᵀ u` for nodal vectors `u` without forming `Kₑ`: with

@@ -63,6 +63,9 @@ pub struct ObstacleSpec {
     /// Kinematic motion.
     #[serde(default)]
     pub motion: ObstacleMotion,
+    /// Whether the viewer (`ferrofem view`) lets the mouse move it.
+    #[serde(default)]
+    pub draggable: bool,
 }
 
 /// Which integrator advances the bodies.

@@ -1,0 +1,44 @@
+//! `ferrofem view`: the browser viewer of a scene (live) or of a folder
+//! that `ferrofem run` wrote (replay); see docs/viewer.md.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use ferrofem_view::{ServeOptions, Server, Source};
+
+use crate::CliError;
+
+/// Arguments of `ferrofem view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// A scene file or built-in scene name (live), or an output folder of `ferrofem run` (replay).
+    pub source: String,
+    /// Port to serve on.
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind: 127.0.0.1 unless given (the viewer has no authentication).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Step as fast as possible instead of in real time.
+    #[arg(long)]
+    pub fast: bool,
+    /// Start playing at once.
+    #[arg(long)]
+    pub play: bool,
+}
+
+/// Serves until interrupted.
+pub fn view(args: ViewArgs) -> Result<(), CliError> {
+    let path = PathBuf::from(&args.source);
+    let source = if path.is_dir() {
+        Source::Replay(path)
+    } else {
+        Source::Scene(Box::new(ferrofem::scene::builtin::load(&args.source)?))
+    };
+    let options = ServeOptions { host: args.host, port: args.port, realtime: !args.fast, play: args.play };
+    let server = Server::start(source, options).map_err(|e| CliError::Other(e.to_string()))?;
+    println!("ferrofem viewer: open {} (Ctrl-C stops it)", server.url());
+    server.wait();
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! Replay of a folder written by `ferrofem run`: each body's `.pvd`
+//! series, its `.vtu` frames read on demand, with the displacement from
+//! the first frame and the velocity between frames as fields.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferrofem_mesh::io::read_elements;
+use ferrofem_mesh::TetMesh;
+use tokio::sync::watch;
+
+use crate::frame::{bounds, BodyView, Figures, Frame, SceneView};
+use crate::session::{Command, Reply};
+use crate::ViewError;
+
+/// One body's series: its name, topology and frames `(time, file)`.
+#[derive(Debug)]
+struct Series {
+    name: String,
+    triangles: Vec<u32>,
+    frames: Vec<(f64, PathBuf)>,
+    first: Vec<f64>,
+}
+
+/// A replay of a run's folder.
+#[derive(Debug)]
+pub struct Replay {
+    dir: PathBuf,
+    series: Vec<Series>,
+    frame: usize,
+    playing: bool,
+    velocity: bool,
+    seq: u64,
+    anchor: (Instant, f64),
+    error: Option<String>,
+}
+
+/// `(time, file)` of each `<DataSet>` of a `.pvd`, files relative to its folder.
+fn read_pvd(path: &Path) -> Result<Vec<(f64, PathBuf)>, ViewError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| ViewError::Replay(format!("{}: {e}", path.display())))?;
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+        Some(tag[at..].split('"').next()?.to_string())
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut frames = Vec::new();
+    for tag in text.split("<DataSet").skip(1) {
+        let bad = || ViewError::Replay(format!("{}: a DataSet without timestep and file", path.display()));
+        let t: f64 = attr(tag, "timestep").and_then(|t| t.parse().ok()).ok_or_else(bad)?;
+        frames.push((t, dir.join(attr(tag, "file").ok_or_else(bad)?)));
+    }
+    Ok(frames)
+}
+
+/// Positions of a frame file, flat.
+fn positions(path: &Path) -> Result<Vec<f64>, ViewError> {
+    let e = read_elements(path).map_err(|e| ViewError::Replay(e.to_string()))?;
+    Ok(e.vertices.as_flattened().to_vec())
+}
+
+impl Replay {
+    /// The body series of `dir` (every `.pvd` but the contact points' and
+    /// the obstacles'), with their first frames read.
+    pub fn open(dir: &Path) -> Result<Replay, ViewError> {
+        let mut pvds: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| ViewError::Replay(format!("{}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "pvd"))
+            .filter(|p| {
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                stem != "contacts" && !stem.starts_with("obstacle-")
+            })
+            .collect();
+        pvds.sort();
+        if pvds.is_empty() {
+            return Err(ViewError::Replay(format!(
+                "{}: no body series (.pvd) in it: give a folder written by `ferrofem run`",
+                dir.display()
+            )));
+        }
+        let mut series = Vec::new();
+        for pvd in pvds {
+            let frames = read_pvd(&pvd)?;
+            let (_, first) =
+                frames.first().ok_or_else(|| ViewError::Replay(format!("{}: no frames", pvd.display())))?;
+            let e = read_elements(first).map_err(|e| ViewError::Replay(e.to_string()))?;
+            let triangles = if e.tets.is_empty() {
+                e.triangles.as_flattened().iter().map(|&i| i as u32).collect()
+            } else {
+                let mesh = TetMesh { vertices: e.vertices.clone(), tets: e.tets.clone() };
+                let b = mesh.boundary();
+                b.mesh.triangles.as_flattened().iter().map(|&i| b.volume_vertex[i] as u32).collect()
+            };
+            let name = pvd.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            series.push(Series { name, triangles, frames, first: e.vertices.as_flattened().to_vec() });
+        }
+        Ok(Replay {
+            dir: dir.to_path_buf(),
+            series,
+            frame: 0,
+            playing: false,
+            velocity: false,
+            seq: 0,
+            anchor: (Instant::now(), 0.0),
+            error: None,
+        })
+    }
+
+    /// Frames in the shortest series.
+    pub fn frames(&self) -> usize {
+        self.series.iter().map(|s| s.frames.len()).min().unwrap_or(0)
+    }
+
+    /// The scene message.
+    pub fn scene_view(&self) -> SceneView {
+        let bodies = self
+            .series
+            .iter()
+            .map(|s| BodyView {
+                name: s.name.clone(),
+                vertices: s.first.len() / 3,
+                triangles: s.triangles.clone(),
+            })
+            .collect();
+        let (extent, center) = bounds(self.series.iter().map(|s| s.first.as_slice()));
+        SceneView {
+            kind: "scene",
+            mode: "replay",
+            name: self.dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            bodies,
+            obstacles: Vec::new(),
+            fields: vec![("displacement", "m"), ("velocity", "m/s")],
+            time_step_range: None,
+            time_step: 0.0,
+            times: self.series[0].frames.iter().take(self.frames()).map(|(t, _)| *t).collect(),
+            extent,
+            center,
+        }
+    }
+
+    /// Applies a command.
+    pub fn apply(&mut self, command: Command) -> Result<(), String> {
+        match command {
+            Command::Play => {
+                self.playing = true;
+                self.anchor = (Instant::now(), self.time(self.frame));
+            }
+            Command::Pause => self.playing = false,
+            Command::Step => {
+                self.playing = false;
+                self.frame = (self.frame + 1).min(self.frames() - 1);
+            }
+            Command::Reset => self.frame = 0,
+            Command::Seek { frame } if frame < self.frames() => {
+                self.playing = false;
+                self.frame = frame;
+            }
+            Command::Seek { frame } => return Err(format!("seek: frame {frame} of {}", self.frames())),
+            Command::Field { name } => match name.name() {
+                "displacement" => self.velocity = false,
+                "velocity" => self.velocity = true,
+                other => return Err(format!("field `{other}` is not in a replay (displacement, velocity)")),
+            },
+            Command::Ready => {}
+            _ => return Err("a replay can only play, pause, step, seek, reset and change the field".into()),
+        }
+        Ok(())
+    }
+
+    fn time(&self, k: usize) -> f64 {
+        self.series[0].frames[k].0
+    }
+
+    /// Frame `self.frame`, read from its files.
+    fn frame(&mut self) -> Result<Frame, ViewError> {
+        let started = Instant::now();
+        let k = self.frame;
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut bodies = Vec::new();
+        for s in &self.series {
+            let x = positions(&s.frames[k].1)?;
+            let values: Vec<f64> = if self.velocity && k > 0 {
+                let before = positions(&s.frames[k - 1].1)?;
+                let dt = s.frames[k].0 - s.frames[k - 1].0;
+                x.chunks_exact(3).zip(before.chunks_exact(3)).map(|(a, b)| dist(a, b) / dt).collect()
+            } else if self.velocity {
+                vec![0.0; x.len() / 3]
+            } else {
+                x.chunks_exact(3).zip(s.first.chunks_exact(3)).map(|(a, b)| dist(a, b)).collect()
+            };
+            values.iter().for_each(|&v| {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            });
+            bodies.push((x.iter().map(|&v| v as f32).collect(), values.iter().map(|&v| v as f32).collect()));
+        }
+        self.seq += 1;
+        let field = if self.velocity { ("velocity", "m/s") } else { ("displacement", "m") };
+        let mut figures = Figures {
+            time: self.time(k),
+            step: k,
+            playing: self.playing,
+            field: (field.0, field.1, lo.min(hi), hi.max(lo)),
+            error: self.error.clone(),
+            ..Default::default()
+        };
+        figures.publish_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(Frame { seq: self.seq, figures, bodies, poses: Vec::new(), arrows: Vec::new() })
+    }
+
+    /// Runs until `commands` closes, publishing the frame shown; while
+    /// playing, frames advance at the run's own pace.
+    pub fn run(mut self, commands: Receiver<(Command, Reply)>, frames: watch::Sender<Arc<Frame>>) {
+        let mut changed = true;
+        loop {
+            if changed {
+                match self.frame() {
+                    Ok(f) => {
+                        frames.send_replace(Arc::new(f));
+                    }
+                    Err(e) => {
+                        self.error = Some(e.to_string());
+                        self.playing = false;
+                    }
+                }
+            }
+            changed = false;
+            let wait = if self.playing { Duration::from_millis(5) } else { Duration::from_millis(200) };
+            match commands.recv_timeout(wait) {
+                Ok((command, reply)) => {
+                    let _ = reply.send(self.apply(command));
+                    changed = true;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            if self.playing && self.frame + 1 < self.frames() {
+                let due = self.anchor.1 + self.anchor.0.elapsed().as_secs_f64();
+                if self.time(self.frame + 1) <= due {
+                    self.frame += 1;
+                    changed = true;
+                }
+            } else if self.playing {
+                self.playing = false;
+                changed = true;
+            }
+        }
+    }
+}
+
+fn dist(a: &[f64], b: &[f64]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}

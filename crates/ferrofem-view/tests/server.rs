@@ -1,0 +1,155 @@
+//! The viewer's server from the outside, over real sockets: malformed
+//! WebSocket messages get an error and the connection goes on; a page
+//! that disconnects mid-stream leaves the simulation running; the port is
+//! free again once the server stops; replay serves a run's folder.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use ferrofem::scene::builtin;
+use ferrofem_view::{ServeOptions, Server, Source};
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn options() -> ServeOptions {
+    ServeOptions { port: 0, realtime: false, ..ServeOptions::default() }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+async fn connect(server: &Server) -> (Socket, serde_json::Value) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)).await.unwrap();
+    let scene = next_text(&mut ws).await;
+    (ws, scene)
+}
+
+/// The next text message as JSON (frames in between are skipped, and
+/// answered `ready` as a page does).
+async fn next_text(ws: &mut Socket) -> serde_json::Value {
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(20), ws.next()).await.unwrap().unwrap().unwrap();
+        match m {
+            Message::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
+            Message::Binary(_) => ws.send(Message::Text(r#"{"type":"ready"}"#.into())).await.unwrap(),
+            _ => {}
+        }
+    }
+}
+
+/// The figures of the next binary frame; the page then says it is ready.
+async fn next_frame(ws: &mut Socket) -> serde_json::Value {
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(20), ws.next()).await.unwrap().unwrap().unwrap();
+        if let Message::Binary(b) = m {
+            assert_eq!(&b[..4], b"FFV1");
+            let len = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+            ws.send(Message::Text(r#"{"type":"ready"}"#.into())).await.unwrap();
+            return serde_json::from_slice(&b[16..16 + len]).unwrap();
+        }
+    }
+}
+
+/// `GET /api/state` over a plain socket.
+async fn api_state(server: &Server) -> serde_json::Value {
+    let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let request = format!("GET /api/state HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", server.addr);
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).await.unwrap();
+    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
+    serde_json::from_str(body).unwrap()
+}
+
+#[test]
+fn malformed_messages_are_answered_and_the_connection_goes_on() {
+    let server = Server::start(Source::Scene(Box::new(builtin::load("drop").unwrap())), options()).unwrap();
+    runtime().block_on(async {
+        let (mut ws, scene) = connect(&server).await;
+        assert_eq!(scene["type"], "scene");
+        assert_eq!(scene["bodies"][0]["name"], "ball");
+        for (bad, expect) in [
+            ("not json", "malformed message"),
+            (r#"{"type":"warp"}"#, "malformed message"),
+            (r#"{"type":"grab","body":7,"vertex":0,"target":[0,0,0]}"#, "no body 7"),
+            (r#"{"type":"grab","body":0,"vertex":99999999,"target":[0,0,0]}"#, "vertices, not vertex"),
+            (r#"{"type":"time_step","value":-1}"#, "not a positive number"),
+            (r#"{"type":"drag","target":[0,0,0]}"#, "drag without a grab"),
+            (r#"{"type":"move_obstacle","obstacle":0,"translation":[0,0,0]}"#, "not draggable"),
+        ] {
+            ws.send(Message::Text(bad.into())).await.unwrap();
+            let reply = next_text(&mut ws).await;
+            assert_eq!(reply["type"], "error", "{bad}");
+            assert!(reply["message"].as_str().unwrap().contains(expect), "{bad}: {reply}");
+        }
+        ws.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+        assert!(next_text(&mut ws).await["message"].as_str().unwrap().contains("JSON text"));
+        // Still served: a step comes back as a frame.
+        ws.send(Message::Text(r#"{"type":"step"}"#.into())).await.unwrap();
+        let mut figures = next_frame(&mut ws).await;
+        while figures["step"] != 1 {
+            figures = next_frame(&mut ws).await;
+        }
+    });
+    server.stop();
+}
+
+#[test]
+fn a_page_that_leaves_mid_stream_leaves_the_simulation_running_and_the_port_reusable() {
+    let server = Server::start(Source::Scene(Box::new(builtin::load("drop").unwrap())), options()).unwrap();
+    let addr = server.addr;
+    runtime().block_on(async {
+        let (mut ws, _) = connect(&server).await;
+        ws.send(Message::Text(r#"{"type":"play"}"#.into())).await.unwrap();
+        let first = next_frame(&mut ws).await["step"].as_u64().unwrap();
+        next_frame(&mut ws).await;
+        drop(ws); // no close handshake: the page just vanishes
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let a = api_state(&server).await["figures"]["step"].as_u64().unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let b = api_state(&server).await["figures"]["step"].as_u64().unwrap();
+        assert!(b > a && a >= first, "the simulation stopped: steps {first}, {a}, {b}");
+        // A new page joins the running simulation.
+        let (mut again, _) = connect(&server).await;
+        assert!(next_frame(&mut again).await["step"].as_u64().unwrap() >= b);
+    });
+    server.stop();
+    TcpListener::bind(addr).expect("the port is free again after the server stops");
+}
+
+#[test]
+fn replay_serves_a_run_folder() {
+    let dir = std::env::temp_dir().join(format!("ferrofem-view-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut world = builtin::load("drop").unwrap().build().unwrap();
+    let mut writer = ferrofem::output::FrameWriter::new(&dir, &world).unwrap();
+    for _ in 0..3 {
+        writer.write(&world).unwrap();
+        world.step().unwrap();
+    }
+    let server = Server::start(Source::Replay(dir.clone()), options()).unwrap();
+    runtime().block_on(async {
+        let (mut ws, scene) = connect(&server).await;
+        assert_eq!(scene["mode"], "replay");
+        assert_eq!(scene["times"].as_array().unwrap().len(), 3);
+        ws.send(Message::Text(r#"{"type":"seek","frame":2}"#.into())).await.unwrap();
+        let mut figures = next_frame(&mut ws).await;
+        while figures["step"] != 2 {
+            figures = next_frame(&mut ws).await;
+        }
+        assert!((figures["time"].as_f64().unwrap() - 2.0 * world.model.time_step).abs() < 1e-9);
+        ws.send(Message::Text(r#"{"type":"seek","frame":9}"#.into())).await.unwrap();
+        assert!(next_text(&mut ws).await["message"].as_str().unwrap().contains("frame 9 of 3"));
+        ws.send(Message::Text(r#"{"type":"grab","body":0,"vertex":0,"target":[0,0,0]}"#.into()))
+            .await
+            .unwrap();
+        assert_eq!(next_text(&mut ws).await["type"], "error");
+    });
+    server.stop();
+    assert!(Server::start(Source::Replay(std::env::temp_dir().join("no-such-run")), options()).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}

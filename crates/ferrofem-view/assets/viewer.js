@@ -267,29 +267,37 @@ function dragPlane(point) {
   return new THREE.Plane().setFromNormalAndCoplanarPoint(normal, point);
 }
 
-renderer.domElement.addEventListener('pointerdown', (event) => {
-  if (event.button !== 0 || !state.scene || state.scene.mode !== 'live') return;
-  ray(event);
+// What is under a screen point (CSS pixels): a body's vertex nearest the
+// hit on its surface, or a draggable obstacle; null over empty space.
+function pick(clientX, clientY) {
+  ray({ clientX, clientY });
   const targets = [...state.bodies.map((b) => b.mesh), ...state.obstacles.filter((o) => o.draggable).map((o) => o.mesh)];
   const hit = raycaster.intersectObjects(targets, false)[0];
-  if (!hit) return;
-  controls.enabled = false;
-  renderer.domElement.setPointerCapture(event.pointerId);
-  if (hit.object.userData.obstacle !== undefined) {
-    const o = hit.object;
-    state.drag = { obstacle: o.userData.obstacle, plane: dragPlane(hit.point), start: hit.point.clone(), origin: o.position.clone() };
-    return;
-  }
+  if (!hit) return null;
+  if (hit.object.userData.obstacle !== undefined) return { obstacle: hit.object.userData.obstacle, point: hit.point, object: hit.object };
   const body = hit.object.userData.body;
-  const face = hit.face;
   const position = state.bodies[body].geometry.attributes.position;
-  let vertex = face.a, best = Infinity;
-  for (const v of [face.a, face.b, face.c]) {
+  let vertex = hit.face.a, best = Infinity;
+  for (const v of [hit.face.a, hit.face.b, hit.face.c]) {
     const d = new THREE.Vector3().fromBufferAttribute(position, v).distanceTo(hit.point);
     if (d < best) { best = d; vertex = v; }
   }
-  state.grab = { body, vertex, plane: dragPlane(hit.point) };
-  send({ type: 'grab', body, vertex, target: hit.point.toArray() });
+  return { body, vertex, point: hit.point };
+}
+state.pick = (x, y) => { const p = pick(x, y); return p && { body: p.body, vertex: p.vertex, obstacle: p.obstacle }; };
+
+renderer.domElement.addEventListener('pointerdown', (event) => {
+  if (event.button !== 0 || !state.scene || state.scene.mode !== 'live') return;
+  const hit = pick(event.clientX, event.clientY);
+  if (!hit) return;
+  controls.enabled = false;
+  try { renderer.domElement.setPointerCapture(event.pointerId); } catch { /* synthetic pointers have none */ }
+  if (hit.obstacle !== undefined) {
+    state.drag = { obstacle: hit.obstacle, plane: dragPlane(hit.point), start: hit.point.clone(), origin: hit.object.position.clone() };
+    return;
+  }
+  state.grab = { body: hit.body, vertex: hit.vertex, plane: dragPlane(hit.point) };
+  send({ type: 'grab', body: hit.body, vertex: hit.vertex, target: hit.point.toArray() });
 });
 renderer.domElement.addEventListener('pointermove', (event) => {
   if (!state.grab && !state.drag) return;
@@ -311,9 +319,9 @@ const release = () => {
 renderer.domElement.addEventListener('pointerup', release);
 renderer.domElement.addEventListener('pointercancel', release);
 
-// Screen position (CSS pixels) of a body's vertex: what a test drives the mouse to.
-state.project = (body, vertex) => {
-  const v = new THREE.Vector3().fromBufferAttribute(state.bodies[body].geometry.attributes.position, vertex).project(camera);
+// Screen position (CSS pixels) of a world point: what a test drives the mouse to.
+state.project = (point) => {
+  const v = new THREE.Vector3(...point).project(camera);
   const r = renderer.domElement.getBoundingClientRect();
   return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height };
 };

@@ -109,22 +109,23 @@ struct Grab {
 /// Steps per second and simulated seconds per wall second over the last second.
 #[derive(Debug, Default)]
 struct Rate {
-    samples: VecDeque<(Instant, f64)>,
+    /// `(wall clock, step, simulated time)` of recent frames.
+    samples: VecDeque<(Instant, usize, f64)>,
 }
 
 impl Rate {
-    fn push(&mut self, time: f64) -> (f64, f64) {
+    fn push(&mut self, step: usize, time: f64) -> (f64, f64) {
         let now = Instant::now();
-        self.samples.push_back((now, time));
+        self.samples.push_back((now, step, time));
         while self.samples.len() > 2 && now.duration_since(self.samples[0].0) > Duration::from_secs(1) {
             self.samples.pop_front();
         }
-        let (t0, s0) = self.samples[0];
+        let (t0, k0, s0) = self.samples[0];
         let wall = now.duration_since(t0).as_secs_f64();
-        if wall <= 0.0 {
+        if wall <= 0.0 || step < k0 {
             return (0.0, 0.0);
         }
-        ((self.samples.len() - 1) as f64 / wall, (time - s0) / wall)
+        ((step - k0) as f64 / wall, (time - s0) / wall)
     }
 }
 
@@ -319,7 +320,7 @@ impl Live {
                 [p[0], p[1], p[2], f[0], f[1], f[2]].map(|v| v as f32)
             })
             .collect();
-        let (steps_per_second, realtime_factor) = self.rate.push(t);
+        let (steps_per_second, realtime_factor) = self.rate.push(world.state.step, t);
         let stats = self.last.as_ref();
         let stage_ms = stats.map_or_else(Vec::new, |s| {
             Stage::ALL.iter().map(|&st| (st.name(), s.stage_ms.get(st))).filter(|(_, ms)| *ms > 0.0).collect()

@@ -1,0 +1,123 @@
+"""The viewer end to end in a real headless browser (Debian's Chromium,
+driven by Playwright): the page loads and draws the body, a scripted mouse
+drag grabs it and moves the grabbed point toward the target in the
+simulation's own state (read from /api/state), and releasing removes the
+grab's constraint. Run by ./test-python; needs /usr/bin/chromium and the
+`ferrofem` binary (FERROFEM_BIN, default target/debug/ferrofem)."""
+
+import io
+import json
+import os
+import pathlib
+import subprocess
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+from PIL import Image
+
+ROOT = pathlib.Path(__file__).resolve().parents[4]
+BIN = pathlib.Path(os.environ.get("FERROFEM_BIN", ROOT / "target" / "debug" / "ferrofem"))
+CHROMIUM = "/usr/bin/chromium"
+REQUIRED = os.environ.get("FERROFEM_BROWSER_TESTS") == "required"
+
+SCENE = """
+[simulation]
+name = "grab-block"
+time_step = 0.01
+steps = 100000
+[[body]]
+name = "block"
+mesh = { box = { size = [0.1, 0.1, 0.2], cells = [3, 3, 6] } }
+transform = { translation = [0.0, 0.0, 0.1] }
+material = { young = 5e4, poisson = 0.3, density = 1000.0 }
+damping = { mass = 2.0, stiffness = 0.01 }
+[[body.fixed]]
+box = { min = [-1.0, -1.0, -0.001], max = [1.0, 1.0, 0.001] }
+[[obstacle]]
+name = "floor"
+shape = "half_space"
+"""
+
+
+def missing():
+    if not BIN.exists():
+        return f"{BIN} not built (cargo test --workspace builds it)"
+    if not pathlib.Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not installed (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture
+def viewer(tmp_path):
+    why = missing()
+    if why:
+        if REQUIRED:
+            pytest.fail(why)
+        pytest.skip(why)
+    scene = tmp_path / "grab-block.toml"
+    scene.write_text(SCENE)
+    proc = subprocess.Popen([str(BIN), "--threads", "1", "view", str(scene), "--port", "0", "--play"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert "http://" in line, line + proc.stderr.read()
+    url = line.split("open ")[1].split()[0]
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def state(url):
+    with urllib.request.urlopen(url + "api/state", timeout=10) as r:
+        return json.load(r)["figures"]
+
+
+def pixels(png):
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+
+
+def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = browser.new_page(viewport={"width": 900, "height": 700})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(viewer)
+        page.wait_for_function("window.ferrofem && window.ferrofem.framesReceived > 3", timeout=30000)
+        page.wait_for_timeout(500)
+        before = pixels(page.screenshot())
+        # Not blank: the shaded body and the floor make many distinct colours.
+        assert before.std() > 10 and len(np.unique(before.reshape(-1, 3), axis=0)) > 200
+
+        # A point of the block's side facing the camera, high up: under it, the body.
+        top = page.evaluate("() => window.ferrofem.project([0.0, -0.05, 0.17])")
+        assert page.evaluate(f"() => window.ferrofem.pick({top['x']}, {top['y']})") is not None
+        page.mouse.move(top["x"], top["y"])
+        page.mouse.down()
+        page.wait_for_timeout(300)
+        grabbed = state(viewer)["grab"]
+        assert grabbed is not None, "the press did not grab the body"
+        start = np.array(grabbed["position"])
+        page.mouse.move(top["x"] + 150, top["y"], steps=15)
+        page.wait_for_timeout(2500)
+        held = state(viewer)
+        target, now = np.array(held["grab"]["target"]), np.array(held["grab"]["position"])
+        pulled, moved = np.linalg.norm(target - start), np.linalg.norm(now - start)
+        assert pulled > 0.02, f"the drag moved the target only {pulled} m"
+        # The grabbed point followed the mouse: most of the way, and closer than it started.
+        assert moved > 0.6 * pulled and np.linalg.norm(target - now) < 0.4 * pulled, (start, target, now)
+        assert held["attachments"] == 1 and np.linalg.norm(held["grab"]["force"]) > 0
+        after = pixels(page.screenshot())
+        assert np.abs(after - before).mean() > 0.5, "the picture did not change"
+
+        page.mouse.up()
+        page.wait_for_timeout(500)
+        released = state(viewer)
+        assert released["grab"] is None and released["attachments"] == 0
+        assert not errors, errors
+        browser.close()

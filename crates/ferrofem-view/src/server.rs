@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::Router;
 use tokio::sync::{oneshot, watch};
 
@@ -88,6 +89,10 @@ impl Server {
             .block_on(tokio::net::TcpListener::bind(options.address()))
             .map_err(|e| ViewError::Server(format!("cannot listen on {}: {e}", options.address())))?;
         let addr = listener.local_addr().map_err(|e| ViewError::Server(e.to_string()))?;
+        // Small commands (`ready`) must not wait for Nagle's algorithm.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let (shutdown, stop) = oneshot::channel::<()>();
         let http = std::thread::spawn(move || {
             runtime.block_on(async move {

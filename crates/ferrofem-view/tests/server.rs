@@ -23,7 +23,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn connect(server: &Server) -> (Socket, serde_json::Value) {
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)).await.unwrap();
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async_with_config(format!("ws://{}/ws", server.addr), None, true)
+            .await
+            .unwrap();
     let scene = next_text(&mut ws).await;
     (ws, scene)
 }

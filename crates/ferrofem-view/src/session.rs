@@ -481,6 +481,43 @@ damping = { mass = 4.0, stiffness = 0.005 }
         assert!((Vector3::from(g.position) - Vector3::from(g.holding)).norm() < 1e-6);
     }
 
+    /// A draggable obstacle moves to where the mouse puts it, in one step;
+    /// under local-global a grab holds too, through the same attachment.
+    #[test]
+    fn draggable_obstacle_moves_and_local_global_grabs() {
+        let text = r#"
+[simulation]
+time_step = 0.01
+steps = 1
+integrator = "local-global"
+[[body]]
+name = "cube"
+mesh = { box = { size = [0.1, 0.1, 0.1], cells = [2, 2, 2] } }
+transform = { translation = [0.0, 0.0, 0.5] }
+material = { young = 2e5, poisson = 0.3, density = 1000.0 }
+[[obstacle]]
+name = "paddle"
+shape = { box = { size = [0.2, 0.2, 0.02] } }
+draggable = true
+"#;
+        let mut live = Live::new(Scene::from_toml(text, ".".into(), "paddle").unwrap(), false).unwrap();
+        live.apply(Command::MoveObstacle { obstacle: 0, translation: [0.1, 0.0, 0.05] }).unwrap();
+        live.apply(Command::Step).unwrap();
+        let p = live.frame().poses[0];
+        assert!((p[0] - 0.1).abs() < 1e-6 && (p[2] - 0.05).abs() < 1e-6, "{p:?}");
+        let x = live.world().state.bodies[0].positions.clone();
+        let at = [x[0], x[1], x[2] + 0.01];
+        live.apply(Command::Grab { body: 0, vertex: 0, target: at }).unwrap();
+        for _ in 0..5 {
+            live.apply(Command::Step).unwrap();
+        }
+        let g = live.frame().figures.grab.unwrap();
+        let gap: f64 = (0..3).map(|d| (g.position[d] - at[d]).powi(2)).sum::<f64>().sqrt();
+        assert!(gap < 1e-3, "the grabbed vertex is {gap} m from its target");
+        assert!(live.time_step_range().is_none());
+        assert!(live.apply(Command::TimeStep { value: 0.005 }).unwrap_err().contains("fixed"));
+    }
+
     /// Bad commands are refused with a reason; the simulation goes on.
     #[test]
     fn bad_commands_are_refused() {

@@ -177,7 +177,7 @@ impl World {
     }
 
     /// Attaches vertex `v` of body `b` to the point `target` (m) by a
-    /// bilateral constraint (zeng2022 §3.5), reached at the end of the next
+    /// bilateral constraint (solved with the contacts, zeng2022 §3.3), reached at the end of the next
     /// step; an attachment the vertex already has is moved instead. A grab
     /// is an attachment moved every step.
     pub fn attach(&mut self, b: usize, v: usize, target: [f64; 3]) -> Result<(), SimError> {

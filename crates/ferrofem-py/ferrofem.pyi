@@ -63,7 +63,8 @@ class Simulation:
     @staticmethod
     def from_dict(scene: Mapping[str, Any], base_dir: _Path | None = None) -> Simulation:
         """A simulation from a dict with the schema of the TOML scene files;
-        a bad key or value raises ValueError naming it."""
+        a bad key or value raises ValueError naming it. A body's or
+        obstacle's "mesh" may be a TetMesh object."""
     @staticmethod
     def from_toml(text: str, base_dir: _Path | None = None) -> Simulation:
         """A simulation from scene text in TOML."""

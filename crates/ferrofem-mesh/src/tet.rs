@@ -114,20 +114,17 @@ impl TetMesh {
         Aabb::of_points(&self.vertices).unwrap_or(Aabb { min: [0.0; 3], max: [0.0; 3] })
     }
 
-    /// Removes vertices used by no tet and renumbers the tets; returns the
-    /// old index of every kept vertex.
+    /// Removes vertices used by no tet and renumbers the tets, keeping the
+    /// used vertices in their order (a mesh without unused vertices keeps
+    /// its numbering, so vertex lists written against the file still hold);
+    /// returns the old index of every kept vertex.
     pub fn remove_unused_vertices(&mut self) -> Vec<usize> {
+        let mut used = vec![false; self.vertices.len()];
+        self.tets.iter().flatten().for_each(|&i| used[i] = true);
+        let kept: Vec<usize> = (0..self.vertices.len()).filter(|&i| used[i]).collect();
         let mut new_index = vec![usize::MAX; self.vertices.len()];
-        let mut kept = Vec::with_capacity(self.vertices.len());
-        for t in &mut self.tets {
-            for i in t.iter_mut() {
-                if new_index[*i] == usize::MAX {
-                    new_index[*i] = kept.len();
-                    kept.push(*i);
-                }
-                *i = new_index[*i];
-            }
-        }
+        kept.iter().enumerate().for_each(|(new, &old)| new_index[old] = new);
+        self.tets.iter_mut().flatten().for_each(|i| *i = new_index[*i]);
         self.vertices = kept.iter().map(|&i| self.vertices[i]).collect();
         kept
     }
@@ -289,7 +286,13 @@ mod tests {
         m.vertices.insert(0, [5.0, 5.0, 5.0]);
         m.tets[0] = [1, 2, 3, 4];
         assert_eq!(m.unused_vertex_count(), 1);
-        m.remove_unused_vertices();
+        assert_eq!(m.remove_unused_vertices(), vec![1, 2, 3, 4]);
         assert_eq!(m, unit_tet());
+        // A mesh whose tets meet its vertices out of order keeps its numbering.
+        let mut m = unit_tet();
+        m.tets[0] = [3, 1, 2, 0];
+        let before = m.clone();
+        assert_eq!(m.remove_unused_vertices(), vec![0, 1, 2, 3]);
+        assert_eq!(m, before);
     }
 }

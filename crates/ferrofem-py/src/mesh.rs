@@ -2,6 +2,7 @@
 //! generators, validated as the library validates them.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrofem_mesh::{generate, io, TetMesh as Mesh, ValidationOptions};
 use numpy::{AllowTypeChange, PyArray2, PyArrayLike2};
@@ -142,4 +143,40 @@ pub fn read_mesh(path: PathBuf, reorient_inverted: bool) -> PyResult<TetMesh> {
         e => mesh_error(e),
     })?;
     Ok(TetMesh { mesh })
+}
+
+/// `TetMesh` objects placed in a scene dict (`{"mesh": mesh}`), written to
+/// `.msh` files that the scene then names, so that they pass the same
+/// reading and validation as any mesh file; the files live as long as the
+/// simulation (a reset reads them again).
+#[derive(Debug, Default)]
+pub struct MeshFiles {
+    dir: Option<PathBuf>,
+    count: usize,
+}
+
+impl MeshFiles {
+    /// Writes `mesh` to a new file and returns its path.
+    pub fn write(&mut self, mesh: &TetMesh) -> PyResult<PathBuf> {
+        static FOLDERS: AtomicUsize = AtomicUsize::new(0);
+        if self.dir.is_none() {
+            let n = FOLDERS.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("ferrofem-py-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", dir.display())))?;
+            self.dir = Some(dir);
+        }
+        let path = self.dir.as_ref().map(|d| d.join(format!("mesh-{}.msh", self.count))).unwrap_or_default();
+        self.count += 1;
+        io::write_tet_mesh(&path, &mesh.mesh).map_err(mesh_error)?;
+        Ok(path)
+    }
+}
+
+impl Drop for MeshFiles {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }

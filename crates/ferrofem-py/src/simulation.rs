@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{guarded, rows3, rows_of, to_dict, toml_table};
+use crate::mesh::MeshFiles;
 
 /// An obstacle's pose as Python sees it: translation and rotation matrix.
 type Pose<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
@@ -28,6 +29,8 @@ pub struct Simulation {
     /// Series written by `write_frame`, by folder.
     writers: Vec<(PathBuf, FrameWriter)>,
     last: Option<StepStats>,
+    /// Files of the `TetMesh` objects the scene dict held.
+    _meshes: MeshFiles,
 }
 
 /// Builds the world of a scene, for a new simulation or a reset.
@@ -36,9 +39,9 @@ fn build(scene: &Scene) -> PyResult<World> {
 }
 
 impl Simulation {
-    fn from_scene(scene: Scene) -> PyResult<Simulation> {
+    fn from_scene(scene: Scene, meshes: MeshFiles) -> PyResult<Simulation> {
         let world = build(&scene)?;
-        Ok(Simulation { scene, world, writers: Vec::new(), last: None })
+        Ok(Simulation { scene, world, writers: Vec::new(), last: None, _meshes: meshes })
     }
 
     /// A body given by name or index.
@@ -67,13 +70,15 @@ impl Simulation {
 impl Simulation {
     /// A simulation from a scene given as a dict, with the schema of the
     /// TOML scene files and the same errors (`ValueError` naming the key).
-    /// Relative mesh paths start from `base_dir` (default: the current folder).
+    /// A body's or obstacle's `mesh` may be a `TetMesh` object. Relative
+    /// mesh paths start from `base_dir` (default: the current folder).
     #[staticmethod]
     #[pyo3(signature = (scene, base_dir = None))]
     fn from_dict(scene: &Bound<'_, PyDict>, base_dir: Option<PathBuf>) -> PyResult<Simulation> {
-        let table = toml_table(scene, "")?;
+        let mut meshes = MeshFiles::default();
+        let table = toml_table(scene, "", &mut meshes)?;
         let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
-        Simulation::from_scene(guarded(|| Scene::from_table(table, base, "<dict>"))?)
+        Simulation::from_scene(guarded(|| Scene::from_table(table, base, "<dict>"))?, meshes)
     }
 
     /// A simulation from scene text in TOML.
@@ -81,7 +86,7 @@ impl Simulation {
     #[pyo3(signature = (text, base_dir = None))]
     fn from_toml(text: &str, base_dir: Option<PathBuf>) -> PyResult<Simulation> {
         let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
-        Simulation::from_scene(guarded(|| Scene::from_toml(text, base, "<string>"))?)
+        Simulation::from_scene(guarded(|| Scene::from_toml(text, base, "<string>"))?, MeshFiles::default())
     }
 
     /// Advances `n` steps with the GIL released (other Python threads run
@@ -395,7 +400,7 @@ fn rotation_of(rows: &[[f64; 3]]) -> PyResult<Rotation3<f64>> {
 pub fn load_scene(scene: &Bound<'_, PyAny>) -> PyResult<Simulation> {
     let arg: PathBuf = scene.extract()?;
     let text = arg.to_string_lossy().into_owned();
-    Simulation::from_scene(guarded(|| builtin::load(&text))?)
+    Simulation::from_scene(guarded(|| builtin::load(&text))?, MeshFiles::default())
 }
 
 /// The built-in scenes: name → the first line of its description.

@@ -136,6 +136,13 @@ def test_mesh_written_and_used_by_a_scene(tmp_path):
     scene["body"][0]["mesh"] = {"file": {"path": "bar.msh"}}
     sim = ferrofem.Simulation.from_dict(scene, base_dir=tmp_path)
     assert sim.positions("beam").shape == mesh.vertices.shape
+    # A TetMesh object in the dict: the same body, no file to manage.
+    scene["body"][0]["mesh"] = mesh
+    sim = ferrofem.Simulation.from_dict(scene)
+    np.testing.assert_allclose(sim.rest_positions("beam"), mesh.vertices + [0.5, 0.0, 0.0], rtol=0, atol=1e-15)
+    sim.step()
+    sim.reset()
+    np.testing.assert_allclose(sim.positions("beam"), mesh.vertices + [0.5, 0.0, 0.0], rtol=0, atol=1e-15)
 
 
 def test_divergence_raises_simulation_error():

@@ -157,8 +157,6 @@ pub struct Figures {
     pub attachments: usize,
     /// Wall time the viewer spent on the frame: fields, poses, encoding (ms).
     pub publish_ms: f64,
-    /// Bytes of the binary frame.
-    pub frame_bytes: usize,
     /// The last error of the simulation (it pauses on one), if any.
     pub error: Option<String>,
 }

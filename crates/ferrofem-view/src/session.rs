@@ -354,7 +354,6 @@ impl Live {
                 grab,
                 attachments: world.model.bodies.iter().map(|b| b.attachments.len()).sum(),
                 publish_ms: 0.0,
-                frame_bytes: 0,
                 error: self.error.clone(),
             },
             bodies,

@@ -51,10 +51,8 @@ impl Simulation {
         }
         let i: usize =
             body.extract().map_err(|_| PyValueError::new_err("a body is named by its name or index"))?;
-        let n = self.world.model.bodies.len();
-        (i < n)
-            .then_some(i)
-            .ok_or_else(|| PyValueError::new_err(format!("body index {i} out of range ({n} bodies)")))
+        self.world.check_body(i).map_err(crate::convert::to_py)?;
+        Ok(i)
     }
 
     /// An obstacle given by name or index.
@@ -384,12 +382,15 @@ fn indices(ids: &PyArrayLike1<'_, i64, AllowTypeChange>) -> PyResult<Vec<usize>>
 /// A rotation from a 3×3 matrix, refused unless orthonormal with
 /// determinant 1 (to 1e-6).
 fn rotation_of(rows: &[[f64; 3]]) -> PyResult<Rotation3<f64>> {
+    let refuse =
+        || PyValueError::new_err("rotation: a 3×3 rotation matrix is expected (orthonormal, determinant 1)");
+    if rows.len() != 3 {
+        return Err(refuse());
+    }
     let m = Matrix3::from_fn(|i, j| rows[i][j]);
     let err = (m.transpose() * m - Matrix3::identity()).abs().max();
-    if rows.len() != 3 || !m.iter().all(|x| x.is_finite()) || err > 1e-6 || m.determinant() < 0.0 {
-        return Err(PyValueError::new_err(
-            "rotation: a 3×3 rotation matrix is expected (orthonormal, determinant 1)",
-        ));
+    if !m.iter().all(|x| x.is_finite()) || err > 1e-6 || m.determinant() < 0.0 {
+        return Err(refuse());
     }
     Ok(Rotation3::from_matrix_unchecked(m))
 }

@@ -191,6 +191,8 @@ def test_control_between_steps():
     np.testing.assert_allclose(sim.obstacle_pose(name)[0], translation + [0.0, 0.0, -0.001], atol=1e-15)
     with pytest.raises(ValueError, match="rotation"):
         sim.set_obstacle_pose(name, translation, 2 * np.eye(3))
+    with pytest.raises(ValueError, match="rotation"):
+        sim.set_obstacle_pose(name, translation, np.eye(3)[:2])
     with pytest.raises(ValueError, match="no obstacle named"):
         sim.set_obstacle_pose("nothing", translation)
     body = sim.bodies[0]

@@ -175,8 +175,9 @@ fn error(message: &str) -> Message {
     Message::Text(serde_json::json!({ "type": "error", "message": message }).to_string().into())
 }
 
-/// Checks a command's indices against the scene.
+/// Checks a command's numbers and its indices against the scene.
 fn in_bounds(command: &Command, limits: &(Vec<usize>, usize)) -> Result<(), String> {
+    command.check()?;
     match *command {
         Command::Grab { body, vertex, .. } => match limits.0.get(body) {
             None => Err(format!("grab: no body {body} ({} bodies)", limits.0.len())),
@@ -188,7 +189,7 @@ fn in_bounds(command: &Command, limits: &(Vec<usize>, usize)) -> Result<(), Stri
         Command::MoveObstacle { obstacle, .. } if obstacle >= limits.1 => {
             Err(format!("move_obstacle: no obstacle {obstacle} ({} obstacles)", limits.1))
         }
-        _ => command.check(),
+        _ => Ok(()),
     }
 }
 

@@ -23,6 +23,18 @@ fn check_finite(what: &str, values: &[f64]) -> Result<(), SimError> {
     }
 }
 
+/// Index of `name` among `names` (of `kind`s), or an error listing them.
+fn named<'a>(
+    kind: &str,
+    names: impl Iterator<Item = &'a str> + Clone,
+    name: &str,
+) -> Result<usize, SimError> {
+    names.clone().position(|n| n == name).ok_or_else(|| {
+        let all: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+        input(format!("no {kind} named `{name}` ({kind}s: {})", all.join(", ")))
+    })
+}
+
 /// The last step's constraint groups as points, one per group: what
 /// `contacts_<frame>.vtp` holds and what a binding hands its user.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,22 +71,12 @@ impl World {
 
     /// Index of the body named `name`.
     pub fn body_index(&self, name: &str) -> Result<usize, SimError> {
-        let names = || self.model.bodies.iter().map(|b| format!("`{}`", b.name)).collect::<Vec<_>>();
-        self.model
-            .bodies
-            .iter()
-            .position(|b| b.name == name)
-            .ok_or_else(|| input(format!("no body named `{name}` (bodies: {})", names().join(", "))))
+        named("body", self.model.bodies.iter().map(|b| b.name.as_str()), name)
     }
 
     /// Index of the obstacle named `name`.
     pub fn obstacle_index(&self, name: &str) -> Result<usize, SimError> {
-        let names = || self.model.obstacles.iter().map(|o| format!("`{}`", o.name)).collect::<Vec<_>>();
-        self.model
-            .obstacles
-            .iter()
-            .position(|o| o.name == name)
-            .ok_or_else(|| input(format!("no obstacle named `{name}` (obstacles: {})", names().join(", "))))
+        named("obstacle", self.model.obstacles.iter().map(|o| o.name.as_str()), name)
     }
 
     /// Checks that body `b` has a vertex `v`.
@@ -91,7 +93,7 @@ impl World {
     }
 
     /// Checks that `b` is a body of the world.
-    fn check_body(&self, b: usize) -> Result<(), SimError> {
+    pub fn check_body(&self, b: usize) -> Result<(), SimError> {
         let n = self.model.bodies.len();
         (b < n).then_some(()).ok_or_else(|| input(format!("body index {b} out of range ({n} bodies)")))
     }

@@ -132,6 +132,10 @@ pub struct LocalGlobal {
     explicit_lbfgs: bool,
 }
 
+/// Why constraints cannot run on a Jacobi global step.
+const NEEDS_COMPLETE_GLOBAL_STEP: &str =
+    "contact and attachments need a complete global step: local_global.global_step = \"sparse-inverse\" or \"triangular\"";
+
 /// Pins of a body's kinematic vertices; their weights are set with the
 /// global matrix.
 fn pins(body: &Body) -> Vec<Pin> {
@@ -212,9 +216,7 @@ impl LocalGlobal {
         if self.explicit_lbfgs {
             return Some("local_global.acceleration = \"lbfgs\" minimizes the unconstrained step energy; use \"anderson\" or \"none\"");
         }
-        self.bodies.iter().any(|w| w.global.compliance().is_none()).then_some(
-            "contact and attachments need a complete global step: local_global.global_step = \"sparse-inverse\" or \"triangular\"",
-        )
+        self.bodies.iter().any(|w| w.global.compliance().is_none()).then_some(NEEDS_COMPLETE_GLOBAL_STEP)
     }
 
     /// The positional pins of a body, with their weights (N/m).
@@ -378,9 +380,7 @@ impl LocalGlobal {
             if self.compliances[b].is_none() && !space.bodies[b].is_empty() {
                 return Err(SimError::Body {
                     body: body.name.clone(),
-                    message: "contact and attachments need a complete global step: \
-                              local_global.global_step = \"sparse-inverse\" or \"triangular\""
-                        .into(),
+                    message: NEEDS_COMPLETE_GLOBAL_STEP.into(),
                 });
             }
         }

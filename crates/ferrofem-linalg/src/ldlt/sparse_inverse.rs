@@ -99,6 +99,17 @@ impl SparseInverse {
         }
     }
 
+    /// `P`: position `i` of the permuted numbering holds original index
+    /// `perm()[i]`.
+    pub fn perm(&self) -> &[usize] {
+        &self.perm
+    }
+
+    /// `D⁻¹` (permuted numbering).
+    pub fn inv_d(&self) -> &[f64] {
+        &self.inv_d
+    }
+
     /// Runs of consecutive rows of column `j`, in path order.
     pub fn runs(&self, j: usize) -> &[(u32, u32)] {
         &self.runs[self.run_ptr[j]..self.run_ptr[j + 1]]

@@ -1,0 +1,224 @@
+//! The local-global global step on the device (zeng2025 eq. 6–8):
+//! `q = A⁻¹ b = Pᵀ Sᵀ D⁻¹ S P b` as two SpMVs by the resident sparse
+//! inverse, for the three axes in one pass each, after the right-hand
+//! side `b = c + Σ h² w Gᵀ p` is assembled from the local step's
+//! projections. Per iteration the host uploads the projections (and the
+//! constant part `c` when it changed) and reads `q` back.
+
+use std::sync::Arc;
+
+use ferrofem_linalg::SparseInverse;
+
+use crate::kernel::{bind, dims, grid, pipeline, read_back, storage, zeros, Dispatch, LANES};
+use crate::{Gpu, GpuError};
+
+/// The fixed linear map from the local step's projections to the
+/// right-hand side: `b[3v + d] = c[3v + d] + Σ_k coef[k] · p[base[k] + d]`
+/// over vertex `v`'s entries `vertex_ptr[v]..vertex_ptr[v + 1]`
+/// (`coef = h² w gₐ` of an element's column, `p` the projections laid end
+/// to end, each column of three values at `base`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RhsMap {
+    /// Entry ranges per vertex (`vertices + 1` values).
+    pub vertex_ptr: Vec<u32>,
+    /// Index of each entry's three projection values in `p`.
+    pub base: Vec<u32>,
+    /// Each entry's coefficient.
+    pub coef: Vec<f64>,
+    /// Length of `p`.
+    pub projections: usize,
+}
+
+/// `S` of [`SparseInverse`] twice as CSR on the device: its rows (for
+/// `S P b`, columns already mapped through `P`) and its columns (rows of
+/// `Sᵀ`, writing through `Pᵀ`).
+#[derive(Debug)]
+pub struct GlobalStep {
+    gpu: Arc<Gpu>,
+    n: usize,
+    /// `b`'s constant part and the projections (uploaded).
+    constant: wgpu::Buffer,
+    projections: wgpu::Buffer,
+    projection_len: usize,
+    /// `b` (assembled or uploaded) and `q`.
+    rhs: wgpu::Buffer,
+    solution: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    assemble: Dispatch,
+    forward: Dispatch,
+    backward: Dispatch,
+    /// Bytes the two SpMVs read per solve (values, indices, vectors).
+    bytes: usize,
+}
+
+impl GlobalStep {
+    /// Uploads `S` (both layouts), `D⁻¹`, `P` and the right-hand-side map.
+    pub fn new(gpu: Arc<Gpu>, s: &SparseInverse, rhs: &RhsMap) -> Result<GlobalStep, GpuError> {
+        let n = s.col_ptr.len() - 1;
+        if rhs.vertex_ptr.len() != n + 1 {
+            return Err(GpuError::Input(format!(
+                "right-hand-side map has {} vertices, the sparse inverse {n}",
+                rhs.vertex_ptr.len().saturating_sub(1)
+            )));
+        }
+        let perm = s.perm();
+        let (rows, columns) = (row_layout(s), column_layout(s));
+        let ones = vec![1.0f64; n];
+        let identity: Vec<u32> = (0..n as u32).collect();
+        let perm32: Vec<u32> = perm.iter().map(|&p| p as u32).collect();
+        let g = &*gpu;
+        let use_rw =
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let constant =
+            zeros(g, "constant", 3 * n, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        let projections = zeros(
+            g,
+            "projections",
+            rhs.projections,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        );
+        let rhs_buf = zeros(g, "rhs", 3 * n, use_rw);
+        let z = zeros(g, "z", 3 * n, use_rw);
+        let solution = zeros(g, "solution", 3 * n, use_rw);
+        let staging = zeros(g, "staging", 3 * n, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        let spmv = pipeline(g, "spmv3", include_str!("shaders/spmv3.wgsl"));
+        let groups = grid(n as u32);
+        let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
+            let b = [
+                dims(g, n as u32, groups.0),
+                storage(g, label, &m.ptr),
+                storage(g, label, &m.cols),
+                storage(g, label, &m.vals),
+                storage(g, label, scale),
+                storage(g, label, out),
+            ];
+            bind(g, &spmv, &[&b[0], &b[1], &b[2], &b[3], &b[4], &b[5], x, y])
+        };
+        let forward = Dispatch {
+            group: csr("S", &rows, s.inv_d(), &identity, &rhs_buf, &z),
+            pipeline: spmv.clone(),
+            grid: groups,
+        };
+        let backward = Dispatch {
+            group: csr("S^T", &columns, &ones, &perm32, &z, &solution),
+            pipeline: spmv,
+            grid: groups,
+        };
+        let assembly = pipeline(g, "rhs", include_str!("shaders/rhs.wgsl"));
+        let vgrid = grid((n as u32).div_ceil(LANES));
+        let b = [
+            dims(g, n as u32, vgrid.0 * LANES),
+            storage(g, "vertex_ptr", &rhs.vertex_ptr),
+            storage(g, "base", &rhs.base),
+            storage(g, "coef", &rhs.coef),
+        ];
+        let group = bind(g, &assembly, &[&b[0], &b[1], &b[2], &b[3], &constant, &projections, &rhs_buf]);
+        let assemble = Dispatch { pipeline: assembly, group, grid: vgrid };
+        let nnz = s.values.len();
+        // Per SpMV: values and indices (12 B per entry), and per row its
+        // pointer, scale and output index, x read and y written (64 B).
+        let bytes = 2 * (12 * nnz + 64 * n);
+        gpu.check()?;
+        Ok(GlobalStep {
+            gpu,
+            n,
+            constant,
+            projections,
+            projection_len: rhs.projections,
+            rhs: rhs_buf,
+            solution,
+            staging,
+            assemble,
+            forward,
+            backward,
+            bytes,
+        })
+    }
+
+    /// `q = A⁻¹ b` (flat, three values per vertex) from an uploaded `b`.
+    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), GpuError> {
+        self.check_len("b", b.len(), 3 * self.n)?;
+        self.check_len("q", q.len(), 3 * self.n)?;
+        self.gpu.queue.write_buffer(&self.rhs, 0, bytemuck::cast_slice(b));
+        self.run(&[&self.forward, &self.backward], q)
+    }
+
+    /// `q = A⁻¹ (c + Σ h² w Gᵀ p)` with the projections `p` given as
+    /// consecutive slices (tets, triangles, bending stencils) and the
+    /// constant part `c` uploaded only when given (else the last one).
+    pub fn solve_projected(
+        &mut self,
+        c: Option<&[f64]>,
+        p: &[&[f64]],
+        q: &mut [f64],
+    ) -> Result<(), GpuError> {
+        let len: usize = p.iter().map(|s| s.len()).sum();
+        self.check_len("projections", len, self.projection_len)?;
+        self.check_len("q", q.len(), 3 * self.n)?;
+        if let Some(c) = c {
+            self.check_len("constant part", c.len(), 3 * self.n)?;
+            self.gpu.queue.write_buffer(&self.constant, 0, bytemuck::cast_slice(c));
+        }
+        let mut offset = 0;
+        for part in p.iter().filter(|s| !s.is_empty()) {
+            self.gpu.queue.write_buffer(&self.projections, offset, bytemuck::cast_slice(part));
+            offset += 8 * part.len() as u64;
+        }
+        self.run(&[&self.assemble, &self.forward, &self.backward], q)
+    }
+
+    /// Bytes the two SpMVs read per solve (the measure of bandwidth).
+    pub fn spmv_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn run(&self, dispatches: &[&Dispatch], q: &mut [f64]) -> Result<(), GpuError> {
+        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            dispatches.iter().for_each(|d| d.record(&mut pass));
+        }
+        read_back(&self.gpu, encoder, &self.solution, &self.staging, q)
+    }
+
+    fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), GpuError> {
+        match got == want {
+            true => Ok(()),
+            false => Err(GpuError::Input(format!("{what}: {got} values, expected {want}"))),
+        }
+    }
+}
+
+/// A CSR matrix on its way to the device.
+struct Csr {
+    ptr: Vec<u32>,
+    cols: Vec<u32>,
+    vals: Vec<f64>,
+}
+
+/// Rows of `S` (row `i`: the columns `j` whose etree path reaches `i`),
+/// with `j` written as `P`'s original index so the SpMV reads `b` directly.
+fn row_layout(s: &SparseInverse) -> Csr {
+    let (n, perm) = (s.col_ptr.len() - 1, s.perm());
+    let mut ptr = vec![0u32; n + 1];
+    (0..n).flat_map(|j| s.column(j)).for_each(|(r, _)| ptr[r + 1] += 1);
+    (0..n).for_each(|i| ptr[i + 1] += ptr[i]);
+    let mut next = ptr.clone();
+    let (mut cols, mut vals) = (vec![0u32; s.values.len()], vec![0.0; s.values.len()]);
+    for j in 0..n {
+        for (r, v) in s.column(j) {
+            let k = next[r] as usize;
+            (cols[k], vals[k]) = (perm[j] as u32, v);
+            next[r] += 1;
+        }
+    }
+    Csr { ptr, cols, vals }
+}
+
+/// Columns of `S` as rows of `Sᵀ` (column `j`: its etree path).
+fn column_layout(s: &SparseInverse) -> Csr {
+    let n = s.col_ptr.len() - 1;
+    let ptr = s.col_ptr.iter().map(|&p| p as u32).collect();
+    let cols = (0..n).flat_map(|j| s.column(j).map(|(r, _)| r as u32)).collect();
+    Csr { ptr, cols, vals: s.values.clone() }
+}

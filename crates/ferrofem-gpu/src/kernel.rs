@@ -1,0 +1,136 @@
+//! Buffers, pipelines and dispatch grids shared by the kernels.
+
+use wgpu::util::DeviceExt;
+
+use crate::Gpu;
+
+/// Workgroup size of every kernel.
+pub(crate) const LANES: u32 = 64;
+
+/// Most workgroups along one dimension of a dispatch.
+const MAX_GROUPS: u32 = 65_535;
+
+/// A read-only storage buffer holding `data` (one element when empty: a
+/// binding cannot be empty).
+pub(crate) fn storage<T: bytemuck::Pod + Default>(gpu: &Gpu, label: &str, data: &[T]) -> wgpu::Buffer {
+    let pad = [T::default()];
+    let data = if data.is_empty() { &pad[..] } else { data };
+    gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(data),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// A zeroed buffer of `len` f64 (at least one) with `usage`.
+pub(crate) fn zeros(gpu: &Gpu, label: &str, len: usize, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: 8 * len.max(1) as u64,
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Workgroups `(x, y)` covering `groups`, and the stride `x` a kernel
+/// uses to number them (`wg.x + wg.y · x`).
+pub(crate) fn grid(groups: u32) -> (u32, u32) {
+    let x = groups.clamp(1, MAX_GROUPS);
+    (x, groups.div_ceil(x).max(1))
+}
+
+/// A uniform `[count, stride]` for a kernel over `count` items.
+pub(crate) fn dims(gpu: &Gpu, count: u32, stride: u32) -> wgpu::Buffer {
+    gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("dims"),
+        contents: bytemuck::cast_slice(&[count, stride]),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
+}
+
+/// A compute pipeline from WGSL source (entry point `main`, layout
+/// taken from the shader).
+pub(crate) fn pipeline(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
+    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// A bind group of `buffers` at bindings 0, 1, … of the pipeline's group 0.
+pub(crate) fn bind(
+    gpu: &Gpu,
+    pipeline: &wgpu::ComputePipeline,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+        .collect();
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    })
+}
+
+/// One dispatch: a pipeline, its bind group and its grid.
+#[derive(Debug)]
+pub(crate) struct Dispatch {
+    pub pipeline: wgpu::ComputePipeline,
+    pub group: wgpu::BindGroup,
+    pub grid: (u32, u32),
+}
+
+impl Dispatch {
+    /// Records the dispatch into `pass`.
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
+    }
+}
+
+/// Copies `len` f64 from `src` into `out` through the mapped `staging`
+/// buffer after the recorded work, and reports the device's errors.
+pub(crate) fn read_back(
+    gpu: &Gpu,
+    mut encoder: wgpu::CommandEncoder,
+    src: &wgpu::Buffer,
+    staging: &wgpu::Buffer,
+    out: &mut [f64],
+) -> Result<(), crate::GpuError> {
+    let bytes = 8 * out.len() as u64;
+    encoder.copy_buffer_to_buffer(src, 0, staging, 0, bytes);
+    gpu.queue.submit([encoder.finish()]);
+    let slice = staging.slice(..bytes);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.check()?;
+    match rx.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(crate::GpuError::Device(format!("reading results back: {e}"))),
+        Err(_) => {
+            return Err(crate::GpuError::Device("reading results back: the map never completed".into()))
+        }
+    }
+    {
+        let view = slice.get_mapped_range().map_err(|e| crate::GpuError::Device(e.to_string()))?;
+        for (o, c) in out.iter_mut().zip(view.chunks_exact(8)) {
+            *o = f64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes"));
+        }
+    }
+    staging.unmap();
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! Each GPU kernel against its CPU counterpart, in f64. Without an adapter
+//! the tests say so and pass, unless `FERROFEM_GPU_TESTS=required` (CI,
+//! which installs Mesa's lavapipe) makes a missing adapter a failure.
+
+use std::sync::Arc;
+
+use ferrofem_gpu::{GlobalStep, Gpu, RhsMap};
+use ferrofem_linalg::{
+    CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch,
+};
+
+/// The device, or `None` (test skipped) where none is required.
+fn gpu() -> Option<Arc<Gpu>> {
+    match Gpu::shared() {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("FERROFEM_GPU_TESTS").as_deref() == Ok("required") => panic!("{e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+/// A grid Laplacian plus mass on `nx × ny × nz` vertices (the pattern of
+/// a tet mesh's global matrix), factorized, and its sparse inverse.
+fn grid_inverse(nx: usize, ny: usize, nz: usize) -> (CsrMatrix, SparseInverse) {
+    let id = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
+    let n = nx * ny * nz;
+    let mut rows: Vec<Vec<u32>> = (0..n).map(|v| vec![v as u32]).collect();
+    let mut edges = Vec::new();
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let v = id(i, j, k);
+                let mut link = |w: usize| {
+                    rows[v].push(w as u32);
+                    rows[w].push(v as u32);
+                    edges.push((v, w));
+                };
+                if i + 1 < nx {
+                    link(id(i + 1, j, k));
+                }
+                if j + 1 < ny {
+                    link(id(i, j + 1, k));
+                }
+                if k + 1 < nz {
+                    link(id(i, j, k + 1));
+                }
+                if i + 1 < nx && j + 1 < ny && k + 1 < nz {
+                    link(id(i + 1, j + 1, k + 1));
+                }
+            }
+        }
+    }
+    let mut a = CsrMatrix::zeros(CsrPattern::from_rows(n, rows));
+    let mut add = |i: usize, j: usize, v: f64| {
+        let p = a.pattern.find(i, j).unwrap();
+        a.values[p] += v;
+    };
+    for v in 0..n {
+        add(v, v, 0.1 + 0.01 * (v % 7) as f64);
+    }
+    for (e, &(v, w)) in edges.iter().enumerate() {
+        let s = 1.0 + 0.3 * ((e * 13) % 5) as f64;
+        add(v, v, s);
+        add(w, w, s);
+        add(v, w, -s);
+        add(w, v, -s);
+    }
+    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
+    let f = Ldlt::factorize(symbolic, &a).unwrap();
+    let s = SparseInverse::new(&f);
+    (a, s)
+}
+
+fn relative(a: &[f64], b: &[f64]) -> f64 {
+    let d = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
+    d / b.iter().map(|y| y * y).sum::<f64>().sqrt()
+}
+
+fn values(len: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+#[test]
+fn global_step_equals_the_cpu_sparse_inverse() {
+    let Some(gpu) = gpu() else { return };
+    let (a, s) = grid_inverse(14, 11, 9);
+    let n = a.nrows();
+    let map = RhsMap { vertex_ptr: vec![0; n + 1], ..Default::default() };
+    let mut step = GlobalStep::new(gpu, &s, &map).unwrap();
+    let b = values(3 * n, 7);
+    let (mut cpu, mut dev) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+    s.apply_many::<3>(&b, &mut cpu, &mut SparseInverseScratch::default());
+    step.solve(&b, &mut dev).unwrap();
+    let err = relative(&dev, &cpu);
+    assert!(err < 1e-12, "GPU global step differs from the CPU one by {err:e}");
+    // And it solves A q = b: the residual of each axis.
+    let mut r = 0.0f64;
+    for d in 0..3 {
+        let q: Vec<f64> = (0..n).map(|i| dev[3 * i + d]).collect();
+        let mut aq = vec![0.0; n];
+        a.mul_vec(&q, &mut aq);
+        r = r.max((0..n).map(|i| (aq[i] - b[3 * i + d]).abs()).fold(0.0, f64::max));
+    }
+    assert!(r < 1e-10, "residual {r:e}");
+}
+
+#[test]
+fn assembled_right_hand_side_equals_the_host_sum() {
+    let Some(gpu) = gpu() else { return };
+    let (a, s) = grid_inverse(9, 8, 7);
+    let n = a.nrows();
+    // Each vertex reads 0–4 projection columns of three values.
+    let p = values(3 * 50, 3);
+    let coefs = values(4 * n, 5);
+    let mut map = RhsMap { vertex_ptr: vec![0], projections: p.len(), ..Default::default() };
+    for v in 0..n {
+        for e in 0..v % 5 {
+            map.base.push(3 * ((v * 7 + e * 11) % 50) as u32);
+            map.coef.push(coefs[4 * v + e.min(3)]);
+        }
+        map.vertex_ptr.push(map.base.len() as u32);
+    }
+    let c = values(3 * n, 11);
+    let mut b = c.clone();
+    for v in 0..n {
+        for k in map.vertex_ptr[v] as usize..map.vertex_ptr[v + 1] as usize {
+            (0..3).for_each(|d| b[3 * v + d] += map.coef[k] * p[map.base[k] as usize + d]);
+        }
+    }
+    let mut step = GlobalStep::new(gpu, &s, &map).unwrap();
+    let (mut cpu, mut dev) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+    s.apply_many::<3>(&b, &mut cpu, &mut SparseInverseScratch::default());
+    let (p1, p2) = p.split_at(60);
+    step.solve_projected(Some(&c), &[p1, &[], p2], &mut dev).unwrap();
+    assert!(relative(&dev, &cpu) < 1e-12, "{:e}", relative(&dev, &cpu));
+    // The constant part stays resident when not given again.
+    let mut again = vec![0.0; 3 * n];
+    step.solve_projected(None, &[&p], &mut again).unwrap();
+    assert_eq!(again, dev);
+}
+
+#[test]
+fn wrong_sizes_are_errors() {
+    let Some(gpu) = gpu() else { return };
+    let (a, s) = grid_inverse(4, 4, 4);
+    let n = a.nrows();
+    let map = RhsMap { vertex_ptr: vec![0; n + 1], ..Default::default() };
+    let mut step = GlobalStep::new(gpu.clone(), &s, &map).unwrap();
+    let err = step.solve(&[0.0; 5], &mut vec![0.0; 3 * n]).unwrap_err();
+    assert!(err.to_string().contains("expected"), "{err}");
+    let short = RhsMap { vertex_ptr: vec![0; 3], ..Default::default() };
+    assert!(GlobalStep::new(gpu, &s, &short).unwrap_err().to_string().contains("vertices"));
+}

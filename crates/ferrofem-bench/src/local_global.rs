@@ -27,6 +27,7 @@ use crate::{write_json, BenchError};
 use ferrofem::element::{Bending, BendingModel, Constitutive};
 use ferrofem::integrator::local_global::{Chebyshev, GlobalStepMethod};
 use ferrofem::scene::MeshSpec;
+use ferrofem::Device;
 
 /// Arguments of `bench local-global`.
 #[derive(Debug, Args)]
@@ -50,6 +51,11 @@ pub struct LocalGlobalArgs {
     /// under the non-smooth Newton and PGS.
     #[arg(long)]
     pub contact: bool,
+    /// `gpu`: zeng2025 Table 3's twisting bars and cloth with the global
+    /// step on the GPU, each beside the same case on the CPU in one run
+    /// (with `--quick`: the 5.3k bar and the 100² cloth).
+    #[arg(long, value_parser = ["cpu", "gpu"])]
+    pub device: Option<String>,
 }
 
 /// One `bench local-global` record.
@@ -100,6 +106,11 @@ pub struct LocalGlobalRecord {
     pub copy_gbs: f64,
     /// The paper's figure for this row (zeng2025 Tables 1–3), when it has one.
     pub paper: Option<PaperFigures>,
+    /// Where the global step ran: `cpu` or `gpu`.
+    pub device: &'static str,
+    /// The GPU adapter of a `gpu` row (a CPU adapter such as lavapipe
+    /// makes it a correctness run, not a speed).
+    pub adapter: Option<String>,
     /// Machine and build context.
     pub context: Context,
 }
@@ -214,6 +225,8 @@ pub(crate) fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs:
         global_gbs: None,
         copy_gbs,
         paper: None,
+        device: if lg(w).device_adapter().is_some() { "gpu" } else { "cpu" },
+        adapter: lg(w).device_adapter().map(String::from),
         context: Context::now(),
     }
 }
@@ -461,8 +474,77 @@ fn print_acceleration(records: &[LocalGlobalRecord]) {
     }
 }
 
+/// Table 3's bars and cloth (quick: the smallest of each) with the
+/// sparse-inverse global step on the CPU and then on the GPU, side by side.
+fn device_rows(
+    a: &LocalGlobalArgs,
+    copy_gbs: f64,
+    out: &mut Vec<LocalGlobalRecord>,
+) -> Result<(), BenchError> {
+    let bars = if a.quick { &BARS[..1] } else { &BARS[..] };
+    let mut cases: Vec<(&str, Scene, f64, PaperFigures)> = Vec::new();
+    for &(cells, s_mb, local, global, frame) in bars {
+        cases.push((
+            "twisting bar",
+            bar(cells, 1e9, "sparse-inverse", 5)?,
+            1e9,
+            PaperFigures::table3(s_mb, local, global, frame),
+        ));
+    }
+    cases.push((
+        "cloth extension",
+        cloth(100, Constitutive::Arap, None)?,
+        1e5,
+        PaperFigures::table3(102.51, 0.39, 0.33, 4.44),
+    ));
+    for (name, scene, young, paper) in cases {
+        for device in [Device::Cpu, Device::Gpu] {
+            let mut scene = scene.clone();
+            scene.set_device(device)?;
+            let mut w = build(Ok(scene))?;
+            let mut r = record("device", name, &w, copy_gbs);
+            (r.young, r.paper) = (young, Some(paper));
+            time_frames(&mut w, a.frames, &mut r)?;
+            out.push(r);
+        }
+    }
+    Ok(())
+}
+
+/// The device rows: CPU and GPU milliseconds per stage, side by side.
+fn print_device(records: &[LocalGlobalRecord]) {
+    println!(
+        "{:<16} {:>7} {:<6} {:>9} {:>9} {:>9} {:>8}  adapter",
+        "scene", "verts", "device", "local ms", "glob ms", "frame ms", "GB/s"
+    );
+    for r in records {
+        println!(
+            "{:<16} {:>7} {:<6} {:>9.2} {:>9.2} {:>9.2} {:>8.1}  {}",
+            r.scene,
+            r.vertices,
+            r.device,
+            r.local_ms,
+            r.global_ms,
+            r.frame_ms,
+            r.global_gbs.unwrap_or(f64::NAN),
+            r.adapter.as_deref().unwrap_or("-"),
+        );
+    }
+}
+
 /// Runs the experiments and writes the records.
 pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
+    if a.device.as_deref() == Some("gpu") {
+        let copy_gbs = copy_bandwidth_gbs(256 << 20, 5);
+        let mut records = Vec::new();
+        device_rows(&a, copy_gbs, &mut records)?;
+        print_device(&records);
+        println!("copy bandwidth {copy_gbs:.1} GB/s");
+        if let Some(p) = &a.json {
+            write_json(p, &records)?;
+        }
+        return Ok(());
+    }
     if a.contact {
         let records = crate::lg_contact::contact_rows(a.quick, a.frames)?;
         if let Some(p) = &a.json {

@@ -39,6 +39,9 @@ pub struct StatsFile<'a> {
     pub bodies: Vec<BodyInfo>,
     /// Machine context at the end of the run.
     pub context: Context,
+    /// The GPU adapter the global step ran on (absent: the CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_adapter: Option<String>,
     /// One record per step.
     pub steps: &'a [StepStats],
     /// Summary over the steps.

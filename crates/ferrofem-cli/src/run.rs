@@ -34,6 +34,18 @@ pub struct RunArgs {
     /// Write per-step statistics as JSON (docs/stats.md).
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// Where the local-global global step runs (default: the scene's
+    /// `simulation.device`); see docs/gpu.md.
+    #[arg(long, value_parser = ["cpu", "gpu"])]
+    pub device: Option<String>,
+}
+
+/// The device a `--device` value names.
+pub fn parse_device(name: &str) -> ferrofem::Device {
+    match name {
+        "gpu" => ferrofem::Device::Gpu,
+        _ => ferrofem::Device::Cpu,
+    }
 }
 
 /// Runs a scene to the end or to the first error. The stats path and the
@@ -42,7 +54,12 @@ pub struct RunArgs {
 /// fails at step N (a blow-up, a frame that cannot be written) keeps the
 /// records of steps 1…N−1.
 pub fn run(args: RunArgs) -> Result<(), CliError> {
-    let scene = builtin::load(&args.scene)?;
+    let mut scene = builtin::load(&args.scene)?;
+    if let Some(note) =
+        args.device.as_deref().map(|d| scene.set_device(parse_device(d))).transpose()?.flatten()
+    {
+        eprintln!("{note}");
+    }
     let out_dir = (!args.no_output)
         .then(|| args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(scene.name())));
     if let Some(path) = &args.stats {
@@ -62,6 +79,9 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         sim.model.time_step,
         rayon::current_num_threads()
     );
+    if let Some(adapter) = sim.local_global().and_then(|lg| lg.device_adapter()) {
+        eprintln!("global step on the GPU: {adapter}");
+    }
     let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));
     let mut records: Vec<StepStats> = Vec::new();
     let mut error = writer.as_mut().and_then(|w| w.write(&sim).err());
@@ -184,6 +204,7 @@ impl StatsStream {
             time_step: sim.model.time_step,
             bodies: bodies(sim),
             context: Context::now(),
+            gpu_adapter: sim.local_global().and_then(|lg| lg.device_adapter()).map(String::from),
             steps: records,
             summary: Summary::of(records),
             error,

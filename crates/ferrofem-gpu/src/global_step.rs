@@ -82,7 +82,8 @@ impl GlobalStep {
         let solution = zeros(g, "solution", 3 * n, use_rw);
         let staging = zeros(g, "staging", 3 * n, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         let spmv = pipeline(g, "spmv3", include_str!("shaders/spmv3.wgsl"));
-        let groups = grid(n as u32);
+        // Eight rows per workgroup (`spmv3.wgsl`).
+        let groups = grid((n as u32).div_ceil(8));
         let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
             let b = [
                 dims(g, n as u32, groups.0),

@@ -13,6 +13,7 @@ pub mod collision;
 pub mod constraint;
 mod control;
 pub mod delassus;
+pub mod device;
 pub mod element;
 mod error;
 pub mod fields;
@@ -29,6 +30,7 @@ mod world;
 
 pub use body::{Body, BodySummary, MeshView};
 pub use control::ConstraintPoints;
+pub use device::Device;
 pub use error::SimError;
 pub use model::Model;
 pub use state::{BodyState, State};

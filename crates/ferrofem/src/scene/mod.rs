@@ -81,6 +81,34 @@ impl Scene {
         Ok(Scene { spec, base_dir, label: label.to_string() })
     }
 
+    /// Runs the scene's global step on `device` (the command line's
+    /// `--device`). On the GPU a local-global scene's global step becomes
+    /// the sparse inverse, the method the GPU runs; the note says so when
+    /// that changed the scene's choice. Refused, like the key, for
+    /// implicit Euler.
+    pub fn set_device(&mut self, device: crate::Device) -> Result<Option<String>, SimError> {
+        use crate::integrator::local_global::GlobalStepMethod;
+        let lg = &mut self.spec.local_global;
+        let mut note = None;
+        if device == crate::Device::Gpu
+            && self.spec.simulation.integrator == IntegratorKind::LocalGlobal
+            && lg.global_step != GlobalStepMethod::SparseInverse
+        {
+            note = Some(format!(
+                "device gpu: local_global.global_step \"{}\" becomes \"sparse-inverse\", the method the GPU runs",
+                lg.global_step.name()
+            ));
+            lg.global_step = GlobalStepMethod::SparseInverse;
+        }
+        self.spec.simulation.device = device;
+        self.spec.validate().map_err(|(key, message)| SimError::Scene {
+            file: self.label.clone(),
+            key,
+            message,
+        })?;
+        Ok(note)
+    }
+
     /// Builds the world: meshes generated or read and transformed, bodies
     /// and obstacles made, and the integrator the scene names set up.
     pub fn build(&self) -> Result<World, SimError> {

@@ -104,6 +104,9 @@ pub struct SimulationSpec {
     /// Defaults for the solver keys the file leaves out ([`Preset`]).
     #[serde(default)]
     pub preset: Option<Preset>,
+    /// Where the local-global global step runs ([`crate::Device`]).
+    #[serde(default)]
+    pub device: crate::Device,
 }
 
 /// `[simulation] preset`: a set of implicit-Euler and constraint-solver
@@ -442,6 +445,14 @@ impl SceneFile {
         match s.integrator {
             IntegratorKind::LocalGlobal => self.validate_local_global()?,
             IntegratorKind::ImplicitEuler => {
+                if s.device == crate::Device::Gpu {
+                    return Err((
+                        "simulation.device".into(),
+                        "\"gpu\" runs the local-global integrator's global step; implicit Euler runs on the CPU \
+                         (write simulation.integrator = \"local-global\" or device = \"cpu\")"
+                            .into(),
+                    ));
+                }
                 for (i, b) in self.bodies.iter().enumerate() {
                     let key = format!("body[{i}]");
                     if matches!(b.mesh, MeshSpec::Sheet { .. })
@@ -507,6 +518,14 @@ impl SceneFile {
     /// name rather than silently ignored.
     fn validate_local_global(&self) -> Result<(), Invalid> {
         self.local_global.check()?;
+        if self.simulation.device == crate::Device::Gpu
+            && self.local_global.global_step != GlobalStepMethod::SparseInverse
+        {
+            return Err((
+                "local_global.global_step".into(),
+                "simulation.device = \"gpu\" runs the \"sparse-inverse\" global step (two SpMVs by S)".into(),
+            ));
+        }
         let constrained = !self.obstacles.is_empty()
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attach.is_empty() || b.self_collision);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::local::Projections;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::constraint::Compliance;
@@ -117,7 +118,18 @@ pub struct GlobalSolver {
     factor: Option<Arc<Ldlt>>,
     inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
+    /// The global step on the GPU (`[simulation] device = "gpu"`).
+    device: Option<DeviceStep>,
+    /// The first error the device reported, taken by the step.
+    device_error: Option<String>,
 }
+
+#[cfg(feature = "gpu")]
+type DeviceStep = ferrofem_gpu::GlobalStep;
+/// Without the backend no device step can exist.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug)]
+enum DeviceStep {}
 
 impl GlobalSolver {
     /// Factorizes `A_s` (complete methods) and builds `S` (sparse inverse).
@@ -138,6 +150,8 @@ impl GlobalSolver {
             factor,
             inverse,
             scratch: SparseInverseScratch::default(),
+            device: None,
+            device_error: None,
         })
     }
 
@@ -162,9 +176,67 @@ impl GlobalSolver {
         self.factor.as_ref()
     }
 
-    /// Complete solution `q = A⁻¹ b` (flat positions, 3 per vertex).
-    /// The Jacobi method has no complete solution: it leaves `q` alone.
+    /// Moves the global step to the GPU: `S`, `D⁻¹`, `P` and the
+    /// right-hand-side map of `body` become resident (sparse-inverse
+    /// method only). Returns the adapter's description.
+    pub fn to_device(&mut self, body: &Body, projections: &Projections, h: f64) -> Result<String, String> {
+        let Some(s) = self.inverse.as_deref() else {
+            return Err("device = \"gpu\" runs the sparse-inverse global step: local_global.global_step = \"sparse-inverse\"".into());
+        };
+        #[cfg(feature = "gpu")]
+        {
+            let gpu = ferrofem_gpu::Gpu::shared().map_err(|e| e.to_string())?;
+            let map = super::local::rhs_map(body, projections, h);
+            let adapter = gpu.adapter();
+            self.device = Some(ferrofem_gpu::GlobalStep::new(gpu, s, &map).map_err(|e| e.to_string())?);
+            Ok(adapter)
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let _ = (s, body, projections, h);
+            Err(crate::device::NOT_BUILT.into())
+        }
+    }
+
+    /// Whether the global step runs on the GPU.
+    pub fn on_device(&self) -> bool {
+        self.device.is_some()
+    }
+
+    /// The first error the device reported since the last call (the step
+    /// that saw it stops with it).
+    pub fn take_device_error(&mut self) -> Option<String> {
+        self.device_error.take()
+    }
+
+    /// On the GPU: `q = A⁻¹ (c + h² Σ w Gᵀ p)` with the right-hand side
+    /// assembled on the device from the projections, `c` uploaded when
+    /// given (else the last one). A device error leaves `q` NaN and is
+    /// kept for [`Self::take_device_error`].
+    pub fn solve_projected(&mut self, c: Option<&[f64]>, projections: &Projections, q: &mut [f64]) {
+        #[cfg(feature = "gpu")]
+        if let Some(d) = self.device.as_mut() {
+            if let Err(e) = d.solve_projected(c, &projections.flat(), q) {
+                q.fill(f64::NAN);
+                self.device_error.get_or_insert(e.to_string());
+            }
+        }
+        #[cfg(not(feature = "gpu"))]
+        let _ = (c, projections, q);
+    }
+
+    /// Complete solution `q = A⁻¹ b` (flat positions, 3 per vertex), on
+    /// the device when the step runs there. The Jacobi method has no
+    /// complete solution: it leaves `q` alone.
     pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
+        #[cfg(feature = "gpu")]
+        if let Some(d) = self.device.as_mut() {
+            if let Err(e) = d.solve(b, q) {
+                q.fill(f64::NAN);
+                self.device_error.get_or_insert(e.to_string());
+            }
+            return;
+        }
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
             (None, Some(f)) => f.solve_interleaved::<3>(b, q),

@@ -76,6 +76,17 @@ impl Projections {
         }
     }
 
+    /// The projections as flat f64 (column-major per term): tets,
+    /// triangles, bending stencils.
+    #[cfg(feature = "gpu")]
+    pub fn flat(&self) -> [&[f64]; 3] {
+        [
+            bytemuck::cast_slice(&self.tets),
+            bytemuck::cast_slice(&self.triangles),
+            bytemuck::cast_slice(&self.bending),
+        ]
+    }
+
     /// Entries of the ADMM duals (nine per tet, six per membrane triangle).
     pub fn dual_len(&self) -> usize {
         9 * self.tet_duals.len() + 6 * self.tri_duals.len()
@@ -170,8 +181,60 @@ pub fn assemble_rhs(
         let m = body.mass[v];
         (0..3).for_each(|d| bv[d] = m * predicted[3 * v + d] + h2 * acc[d]);
     });
+    add_pin_targets(pins, h, t_next, b);
+}
+
+/// `b += h² w_pin t` of every pin, targets at time `t_next`.
+fn add_pin_targets(pins: &[Pin], h: f64, t_next: f64, b: &mut [f64]) {
     for pin in pins {
         let t = pin.target(t_next);
-        (0..3).for_each(|d| b[3 * pin.vertex + d] += h2 * pin.weight * t[d]);
+        (0..3).for_each(|d| b[3 * pin.vertex + d] += h * h * pin.weight * t[d]);
     }
+}
+
+/// The part of `b` the projections leave out, `c = M q̃ + h² Σ w_pin t`
+/// (the GPU global step adds `h² Σ w Gᵀ p` on the device).
+pub fn constant_rhs(body: &Body, pins: &[Pin], predicted: &[f64], h: f64, t_next: f64, c: &mut [f64]) {
+    c.par_chunks_mut(3).zip(predicted.par_chunks(3)).zip(&body.mass).for_each(|((c, q), m)| {
+        (0..3).for_each(|d| c[d] = m * q[d]);
+    });
+    add_pin_targets(pins, h, t_next, c);
+}
+
+/// The fixed map `p ↦ h² Σ w Gᵀ p` of [`assemble_rhs`] as entries per
+/// vertex (`coef = h² w gₐ[c]` times the three values of column `c` of a
+/// projection), for the projections laid end to end as
+/// [`Projections::flat`] gives them: tets, triangles, stencils.
+#[cfg(feature = "gpu")]
+pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> ferrofem_gpu::RhsMap {
+    let h2 = h * h;
+    let (tris, bending) = (9 * p.tets.len(), 9 * p.tets.len() + 6 * p.triangles.len());
+    let mut map = ferrofem_gpu::RhsMap {
+        vertex_ptr: vec![0],
+        projections: bending + 3 * p.bending.len(),
+        ..Default::default()
+    };
+    for v in 0..body.vertex_count() {
+        for &(e, a) in p.tet_incidence.of(v) {
+            let el = &body.tets[e as usize];
+            for c in 0..3 {
+                map.base.push((9 * e as usize + 3 * c) as u32);
+                map.coef.push(h2 * el.weight * el.grads[a as usize][c]);
+            }
+        }
+        for &(e, a) in p.tri_incidence.of(v) {
+            let el = &body.triangles[e as usize];
+            for c in 0..2 {
+                map.base.push((tris + 6 * e as usize + 3 * c) as u32);
+                map.coef.push(h2 * el.weight * el.grads[a as usize][c]);
+            }
+        }
+        for &(st, a) in p.bending_incidence.of(v) {
+            let stencil = &body.bending[st as usize];
+            map.base.push((bending + 3 * st as usize) as u32);
+            map.coef.push(h2 * stencil.weight * stencil.coeffs[a as usize]);
+        }
+        map.vertex_ptr.push(map.base.len() as u32);
+    }
+    map
 }

@@ -123,6 +123,10 @@ pub struct LocalGlobalSettings {
     /// `‖G(s) − s‖_D` falls below this fraction of the first iteration's
     /// (absent: always `iterations`).
     pub tolerance: Option<f64>,
+    /// Where the global step runs (`[simulation] device`, not a key of
+    /// `[local_global]`).
+    #[serde(skip)]
+    pub device: crate::Device,
 }
 
 impl Default for LocalGlobalSettings {
@@ -138,6 +142,7 @@ impl Default for LocalGlobalSettings {
             lbfgs_window: 20,
             tolerance: None,
             initial_guess: InitialGuess::PreviousVelocity,
+            device: crate::Device::Cpu,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::energy::elastic_energy;
 use super::energy::StepTarget;
 use super::global::{pinned_global_matrix, GlobalSolver, GlobalStepMethod};
 use super::lbfgs::Lbfgs;
-use super::local::{assemble_rhs, local_step, Projections};
+use super::local::{assemble_rhs, constant_rhs, local_step, Projections};
 use super::terms::Pin;
 use super::{Acceleration, Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
@@ -22,7 +22,7 @@ use crate::error::guard;
 use crate::integrator::InitialGuess;
 use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
-use crate::{Model, SimError, State};
+use crate::{Device, Model, SimError, State};
 
 /// Per-body workspace: pins, the global solver and the iteration's buffers.
 /// The projections carry over from step to step as a cache: their last
@@ -130,6 +130,8 @@ pub struct LocalGlobal {
     /// runs plain iterations on a step that gains constraints between
     /// steps (a grab), explicit L-BFGS refuses them.
     explicit_lbfgs: bool,
+    /// The GPU adapter the global steps run on (`device = "gpu"`).
+    device_adapter: Option<String>,
 }
 
 /// Why constraints cannot run on a Jacobi global step.
@@ -155,12 +157,21 @@ impl LocalGlobal {
         settings.acceleration = settings.acceleration.resolve(model.constrained());
         let (h, s) = (model.time_step, settings);
         let mut bodies = Vec::with_capacity(model.bodies.len());
+        let mut device_adapter = None;
         for body in &model.bodies {
             let mut pins = pins(body);
             let matrix = pinned_global_matrix(body, &mut pins, h, s.pin_weight);
-            let global = GlobalSolver::new(matrix, s.global_step, s.ordering).map_err(|e| {
+            let mut global = GlobalSolver::new(matrix, s.global_step, s.ordering).map_err(|e| {
                 SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
             })?;
+            let projections = Projections::new(body);
+            if s.device == Device::Gpu {
+                let adapter = global.to_device(body, &projections, h).map_err(|e| SimError::Body {
+                    body: body.name.clone(),
+                    message: format!("simulation.device = \"gpu\": {e}"),
+                })?;
+                device_adapter.get_or_insert(adapter);
+            }
             let n = body.dofs();
             let weights = state_weights(body, h);
             let state =
@@ -170,7 +181,7 @@ impl LocalGlobal {
             bodies.push(Workspace {
                 pins,
                 global,
-                projections: Projections::new(body),
+                projections,
                 predicted: vec![0.0; n],
                 rhs: vec![0.0; n],
                 x: vec![0.0; n],
@@ -193,7 +204,13 @@ impl LocalGlobal {
             previous_impulses: Vec::new(),
             last: (0, f64::NAN),
             explicit_lbfgs,
+            device_adapter,
         })
+    }
+
+    /// The GPU adapter the global steps run on, when `device = "gpu"`.
+    pub fn device_adapter(&self) -> Option<&str> {
+        self.device_adapter.as_deref()
     }
 
     /// The global solver of a body (its `A_s`, factor and sparse inverse).
@@ -262,6 +279,11 @@ impl LocalGlobal {
         let quasi_newton = settings.acceleration == Acceleration::Lbfgs && !constrained;
         if quasi_newton {
             self.quasi_newton(model, times, t_next, &mut observe);
+            for (w, body) in self.bodies.iter_mut().zip(&model.bodies) {
+                if let Some(message) = w.global.take_device_error() {
+                    return Err(device_failure(step, body, message));
+                }
+            }
         }
         let tracked = settings.tracks_residual();
         let iterations = if quasi_newton { 0 } else { settings.iterations };
@@ -274,14 +296,27 @@ impl LocalGlobal {
                 if tracked {
                     w.pack(0);
                 }
+                let constrained_body = !space.bodies[b].is_empty();
+                // On the GPU, `b`'s constant part changes only with the
+                // constraint forces: uploaded once per step otherwise.
+                let upload = k == 0 || constrained_body;
                 times.time(Stage::LocalStep, || {
                     local_step(body, &w.x, &mut w.projections);
-                    assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs);
+                    match w.global.on_device() {
+                        false => {
+                            assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs)
+                        }
+                        true if upload => constant_rhs(body, &w.pins, &w.predicted, h, t_next, &mut w.rhs),
+                        true => {}
+                    }
                 });
-                if !space.bodies[b].is_empty() {
+                if constrained_body {
                     add_constraint_forces(space, b, h, &mut w.rhs, &mut w.lambda);
                 }
-                times.time(Stage::GlobalStep, || global_step(w, settings, k));
+                times.time(Stage::GlobalStep, || global_step(w, settings, k, upload));
+                if let Some(message) = w.global.take_device_error() {
+                    return Err(device_failure(step, body, message));
+                }
                 guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
             }
             if constrained {
@@ -477,10 +512,21 @@ fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next:
     }
 }
 
+/// A device error during step `step`'s global step, as the step's error.
+fn device_failure(step: usize, body: &Body, message: String) -> SimError {
+    SimError::Body {
+        body: body.name.clone(),
+        message: format!("step {step}, stage global_step on the GPU: {message}"),
+    }
+}
+
 /// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint
 /// forces in `b`: eq. 23b), or one Jacobi iteration, Chebyshev-accelerated
 /// when asked (Wang 2015).
-fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize) {
+fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize, upload: bool) {
+    if w.global.on_device() {
+        return w.global.solve_projected(upload.then_some(&w.rhs), &w.projections, &mut w.x);
+    }
     if settings.global_step != GlobalStepMethod::Jacobi {
         return w.global.solve(&w.rhs, &mut w.x);
     }

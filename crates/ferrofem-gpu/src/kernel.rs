@@ -41,9 +41,14 @@ pub(crate) fn grid(groups: u32) -> (u32, u32) {
 
 /// A uniform `[count, stride]` for a kernel over `count` items.
 pub(crate) fn dims(gpu: &Gpu, count: u32, stride: u32) -> wgpu::Buffer {
+    uniform(gpu, &[count, stride])
+}
+
+/// A uniform buffer of `values`.
+pub(crate) fn uniform(gpu: &Gpu, values: &[u32]) -> wgpu::Buffer {
     gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("dims"),
-        contents: bytemuck::cast_slice(&[count, stride]),
+        label: Some("params"),
+        contents: bytemuck::cast_slice(values),
         usage: wgpu::BufferUsages::UNIFORM,
     })
 }

@@ -6,10 +6,12 @@
 
 mod context;
 mod global_step;
+mod isodof;
 mod kernel;
 
 pub use context::{Gpu, ADAPTER_VARIABLE};
 pub use global_step::{GlobalStep, RhsMap};
+pub use isodof::DeviceFactor;
 
 /// What went wrong on the device; the message names the adapter or the
 /// missing feature.

@@ -159,3 +159,33 @@ fn wrong_sizes_are_errors() {
     let short = RhsMap { vertex_ptr: vec![0; 3], ..Default::default() };
     assert!(GlobalStep::new(gpu, &s, &short).unwrap_err().to_string().contains("vertices"));
 }
+
+#[test]
+fn isodof_delassus_equals_the_cpu_builder() {
+    use ferrofem_gpu::DeviceFactor;
+    use ferrofem_linalg::ldlt::IsodofColumns;
+    let Some(gpu) = gpu() else { return };
+    let (a, _) = grid_inverse(12, 10, 8);
+    let n = a.nrows();
+    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
+    let f = Ldlt::factorize(symbolic, &a).unwrap();
+    let device = DeviceFactor::new(gpu, &f).unwrap();
+    for (count, seed) in [(1, 1u64), (40, 2), (150, 3)] {
+        // Distinct DOFs scattered over the mesh.
+        let mut dofs: Vec<usize> =
+            values(4 * count, seed).iter().map(|v| ((v + 0.5) * n as f64) as usize % n).collect();
+        dofs.sort_unstable();
+        dofs.dedup();
+        dofs.truncate(count);
+        let cpu = IsodofColumns::new(&f, &dofs);
+        let reference = cpu.delassus();
+        let order: Vec<usize> = cpu.dofs().to_vec();
+        let w = device.delassus(&order).unwrap();
+        let m = order.len();
+        assert_eq!(w.len(), m * m);
+        let err = relative(&w, &reference);
+        assert!(err < 1e-12, "{m} isolated DOFs: GPU W̄ differs by {err:e}");
+        assert!((0..m).all(|i| (0..m).all(|j| w[i * m + j] == w[j * m + i])), "exactly symmetric");
+    }
+    assert!(device.delassus(&[n]).unwrap_err().to_string().contains("isolated DOF"));
+}

@@ -55,6 +55,10 @@ pub struct DelassusArgs {
     /// Run one experiment only: fig9, fig10, table1 or table2.
     #[arg(long, value_parser = ["fig9", "fig10", "table1", "table2"])]
     pub only: Option<String>,
+    /// `gpu`: also build `W̄` by isodof on the GPU (method `isodof-gpu`),
+    /// beside the CPU methods of each case.
+    #[arg(long, value_parser = ["cpu", "gpu"])]
+    pub device: Option<String>,
 }
 
 /// One `bench delassus` record.
@@ -148,6 +152,7 @@ fn measure(
     turnover: f64,
     repeats: usize,
     peers: bool,
+    gpu: bool,
 ) -> Vec<DelassusBenchRecord> {
     let f = &case.factor;
     let compliance = ferrofem::constraint::Compliance::Ldlt(f.clone());
@@ -207,6 +212,19 @@ fn measure(
     };
     out.push(record("isodof-reuse", ms, reused, rel_max_diff(buf.w(), &w_dense), reuse_cost.reuse_ms, None));
     out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
+    if gpu {
+        // The first call uploads the factor (resident until the next
+        // refactorization); the timed calls build W̄ on the device and
+        // W = Ĥ W̄ Ĥᵀ on the host.
+        let mut device = delassus::DeviceDelassus::default();
+        let ms = warm_median_ms(repeats, || {
+            device.isodof(f, &h, &mut buf);
+        });
+        match device.error.take() {
+            Some(e) => eprintln!("isodof-gpu on {}: {e}", case.name),
+            None => out.push(record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), &w_dense), f64::NAN, None)),
+        }
+    }
     if peers {
         let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
         if let Some((ms, wp)) = crate::peers::cholmod_delassus(&case.matrix, &h, &probe) {
@@ -291,7 +309,8 @@ pub fn bench_delassus(a: DelassusArgs) -> Result<(), BenchError> {
     let mut records = Vec::new();
     let wanted = |e: &str| a.only.as_deref().is_none_or(|o| o == e);
     let run = |experiment, case: &Case, constraints: usize, turnover, records: &mut Vec<_>| {
-        let r = measure(experiment, case, constraints / 3, turnover, a.repeats, a.peers);
+        let gpu = a.device.as_deref() == Some("gpu");
+        let r = measure(experiment, case, constraints / 3, turnover, a.repeats, a.peers, gpu);
         print(&r);
         records.extend(r);
     };

@@ -40,6 +40,11 @@ pub struct RunArgs {
     pub device: Option<String>,
 }
 
+/// The GPU adapter a world computes on, when its scene asked for one.
+fn gpu_adapter(sim: &World) -> Option<String> {
+    (sim.model.device == ferrofem::Device::Gpu).then(|| ferrofem::device::gpu_adapter().ok()).flatten()
+}
+
 /// The device a `--device` value names.
 pub fn parse_device(name: &str) -> ferrofem::Device {
     match name {
@@ -79,8 +84,9 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         sim.model.time_step,
         rayon::current_num_threads()
     );
-    if let Some(adapter) = sim.local_global().and_then(|lg| lg.device_adapter()) {
-        eprintln!("global step on the GPU: {adapter}");
+    if let Some(adapter) = gpu_adapter(&sim) {
+        let stage = if sim.local_global().is_some() { "global step" } else { "W̄ by isodof" };
+        eprintln!("{stage} on the GPU: {adapter}");
     }
     let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));
     let mut records: Vec<StepStats> = Vec::new();
@@ -204,7 +210,7 @@ impl StatsStream {
             time_step: sim.model.time_step,
             bodies: bodies(sim),
             context: Context::now(),
-            gpu_adapter: sim.local_global().and_then(|lg| lg.device_adapter()).map(String::from),
+            gpu_adapter: gpu_adapter(sim),
             steps: records,
             summary: Summary::of(records),
             error,

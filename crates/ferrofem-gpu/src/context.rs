@@ -2,6 +2,7 @@
 //! it reports (validation, out of memory, device loss) collected so that a
 //! failed dispatch is an error of the step, never a panic.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::GpuError;
@@ -19,6 +20,8 @@ pub struct Gpu {
     info: wgpu::AdapterInfo,
     /// The first error the device reported since the last check.
     error: Arc<Mutex<Option<String>>>,
+    /// Compiled kernels by name: a pipeline is compiled once per device.
+    pipelines: Mutex<HashMap<&'static str, wgpu::ComputePipeline>>,
 }
 
 impl Gpu {
@@ -66,7 +69,7 @@ impl Gpu {
             let lost = format!("device lost ({reason:?}): {message}");
             sink.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(lost);
         });
-        Ok(Gpu { device, queue, info, error })
+        Ok(Gpu { device, queue, info, error, pipelines: Mutex::default() })
     }
 
     /// The adapter's name, driver and backend, e.g.
@@ -80,6 +83,13 @@ impl Gpu {
     /// for correctness, not a speed.
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The kernel `name` compiled from WGSL `source` (entry point `main`,
+    /// layout from the shader), compiled on first use.
+    pub(crate) fn pipeline(&self, name: &'static str, source: &str) -> wgpu::ComputePipeline {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        cache.entry(name).or_insert_with(|| crate::kernel::compile(self, name, source)).clone()
     }
 
     /// Waits for the queue and returns the first error the device reported.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::SparseInverse;
 
-use crate::kernel::{bind, dims, grid, pipeline, read_back, storage, zeros, Dispatch, LANES};
+use crate::kernel::{bind, dims, fits, grid, pipeline, read_back, storage, zeros, Dispatch, LANES};
 use crate::{Gpu, GpuError};
 
 /// The fixed linear map from the local step's projections to the
@@ -61,6 +61,7 @@ impl GlobalStep {
                 rhs.vertex_ptr.len().saturating_sub(1)
             )));
         }
+        fits(&gpu, "the sparse inverse S", 8 * s.values.len())?;
         let perm = s.perm();
         let (rows, columns) = (row_layout(s), column_layout(s));
         let ones = vec![1.0f64; n];

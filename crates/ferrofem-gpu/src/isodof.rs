@@ -11,11 +11,16 @@ use std::sync::Arc;
 
 use ferrofem_linalg::Ldlt;
 
-use crate::kernel::{bind, grid, pipeline, read_back, storage, uniform, zeros, LANES};
+use crate::kernel::{bind, fits, grid, pipeline, read_back, storage, uniform, zeros, LANES};
 use crate::{Gpu, GpuError};
 
 /// Marks a row outside the reach.
 const NONE: u32 = u32::MAX;
+
+/// Most rows one invocation walks: a longer chain (a wide separator) is
+/// cut into pieces on successive levels, which keeps invocations short
+/// (lavapipe was seen to stop long ones early, leaving rows unwritten).
+const CHAIN: usize = 32;
 
 /// A factor `A = Pᵀ L D Lᵀ P` resident on the device: the rows of `L`.
 #[derive(Debug)]
@@ -34,12 +39,14 @@ pub struct DeviceFactor {
     pub upload_bytes: usize,
 }
 
-/// The reach of a set of columns, by level.
+/// The reach of a set of columns, cut into chains, by level.
 struct Reach {
     /// Slot of each row of `L`, [`NONE`] outside the reach.
     slot: Vec<u32>,
-    /// Rows ordered by level, and each level's range.
+    /// Rows of each chain in order (`rows[ptr[k]..ptr[k + 1]]`), chains
+    /// ordered by level, and each level's range of chains.
     rows: Vec<u32>,
+    ptr: Vec<u32>,
     levels: Vec<(u32, u32)>,
     /// `1 / d` per slot.
     inv_d: Vec<f64>,
@@ -65,6 +72,7 @@ impl DeviceFactor {
             }
         }
         let g = &*gpu;
+        fits(g, "the factor's L", 8 * val.len())?;
         let factor = DeviceFactor {
             n,
             parent: s.parent.clone(),
@@ -95,25 +103,15 @@ impl DeviceFactor {
         let start: Vec<u32> = dofs.iter().map(|&d| self.perm_inv[d] as u32).collect();
         let reach = self.reach(&start);
         let r = reach.inv_d.len();
-        let limit = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
-        if 8 * r * m > limit {
-            return Err(GpuError::Input(format!(
-                "Z of {r} reach rows × {m} columns needs {} MB, above the adapter's {} MB per buffer",
-                8 * r * m >> 20,
-                limit >> 20
-            )));
-        }
+        fits(&self.gpu, &format!("Z of {r} reach rows × {m} columns"), 8 * r * m)?;
         let g = &*self.gpu;
         let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let z = zeros(g, "Z", r * m, rw);
         let w = zeros(g, "W", m * m, rw);
         let staging =
             zeros(g, "W staging", m * m, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-        let (rows, slot, starts) = (
-            storage(g, "levels", &reach.rows),
-            storage(g, "slots", &reach.slot),
-            storage(g, "starts", &start),
-        );
+        let (rows, ptr) = (storage(g, "chain rows", &reach.rows), storage(g, "chains", &reach.ptr));
+        let (slot, starts) = (storage(g, "slots", &reach.slot), storage(g, "starts", &start));
         let inv_d = storage(g, "inv_d", &reach.inv_d);
         let mut encoder = g.device.create_command_encoder(&Default::default());
         for &(first, count) in &reach.levels {
@@ -122,7 +120,7 @@ impl DeviceFactor {
             let group = bind(
                 g,
                 &self.level,
-                &[&params, &self.l_ptr, &self.l_col, &self.l_val, &rows, &slot, &starts, &z],
+                &[&params, &self.l_ptr, &self.l_col, &self.l_val, &ptr, &rows, &slot, &starts, &z],
             );
             // One pass per level: passes are ordered, so level k reads
             // what level k − 1 wrote.
@@ -151,39 +149,64 @@ impl DeviceFactor {
     }
 
     /// The union of the etree paths from `start`, slots in increasing
-    /// row order, and levels by height within it (a row's descendants in
-    /// the reach all sit on lower levels).
+    /// row order, cut into chains (a row continues its only child's
+    /// chain, up to [`CHAIN`] rows), and levels by height of the chains (a chain's descendants
+    /// in the reach all sit on lower levels).
     fn reach(&self, start: &[u32]) -> Reach {
         let mut slot = vec![NONE; self.n];
         let mut members = Vec::new();
         for &s in start {
             let mut i = s as usize;
-            while i != usize::MAX && i < self.n && slot[i] == NONE {
+            while i < self.n && slot[i] == NONE {
                 slot[i] = 0;
                 members.push(i);
                 i = self.parent[i];
             }
         }
         members.sort_unstable();
-        let mut height = vec![0u32; members.len()];
         members.iter().enumerate().for_each(|(k, &i)| slot[i] = k as u32);
+        let parent_slot =
+            |k: usize| Some(self.parent[members[k]]).filter(|&p| p < self.n).map(|p| slot[p] as usize);
+        let mut children = vec![0u32; members.len()];
+        (0..members.len()).filter_map(parent_slot).for_each(|q| children[q] += 1);
+        // Chains children first: a row with one child joins its chain.
+        let mut chain = vec![usize::MAX; members.len()];
+        let mut chains: Vec<Vec<u32>> = Vec::new();
+        let mut height: Vec<u32> = Vec::new();
         for k in 0..members.len() {
-            let p = self.parent[members[k]];
-            if p < self.n {
-                let q = slot[p] as usize;
-                height[q] = height[q].max(height[k] + 1);
+            if chain[k] == usize::MAX {
+                chain[k] = chains.len();
+                chains.push(Vec::new());
+                height.push(0);
+            }
+            chains[chain[k]].push(members[k] as u32);
+            if let Some(q) = parent_slot(k) {
+                if children[q] == 1 && chains[chain[k]].len() < CHAIN {
+                    chain[q] = chain[k];
+                } else {
+                    let h = height[chain[k]] + 1;
+                    if chain[q] == usize::MAX {
+                        chain[q] = chains.len();
+                        chains.push(Vec::new());
+                        height.push(h);
+                    } else {
+                        height[chain[q]] = height[chain[q]].max(h);
+                    }
+                }
             }
         }
         let top = height.iter().copied().max().unwrap_or(0) as usize;
-        let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); top + 1];
-        members.iter().zip(&height).for_each(|(&i, &h)| by_level[h as usize].push(i as u32));
-        let mut rows = Vec::with_capacity(members.len());
-        let mut levels = Vec::with_capacity(top + 1);
+        let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); top + 1];
+        height.iter().enumerate().for_each(|(c, &h)| by_level[h as usize].push(c));
+        let (mut rows, mut ptr, mut levels) = (Vec::with_capacity(members.len()), vec![0u32], Vec::new());
         for level in by_level {
-            levels.push((rows.len() as u32, level.len() as u32));
-            rows.extend(level);
+            levels.push((ptr.len() as u32 - 1, level.len() as u32));
+            for c in level {
+                rows.extend(&chains[c]);
+                ptr.push(rows.len() as u32);
+            }
         }
         let inv_d = members.iter().map(|&i| 1.0 / self.d[i]).collect();
-        Reach { slot, rows, levels, inv_d }
+        Reach { slot, rows, ptr, levels, inv_d }
     }
 }

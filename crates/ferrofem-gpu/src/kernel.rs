@@ -22,6 +22,19 @@ pub(crate) fn storage<T: bytemuck::Pod + Default>(gpu: &Gpu, label: &str, data: 
     })
 }
 
+/// An error unless `bytes` fit in one buffer binding of the adapter.
+pub(crate) fn fits(gpu: &Gpu, what: &str, bytes: usize) -> Result<(), crate::GpuError> {
+    let limit = gpu.device.limits().max_storage_buffer_binding_size as usize;
+    match bytes <= limit {
+        true => Ok(()),
+        false => Err(crate::GpuError::Input(format!(
+            "{what} needs {} MB in one buffer, above the adapter's {} MB per binding",
+            bytes >> 20,
+            limit >> 20
+        ))),
+    }
+}
+
 /// A zeroed buffer of `len` f64 (at least one) with `usage`.
 pub(crate) fn zeros(gpu: &Gpu, label: &str, len: usize, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -54,12 +67,16 @@ pub(crate) fn uniform(gpu: &Gpu, values: &[u32]) -> wgpu::Buffer {
 }
 
 /// A compute pipeline from WGSL source (entry point `main`, layout
-/// taken from the shader).
-pub(crate) fn pipeline(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
-    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
+/// taken from the shader), compiled once per device.
+pub(crate) fn pipeline(gpu: &Gpu, label: &'static str, source: &str) -> wgpu::ComputePipeline {
+    gpu.pipeline(label, source)
+}
+
+/// Compiles a compute pipeline (see [`pipeline`]).
+pub(crate) fn compile(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
+    let desc =
+        wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };
+    let module = gpu.device.create_shader_module(desc);
     gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
         layout: None,
@@ -123,7 +140,8 @@ pub(crate) fn read_back(
         let _ = tx.send(r);
     });
     gpu.check()?;
-    match rx.try_recv() {
+    // Another thread's poll may be the one that runs the callback.
+    match rx.recv_timeout(std::time::Duration::from_secs(600)) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(crate::GpuError::Device(format!("reading results back: {e}"))),
         Err(_) => {

@@ -48,6 +48,16 @@ pub enum SimError {
         /// Which quantity.
         what: &'static str,
     },
+    /// The GPU failed during a stage (lost, out of memory, a kernel error).
+    #[error("step {step}, stage {stage} on the GPU: {message}")]
+    Device {
+        /// Step number (1-based).
+        step: usize,
+        /// Stage concerned.
+        stage: Stage,
+        /// The device's error.
+        message: String,
+    },
     /// A linear solve failed.
     #[error("step {step}, body {body}, stage {stage}: {source}")]
     Solver {

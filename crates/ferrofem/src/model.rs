@@ -21,6 +21,9 @@ pub struct Model {
     pub contact: ContactSettings,
     /// Constraint solving: solver, stopping rule, Delassus method.
     pub constraint_solver: ConstraintSolverSettings,
+    /// Where the stages that have a GPU path run (`[simulation] device`):
+    /// local-global's global step, implicit Euler's `W̄`.
+    pub device: crate::Device,
 }
 
 impl Model {
@@ -34,6 +37,7 @@ impl Model {
             obstacles: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
+            device: crate::Device::Cpu,
         }
     }
 

@@ -65,10 +65,18 @@ pub struct ConstraintSpace {
 impl ConstraintSpace {
     /// An empty problem for the model's bodies.
     pub fn new(model: &Model) -> Self {
-        ConstraintSpace {
-            bodies: model.bodies.iter().map(|b| BodyRows::new(b.dofs())).collect(),
-            ..Default::default()
+        #[allow(unused_mut)]
+        let mut bodies: Vec<BodyRows> = model.bodies.iter().map(|b| BodyRows::new(b.dofs())).collect();
+        #[cfg(feature = "gpu")]
+        if model.device == crate::Device::Gpu {
+            bodies.iter_mut().for_each(|b| b.delassus.on_device());
         }
+        ConstraintSpace { bodies, ..Default::default() }
+    }
+
+    /// The first error a body's device build of `W̄` gave this step.
+    pub fn take_device_error(&mut self) -> Option<String> {
+        self.bodies.iter_mut().find_map(|b| b.delassus.take_device_error())
     }
 
     /// Stage `assemble_constraints`: the groups of the step's contacts and

@@ -5,6 +5,10 @@
 //! cheapest for the step with the flop model of [`predict`].
 
 mod dense;
+#[cfg(feature = "gpu")]
+mod device;
+#[cfg(feature = "gpu")]
+pub use device::DeviceDelassus;
 mod isodof;
 mod kronecker;
 mod unbuilt;
@@ -56,9 +60,29 @@ pub struct DelassusWorkspace {
     pub buffers: DelassusBuffers,
     /// How `W_b` was obtained this step (`None`: no row touched the body).
     pub record: Option<DelassusRecord>,
+    /// `W̄` built on the GPU (`[simulation] device = "gpu"`).
+    #[cfg(feature = "gpu")]
+    device: Option<device::DeviceDelassus>,
 }
 
 impl DelassusWorkspace {
+    /// Builds `W̄` on the GPU from now on (implicit Euler under
+    /// `[simulation] device = "gpu"`): the methods `auto`, `isodof` and
+    /// `isodof-reuse` become the device's isodof build, recorded as
+    /// `isodof-gpu`; `dense` and `unbuilt` stay on the CPU as named.
+    #[cfg(feature = "gpu")]
+    pub fn on_device(&mut self) {
+        self.device.get_or_insert_with(Default::default);
+    }
+
+    /// The first error the device gave since the last call.
+    pub fn take_device_error(&mut self) -> Option<String> {
+        #[cfg(feature = "gpu")]
+        return self.device.as_mut().and_then(|d| d.error.take());
+        #[cfg(not(feature = "gpu"))]
+        None
+    }
+
     /// `W_b = H_b A_b⁻¹ H_bᵀ` by `method` (`auto`: the cheapest predicted,
     /// with `sweeps` expected solver sweeps; never `unbuilt` when
     /// `assembled`); an empty slice when the method leaves it unbuilt. A
@@ -75,6 +99,14 @@ impl DelassusWorkspace {
     ) -> &[f64] {
         if let Some(f) = compliance.scalar_factor() {
             return self.build_kronecker(compliance, f, h, method);
+        }
+        #[cfg(feature = "gpu")]
+        if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
+            if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
+                let (w, reuse) = device.isodof(f, h, &mut self.buffers);
+                self.record = Some(record_named("isodof-gpu", h, reuse, None));
+                return w;
+            }
         }
         let predicted = compliance
             .factor()
@@ -155,8 +187,18 @@ fn record(
     reuse: IsodofReuse,
     predicted: Option<DelassusCosts>,
 ) -> DelassusRecord {
+    record_named(chosen.name(), h, reuse, predicted)
+}
+
+/// How `W_b` was obtained, by a method's record name.
+fn record_named(
+    method: &'static str,
+    h: &CsrMatrix,
+    reuse: IsodofReuse,
+    predicted: Option<DelassusCosts>,
+) -> DelassusRecord {
     DelassusRecord {
-        method: chosen.name(),
+        method,
         rows: h.nrows(),
         isodofs: reuse.isodofs,
         reused_isodofs: reuse.reused,

@@ -27,6 +27,7 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
         obstacles,
         contact: spec.contact,
         constraint_solver: spec.constraint_solver,
+        device: spec.simulation.device,
     };
     let mut world = match spec.simulation.integrator {
         IntegratorKind::ImplicitEuler => World::with_implicit_euler(model, spec.implicit_euler)?,

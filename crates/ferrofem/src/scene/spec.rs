@@ -442,17 +442,13 @@ impl SceneFile {
         if self.bodies.is_empty() {
             return Err(("body".into(), "the scene has no body".into()));
         }
+        #[cfg(not(feature = "gpu"))]
+        if s.device == crate::Device::Gpu {
+            return Err(("simulation.device".into(), crate::device::NOT_BUILT.into()));
+        }
         match s.integrator {
             IntegratorKind::LocalGlobal => self.validate_local_global()?,
             IntegratorKind::ImplicitEuler => {
-                if s.device == crate::Device::Gpu {
-                    return Err((
-                        "simulation.device".into(),
-                        "\"gpu\" runs the local-global integrator's global step; implicit Euler runs on the CPU \
-                         (write simulation.integrator = \"local-global\" or device = \"cpu\")"
-                            .into(),
-                    ));
-                }
                 for (i, b) in self.bodies.iter().enumerate() {
                     let key = format!("body[{i}]");
                     if matches!(b.mesh, MeshSpec::Sheet { .. })

@@ -125,6 +125,7 @@ impl ImplicitEuler {
                 times.time(Stage::BuildDelassus, || {
                     build_delassus(space, compliances, h, settings.delassus, assembled)
                 });
+                device_error(space, step)?;
                 let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
                 times.time(Stage::SolveConstraints, || {
                     solve_constraints(space, warm_start, v_free, compliances, model, solver)
@@ -155,6 +156,7 @@ impl ImplicitEuler {
                 r.update == Update::Standard
             }
         };
+        device_error(space, step)?;
         let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
         guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;
         let limit = model.contact.alarm_distance.max(1e-6);
@@ -189,5 +191,13 @@ impl ImplicitEuler {
             factorizations: w.refactorizer.as_ref().map_or(0, |r| r.completed),
             ..Default::default()
         }
+    }
+}
+
+/// The first error a GPU build of `W̄` gave during step `step`.
+fn device_error(space: &mut ConstraintSpace, step: usize) -> Result<(), SimError> {
+    match space.take_device_error() {
+        Some(message) => Err(SimError::Device { step, stage: Stage::BuildDelassus, message }),
+        None => Ok(()),
     }
 }

@@ -512,12 +512,9 @@ fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next:
     }
 }
 
-/// A device error during step `step`'s global step, as the step's error.
+/// A device error during step `step`'s global step of `body`, as the step's error.
 fn device_failure(step: usize, body: &Body, message: String) -> SimError {
-    SimError::Body {
-        body: body.name.clone(),
-        message: format!("step {step}, stage global_step on the GPU: {message}"),
-    }
+    SimError::Device { step, stage: Stage::GlobalStep, message: format!("body {}: {message}", body.name) }
 }
 
 /// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint

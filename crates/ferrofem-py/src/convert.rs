@@ -29,6 +29,7 @@ pub fn to_py(e: SimError) -> PyErr {
         | SimError::Solver { .. }
         | SimError::Factorization { .. }
         | SimError::Constraints { .. }
+        | SimError::Device { .. }
         | SimError::Violation { .. } => SimulationError::new_err(message),
     }
 }

@@ -11,16 +11,20 @@ use std::sync::Arc;
 
 use ferrofem_linalg::Ldlt;
 
-use crate::kernel::{bind, fits, grid, pipeline, read_back, storage, uniform, zeros, LANES};
+use crate::kernel::{bind, fits, grid, pipeline, read_back, storage, uniform, zeros};
 use crate::{Gpu, GpuError};
 
 /// Marks a row outside the reach.
 const NONE: u32 = u32::MAX;
 
-/// Most rows one invocation walks: a longer chain (a wide separator) is
-/// cut into pieces on successive levels, which keeps invocations short
-/// (lavapipe was seen to stop long ones early, leaving rows unwritten).
-const CHAIN: usize = 32;
+/// Most rows of a chain (`CHAIN` of `isodof_level.wgsl`): a longer path
+/// (a wide separator) is cut into pieces on successive levels, which
+/// keeps each invocation's loops short (Mesa's lavapipe stops a loop
+/// after 65,535 iterations, leaving the rows after it unwritten).
+const CHAIN: usize = 16;
+
+/// (chain, column) pairs per workgroup of `isodof_level.wgsl`.
+const PAIRS: u32 = 8;
 
 /// A factor `A = Pᵀ L D Lᵀ P` resident on the device: the rows of `L`.
 #[derive(Debug)]
@@ -115,8 +119,8 @@ impl DeviceFactor {
         let inv_d = storage(g, "inv_d", &reach.inv_d);
         let mut encoder = g.device.create_command_encoder(&Default::default());
         for &(first, count) in &reach.levels {
-            let (gx, gy) = grid((count * m as u32).div_ceil(LANES));
-            let params = uniform(g, &[first, count, m as u32, r as u32, gx * LANES, 0, 0, 0]);
+            let (gx, gy) = grid((count * m as u32).div_ceil(PAIRS));
+            let params = uniform(g, &[first, count, m as u32, r as u32, gx, 0, 0, 0]);
             let group = bind(
                 g,
                 &self.level,

@@ -197,7 +197,7 @@ fn isodof_long_paths_equal_the_cpu_builder() {
     use ferrofem_gpu::DeviceFactor;
     use ferrofem_linalg::ldlt::IsodofColumns;
     let Some(gpu) = gpu() else { return };
-    for (nx, ny, nz) in [(8, 8, 8), (14, 14, 14), (20, 20, 20)] {
+    for (nx, ny, nz) in [(8, 8, 8), (14, 14, 14), (20, 20, 20), (26, 26, 26)] {
         let (a, _) = grid_inverse(nx, ny, nz);
         let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
         let f = Ldlt::factorize(symbolic, &a).unwrap();

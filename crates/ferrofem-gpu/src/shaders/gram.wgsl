@@ -43,9 +43,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: v
         za[l.y][l.x] = va;
         zb[l.y][l.x] = vb;
         workgroupBarrier();
-        for (var q = 0u; q < TILE; q++) {
-            acc += za[l.y][q] * zb[l.x][q];
-        }
+        // Unrolled: lavapipe caps a loop at 65,535 iterations per
+        // invocation, which an inner loop over q would reach at 4,096
+        // tiles of the reach.
+        let a = &za[l.y];
+        let b = &zb[l.x];
+        acc += (*a)[0] * (*b)[0];
+        acc += (*a)[1] * (*b)[1];
+        acc += (*a)[2] * (*b)[2];
+        acc += (*a)[3] * (*b)[3];
+        acc += (*a)[4] * (*b)[4];
+        acc += (*a)[5] * (*b)[5];
+        acc += (*a)[6] * (*b)[6];
+        acc += (*a)[7] * (*b)[7];
+        acc += (*a)[8] * (*b)[8];
+        acc += (*a)[9] * (*b)[9];
+        acc += (*a)[10] * (*b)[10];
+        acc += (*a)[11] * (*b)[11];
+        acc += (*a)[12] * (*b)[12];
+        acc += (*a)[13] * (*b)[13];
+        acc += (*a)[14] * (*b)[14];
+        acc += (*a)[15] * (*b)[15];
         workgroupBarrier();
     }
     if a < dims.columns && b < dims.columns {

@@ -1,11 +1,14 @@
 // One level of the isolated-DOF columns' forward substitution (zeng2022
 // eq. 23): Z = L⁻¹ P Īᵀ, dense over the reach (the union of the columns'
 // etree paths). The reach is cut into chains (paths whose rows have one
-// child each, e.g. a separator); a chain depends only on chains of lower
-// levels, so every (chain, column) pair of a level is one invocation,
-// which walks its chain's rows in order:
-// z[c, s(i)] = [i = start(c)] − Σ_{j < i} L_ij z[c, s(j)], j over row i of L,
-// terms whose j lies outside the reach being zero.
+// child each, e.g. a separator, at most CHAIN rows); a chain depends only
+// on chains of lower levels, so every (chain, column) pair of a level is
+// independent. A pair walks its chain's rows in order with 8 lanes, which
+// stride over row i of L and sum by a fixed tree:
+// z[c, s(i)] = [i = start(c)] − Σ_{j < i} L_ij z[c, s(j)],
+// terms whose j lies outside the reach being zero. Eight pairs per
+// workgroup of 64. (Short loops per invocation also matter on Mesa's
+// lavapipe, which stops a loop after 65,535 iterations.)
 
 struct Level {
     // Chains of this level: first .. first + count; chain k's rows are
@@ -15,11 +18,15 @@ struct Level {
     // Columns (isolated DOFs) and reach rows (the leading dimension of z).
     columns: u32,
     reach: u32,
-    // Invocations along x of the dispatch grid.
+    // Workgroups along x of the dispatch grid.
     stride: u32,
 }
 
 const NONE: u32 = 0xffffffffu;
+const LANES: u32 = 8u;
+const PAIRS: u32 = 8u;
+// Most rows of a chain (the host cuts chains at this length).
+const CHAIN: u32 = 16u;
 
 @group(0) @binding(0) var<uniform> level: Level;
 @group(0) @binding(1) var<storage, read> l_ptr: array<u32>;
@@ -31,27 +38,52 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(7) var<storage, read> start: array<u32>;
 @group(0) @binding(8) var<storage, read_write> z: array<f64>;
 
+var<workgroup> part: array<f64, 64>;
+
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let t = id.x + id.y * level.stride;
-    if t >= level.count * level.columns {
-        return;
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+    let lane = i % LANES;
+    let t = (wg.x + wg.y * level.stride) * PAIRS + i / LANES;
+    let live = t < level.count * level.columns;
+    var c = 0u;
+    var first = 0u;
+    var len = 0u;
+    if live {
+        c = t / level.count;
+        let chain = level.first + t % level.count;
+        first = chain_ptr[chain];
+        len = chain_ptr[chain + 1u] - first;
     }
-    let c = t / level.count;
-    let chain = level.first + t % level.count;
     let col = c * level.reach;
-    for (var r = chain_ptr[chain]; r < chain_ptr[chain + 1u]; r++) {
-        let i = chain_rows[r];
+    for (var q = 0u; q < CHAIN; q++) {
+        let on = live && q < len;
+        var row = 0u;
         var acc = f64(0.0);
-        if start[c] == i {
-            acc = f64(1.0);
-        }
-        for (var k = l_ptr[i]; k < l_ptr[i + 1u]; k++) {
-            let s = slot[l_col[k]];
-            if s != NONE {
-                acc -= l_val[k] * z[col + s];
+        if on {
+            row = chain_rows[first + q];
+            for (var k = l_ptr[row] + lane; k < l_ptr[row + 1u]; k += LANES) {
+                let s = slot[l_col[k]];
+                if s != NONE {
+                    acc -= l_val[k] * z[col + s];
+                }
             }
         }
-        z[col + slot[i]] = acc;
+        part[i] = acc;
+        workgroupBarrier();
+        for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+            if lane < s {
+                part[i] += part[i + s];
+            }
+            workgroupBarrier();
+        }
+        if on && lane == 0u {
+            var v = part[i];
+            if start[c] == row {
+                v += f64(1.0);
+            }
+            z[col + slot[row]] = v;
+        }
+        // The row just written is read by the pair's lanes for the next.
+        storageBarrier();
     }
 }

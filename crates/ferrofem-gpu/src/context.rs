@@ -129,3 +129,38 @@ fn choose(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<wgpu::Ad
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapters() -> Vec<wgpu::Adapter> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+    }
+
+    #[test]
+    fn no_adapter_is_an_error_that_says_what_to_install() {
+        let e = choose(Vec::new(), None).unwrap_err().to_string();
+        assert!(e.contains("no GPU adapter") && e.contains("mesa-vulkan-drivers"), "{e}");
+    }
+
+    #[test]
+    fn an_adapter_name_that_matches_none_lists_the_adapters() {
+        let found: Vec<String> = adapters().iter().map(|a| a.get_info().name).collect();
+        let e = choose(adapters(), Some("no-such-adapter")).unwrap_err().to_string();
+        assert!(e.contains(ADAPTER_VARIABLE) && e.contains("no-such-adapter"), "{e}");
+        assert!(found.iter().all(|name| e.contains(name.as_str())), "{e} should list {found:?}");
+        // A part of a real name, in any case, picks that adapter.
+        if let Some(name) = found.first() {
+            let part = name.split_whitespace().next().unwrap_or(name).to_uppercase();
+            assert!(choose(adapters(), Some(&part)).unwrap().get_info().name.to_uppercase().contains(&part));
+        }
+    }
+
+    #[test]
+    fn a_missing_feature_is_named() {
+        let e = GpuError::MissingFeature { adapter: "some adapter".into(), feature: "SHADER_F64" };
+        assert!(e.to_string().contains("some adapter lacks the feature SHADER_F64"), "{e}");
+    }
+}

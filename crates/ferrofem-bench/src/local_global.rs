@@ -100,7 +100,8 @@ pub struct LocalGlobalRecord {
     pub iterations_to_1e3: Option<usize>,
     /// Frame time per iteration (ms; acceleration rows).
     pub iteration_ms: Option<f64>,
-    /// Global step bandwidth: bytes of `S` streamed twice plus the vectors, per `global_ms` (GB/s).
+    /// Global step bandwidth: bytes of `S` streamed twice plus the vectors, per `global_ms` (GB/s;
+    /// on the GPU, the bytes its two CSR products read, over the whole step with transfers).
     pub global_gbs: Option<f64>,
     /// Copy bandwidth measured in the same run (GB/s).
     pub copy_gbs: f64,
@@ -247,9 +248,11 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
     r.local_ms = median_p90(&mut local).0;
     r.global_ms = median_p90(&mut global).0;
     r.frame_ms = median_p90(&mut frame).0;
-    if let Some(s) = lg(w).global_solver(0).sparse_inverse() {
-        // Two passes over S, plus b, x and the intermediate vectors (~6 × 3n doubles).
-        let bytes = 2 * s.stream_bytes() + 6 * 8 * w.model.bodies[0].dofs();
+    let g = lg(w).global_solver(0);
+    // On the device: its two CSR layouts of S and the vectors; on the CPU:
+    // two passes over S, plus b, x and the intermediate vectors (~6 × 3n doubles).
+    let cpu = |s: &ferrofem_linalg::SparseInverse| 2 * s.stream_bytes() + 6 * 8 * w.model.bodies[0].dofs();
+    if let Some(bytes) = g.device_bytes().or_else(|| g.sparse_inverse().map(cpu)) {
         r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
     }
     Ok(())

@@ -203,6 +203,16 @@ impl GlobalSolver {
         self.device.is_some()
     }
 
+    /// Bytes one device solve reads (both SpMVs: `S`'s values and
+    /// indices, the vectors), the measure of its bandwidth; `None` on the
+    /// CPU.
+    pub fn device_bytes(&self) -> Option<usize> {
+        #[cfg(feature = "gpu")]
+        return self.device.as_ref().map(|d| d.spmv_bytes());
+        #[cfg(not(feature = "gpu"))]
+        None
+    }
+
     /// The first error the device reported since the last call (the step
     /// that saw it stops with it).
     pub fn take_device_error(&mut self) -> Option<String> {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::SparseInverse;
 
-use crate::kernel::{bind, dims, fits, grid, pipeline, read_back, storage, zeros, Dispatch, LANES};
+use crate::kernel::{bind, dims, fits, grid, read_back, storage, zeros, Dispatch, LANES};
 use crate::{Gpu, GpuError};
 
 /// The fixed linear map from the local step's projections to the
@@ -82,7 +82,7 @@ impl GlobalStep {
         let z = zeros(g, "z", 3 * n, use_rw);
         let solution = zeros(g, "solution", 3 * n, use_rw);
         let staging = zeros(g, "staging", 3 * n, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-        let spmv = pipeline(g, "spmv3", include_str!("shaders/spmv3.wgsl"));
+        let spmv = g.pipeline("spmv3", include_str!("shaders/spmv3.wgsl"));
         // Eight rows per workgroup (`spmv3.wgsl`).
         let groups = grid((n as u32).div_ceil(8));
         let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
@@ -106,7 +106,7 @@ impl GlobalStep {
             pipeline: spmv,
             grid: groups,
         };
-        let assembly = pipeline(g, "rhs", include_str!("shaders/rhs.wgsl"));
+        let assembly = g.pipeline("rhs", include_str!("shaders/rhs.wgsl"));
         let vgrid = grid((n as u32).div_ceil(LANES));
         let b = [
             dims(g, n as u32, vgrid.0 * LANES),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::Ldlt;
 
-use crate::kernel::{bind, fits, grid, pipeline, read_back, storage, uniform, zeros};
+use crate::kernel::{bind, fits, grid, read_back, storage, uniform, zeros, Dispatch};
 use crate::{Gpu, GpuError};
 
 /// Marks a row outside the reach.
@@ -85,8 +85,8 @@ impl DeviceFactor {
             l_ptr: storage(g, "L rows", &ptr),
             l_col: storage(g, "L columns", &col),
             l_val: storage(g, "L values", &val),
-            level: pipeline(g, "isodof level", include_str!("shaders/isodof_level.wgsl")),
-            gram: pipeline(g, "gram", include_str!("shaders/gram.wgsl")),
+            level: g.pipeline("isodof level", include_str!("shaders/isodof_level.wgsl")),
+            gram: g.pipeline("gram", include_str!("shaders/gram.wgsl")),
             upload_bytes: 4 * ptr.len() + 12 * col.len(),
             gpu,
         };
@@ -128,20 +128,14 @@ impl DeviceFactor {
             );
             // One pass per level: passes are ordered, so level k reads
             // what level k − 1 wrote.
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.level);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(gx, gy, 1);
+            let level = Dispatch { pipeline: self.level.clone(), group, grid: (gx, gy) };
+            level.record(&mut encoder.begin_compute_pass(&Default::default()));
         }
-        {
-            let params = uniform(g, &[m as u32, r as u32]);
-            let group = bind(g, &self.gram, &[&params, &z, &inv_d, &w]);
-            let tiles = (m as u32).div_ceil(16);
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.gram);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(tiles, tiles, 1);
-        }
+        let params = uniform(g, &[m as u32, r as u32]);
+        let group = bind(g, &self.gram, &[&params, &z, &inv_d, &w]);
+        let tiles = (m as u32).div_ceil(16);
+        let gram = Dispatch { pipeline: self.gram.clone(), group, grid: (tiles, tiles) };
+        gram.record(&mut encoder.begin_compute_pass(&Default::default()));
         let mut out = vec![0.0; m * m];
         read_back(g, encoder, &w, &staging, &mut out)?;
         for b in 0..m {

@@ -66,13 +66,8 @@ pub(crate) fn uniform(gpu: &Gpu, values: &[u32]) -> wgpu::Buffer {
     })
 }
 
-/// A compute pipeline from WGSL source (entry point `main`, layout
-/// taken from the shader), compiled once per device.
-pub(crate) fn pipeline(gpu: &Gpu, label: &'static str, source: &str) -> wgpu::ComputePipeline {
-    gpu.pipeline(label, source)
-}
-
-/// Compiles a compute pipeline (see [`pipeline`]).
+/// Compiles a compute pipeline from WGSL source (entry point `main`,
+/// layout taken from the shader); [`Gpu::pipeline`] keeps it.
 pub(crate) fn compile(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
     let desc =
         wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };

@@ -67,10 +67,14 @@ fn grid_inverse(nx: usize, ny: usize, nz: usize) -> (CsrMatrix, SparseInverse) {
         add(v, w, -s);
         add(w, v, -s);
     }
-    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
-    let f = Ldlt::factorize(symbolic, &a).unwrap();
-    let s = SparseInverse::new(&f);
+    let s = SparseInverse::new(&factor(&a));
     (a, s)
+}
+
+/// The LDLᵀ factor of `a` (nested dissection).
+fn factor(a: &CsrMatrix) -> Ldlt {
+    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
+    Ldlt::factorize(symbolic, a).unwrap()
 }
 
 fn relative(a: &[f64], b: &[f64]) -> f64 {
@@ -167,8 +171,7 @@ fn isodof_delassus_equals_the_cpu_builder() {
     let Some(gpu) = gpu() else { return };
     let (a, _) = grid_inverse(12, 10, 8);
     let n = a.nrows();
-    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
-    let f = Ldlt::factorize(symbolic, &a).unwrap();
+    let f = factor(&a);
     let device = DeviceFactor::new(gpu, &f).unwrap();
     for (count, seed) in [(1, 1u64), (40, 2), (150, 3)] {
         // Distinct DOFs scattered over the mesh.
@@ -199,8 +202,7 @@ fn isodof_long_paths_equal_the_cpu_builder() {
     let Some(gpu) = gpu() else { return };
     for (nx, ny, nz) in [(8, 8, 8), (14, 14, 14), (20, 20, 20), (26, 26, 26)] {
         let (a, _) = grid_inverse(nx, ny, nz);
-        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 1).unwrap());
-        let f = Ldlt::factorize(symbolic, &a).unwrap();
+        let f = factor(&a);
         let device = DeviceFactor::new(gpu.clone(), &f).unwrap();
         let p = f.symbolic().perm[0];
         let cpu = IsodofColumns::new(&f, &[p]);

@@ -300,6 +300,21 @@ fn unsupported_input_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("local_global.acceleration"), "{err}");
+    // The GPU runs the sparse-inverse global step only; a device is "cpu" or "gpu".
+    let on_gpu = |text: String, device: &str| {
+        text.replace(
+            "integrator = \"local-global\"",
+            &format!("integrator = \"local-global\"\ndevice = \"{device}\""),
+        )
+    };
+    let err = Scene::from_toml(&on_gpu(bar(1e6, "triangular", 5, 1.0), "gpu"), ".".into(), "s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("local_global.global_step") && err.contains("device = \"gpu\""), "{err}");
+    let err = Scene::from_toml(&on_gpu(bar(1e6, "sparse-inverse", 5, 1.0), "tpu"), ".".into(), "s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("simulation.device") && err.contains("gpu"), "{err}");
     for (key, value) in [("tolerance", "-1.0"), ("anderson_window", "0"), ("lbfgs_window", "0")] {
         let text = bar(1e6, "sparse-inverse", 5, 1.0)
             .replace("[local_global]\n", &format!("[local_global]\n{key} = {value}\n"));

@@ -8,10 +8,12 @@ mod context;
 mod global_step;
 mod isodof;
 mod kernel;
+mod newton;
 
 pub use context::{Gpu, ADAPTER_VARIABLE};
 pub use global_step::{GlobalStep, RhsMap};
 pub use isodof::DeviceFactor;
+pub use newton::{DeviceNewton, GroupLaw, NewtonOutcome, NewtonParams, Offset};
 
 /// What went wrong on the device; the message names the adapter or the
 /// missing feature.

@@ -68,15 +68,21 @@ impl BodyRows {
         self.rows.is_empty()
     }
 
+    /// Stores `H_bᵀ λ_b` in `forces` (N per DOF), `λ_b` this body's rows
+    /// of the world's `impulses`.
+    pub fn set_forces(&mut self, impulses: &[f64]) {
+        self.lambda.clear();
+        self.lambda.extend(self.rows.iter().map(|&r| impulses[r]));
+        transpose_times(&self.jacobian, &self.lambda, &mut self.forces);
+    }
+
     /// The correction (zeng2022 eq. 17, without its factor `h`): stores
     /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
     /// `out`, with the compliance that built `W`. When `W` came from the
     /// isodof columns `L⁻¹ P Īᵀ` of this factor (isodof or its cache), they
     /// give the forward half of the solve, and only the backward sweep runs.
     pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
-        self.lambda.clear();
-        self.lambda.extend(self.rows.iter().map(|&r| impulses[r]));
-        transpose_times(&self.jacobian, &self.lambda, &mut self.forces);
+        self.set_forces(impulses);
         out.clear();
         out.extend_from_slice(&self.forces);
         if compliance.factor().is_none() {

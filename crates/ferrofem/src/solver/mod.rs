@@ -10,6 +10,8 @@
 
 pub mod corrective;
 pub mod coulomb;
+#[cfg(feature = "gpu")]
+pub mod device;
 pub mod newton;
 pub mod pgs;
 mod settings;
@@ -223,11 +225,19 @@ fn max_violation(w: &impl DelassusOperator, free: &[f64], laws: &[ConstraintGrou
     laws.iter()
         .enumerate()
         .map(|(k, law)| {
-            let d = w.rows_times(3 * k, lambda) + Vector3::from_column_slice(&free[3 * k..3 * k + 3]);
-            match law {
-                ConstraintGroup::Attachment => d.norm(),
-                ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
-            }
+            group_violation(
+                law,
+                w.rows_times(3 * k, lambda) + Vector3::from_column_slice(&free[3 * k..3 * k + 3]),
+            )
         })
         .fold(0.0, f64::max)
+}
+
+/// A group's violation at `δ`: an attachment's miss `|δ|`, a contact's
+/// penetration `max(0, −δₙ)` (m).
+fn group_violation(law: &ConstraintGroup, d: Vector3<f64>) -> f64 {
+    match law {
+        ConstraintGroup::Attachment => d.norm(),
+        ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
+    }
 }

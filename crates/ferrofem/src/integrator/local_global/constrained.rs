@@ -12,15 +12,25 @@
 //! world's constraint solver (non-smooth Newton or PGS); then the
 //! correction `q += h² A⁻¹ Hᵀ (λᵏ⁺¹ − λᵏ)` (stage `correct`).
 
-use crate::constraint::{transpose_times, Compliance, ConstraintSpace};
+use super::global::GlobalSolver;
+use crate::constraint::{Compliance, ConstraintSpace};
+#[cfg(feature = "gpu")]
+use crate::solver::device::DeviceConstraintSolver;
 use crate::solver::newton::delassus_times;
+#[cfg(feature = "gpu")]
+use crate::solver::NewtonSettings;
 use crate::solver::{row_gaps, solve_in_space, ConstraintSolve, ConstraintSolver};
 use crate::Model;
 
-/// `δ_free` per row for the iterates `x` of the bodies against their
-/// start-of-step positions `x0` (eq. 40), less `W λᵏ` (`space.impulses`).
-pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
+/// `δ(q)` per row in `space.free_gaps` for the iterates `x` of the bodies
+/// against their start-of-step positions `x0` (eq. 40).
+pub fn gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
     row_gaps(&space.groups, 1.0, |b, j| x[b][j] - x0[b][j], &mut space.free_gaps);
+}
+
+/// `δ_free = δ(q) − W λᵏ` per row (`λᵏ` in `space.impulses`).
+pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
+    gaps(space, x, x0);
     let mut w_lambda = std::mem::take(&mut space.scratch);
     w_lambda.resize(space.free_gaps.len(), 0.0);
     delassus_times(&space.delassus, &space.impulses, &mut w_lambda);
@@ -41,7 +51,30 @@ pub fn solve(
     previous.clear();
     previous.extend_from_slice(&space.impulses);
     solve_in_space(space, compliances, model, solver);
-    let s = space.solve;
+    add_solve(total, space.solve);
+}
+
+/// Stage `solve_constraints` of one iteration on the GPU (non-smooth
+/// Newton): λ from `δ = δ_free + W λ` with `space.free_gaps` holding
+/// `δ(q)` ([`gaps`]); `δ_free` is formed on the device.
+#[cfg(feature = "gpu")]
+pub fn solve_on_device(
+    space: &mut ConstraintSpace,
+    device: &mut DeviceConstraintSolver,
+    model: &Model,
+    settings: &NewtonSettings,
+    previous: &mut Vec<f64>,
+    total: &mut ConstraintSolve,
+) -> Result<(), String> {
+    previous.clear();
+    previous.extend_from_slice(&space.impulses);
+    device.solve(space, model, settings)?;
+    add_solve(total, space.solve);
+    Ok(())
+}
+
+/// Adds an iteration's solve to the step's figures.
+fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
     total.method = s.method;
     total.iterations += s.iterations;
     total.linear_iterations += s.linear_iterations;
@@ -65,23 +98,35 @@ pub fn correct(
     x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
 }
 
-/// Sets body `b`'s `forces` to `H_bᵀ λ` (N per DOF); `lambda` is scratch.
-pub fn constraint_forces(space: &mut ConstraintSpace, b: usize, lambda: &mut Vec<f64>) {
+/// Stage `correct` for body `b` with its global step on the GPU: the same
+/// `x += h² A⁻¹ H_bᵀ Δλ`, `A⁻¹` by the resident sparse inverse.
+pub fn correct_on_device(
+    space: &mut ConstraintSpace,
+    b: usize,
+    global: &mut GlobalSolver,
+    previous: &[f64],
+    h: f64,
+    x: &mut [f64],
+    [delta, out]: &mut [Vec<f64>; 2],
+) {
+    delta.clear();
+    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
     let rows = &mut space.bodies[b];
-    lambda.clear();
-    lambda.extend(rows.rows.iter().map(|&r| space.impulses[r]));
-    transpose_times(&rows.jacobian, lambda, &mut rows.forces);
+    rows.set_forces(delta);
+    out.clear();
+    out.resize(x.len(), 0.0);
+    global.solve(&rows.forces, out);
+    x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
+}
+
+/// Sets body `b`'s `forces` to `H_bᵀ λ` (N per DOF).
+pub fn constraint_forces(space: &mut ConstraintSpace, b: usize) {
+    space.bodies[b].set_forces(&space.impulses);
 }
 
 /// `b += h² H_bᵀ λ` for body `b` (eq. 23b's right-hand side), leaving
 /// `H_bᵀ λ` in the body's `forces`.
-pub fn add_constraint_forces(
-    space: &mut ConstraintSpace,
-    b: usize,
-    h: f64,
-    rhs: &mut [f64],
-    lambda: &mut Vec<f64>,
-) {
-    constraint_forces(space, b, lambda);
+pub fn add_constraint_forces(space: &mut ConstraintSpace, b: usize, h: f64, rhs: &mut [f64]) {
+    constraint_forces(space, b);
     rhs.iter_mut().zip(&space.bodies[b].forces).for_each(|(r, f)| *r += h * h * f);
 }

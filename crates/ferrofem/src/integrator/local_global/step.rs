@@ -39,9 +39,7 @@ struct Workspace {
     previous: Vec<f64>,
     /// Chebyshev's ω of the step's iteration.
     omega: f64,
-    /// Scratch of the constraint rows: this body's λ, and of the
-    /// correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
-    lambda: Vec<f64>,
+    /// Scratch of the correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
     correction: [Vec<f64>; 2],
     /// The fixed-point state `s = [x; duals]` of the iteration (the duals
     /// of the ADMM models only): the evaluated iterate, its image `G(s)`,
@@ -132,7 +130,17 @@ pub struct LocalGlobal {
     explicit_lbfgs: bool,
     /// The GPU adapter the global steps run on (`device = "gpu"`).
     device_adapter: Option<String>,
+    /// The non-smooth Newton solve on the GPU (`device = "gpu"`), made
+    /// by the first step with constraints.
+    constraint_device: Option<Box<DeviceConstraints>>,
 }
+
+#[cfg(feature = "gpu")]
+type DeviceConstraints = crate::solver::device::DeviceConstraintSolver;
+/// Without the backend no device solve can exist.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug)]
+enum DeviceConstraints {}
 
 /// Why constraints cannot run on a Jacobi global step.
 const NEEDS_COMPLETE_GLOBAL_STEP: &str =
@@ -188,7 +196,6 @@ impl LocalGlobal {
                 next: vec![0.0; n],
                 previous: vec![0.0; n],
                 omega: 1.0,
-                lambda: Vec::new(),
                 correction: [Vec::new(), Vec::new()],
                 state,
                 weights,
@@ -205,6 +212,7 @@ impl LocalGlobal {
             last: (0, f64::NAN),
             explicit_lbfgs,
             device_adapter,
+            constraint_device: None,
         })
     }
 
@@ -311,7 +319,7 @@ impl LocalGlobal {
                     }
                 });
                 if constrained_body {
-                    add_constraint_forces(space, b, h, &mut w.rhs, &mut w.lambda);
+                    add_constraint_forces(space, b, h, &mut w.rhs);
                 }
                 times.time(Stage::GlobalStep, || global_step(w, settings, k, upload));
                 if let Some(message) = w.global.take_device_error() {
@@ -320,7 +328,7 @@ impl LocalGlobal {
                 guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
             }
             if constrained {
-                self.constrain(model, state, space, times, solver, &mut total);
+                self.constrain(model, state, space, times, solver, &mut total)?;
                 let first = &model.bodies[space.groups[0].parts()[0].0];
                 guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
             }
@@ -422,6 +430,18 @@ impl LocalGlobal {
         let (h, method) = (model.time_step, model.constraint_solver.delassus);
         let compliances = &self.compliances;
         times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+        #[cfg(feature = "gpu")]
+        if self.settings.device == Device::Gpu
+            && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
+        {
+            let step = state.step + 1;
+            let fail = |message| SimError::Device { step, stage: Stage::BuildDelassus, message };
+            if self.constraint_device.is_none() {
+                self.constraint_device = Some(Box::new(DeviceConstraints::new().map_err(fail)?));
+            }
+            let device = self.constraint_device.as_mut().expect("made above");
+            times.time(Stage::BuildDelassus, || device.load(space)).map_err(fail)?;
+        }
         space.impulses.clear();
         for g in &space.groups {
             space.impulses.extend_from_slice(&state.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
@@ -429,7 +449,9 @@ impl LocalGlobal {
         Ok(())
     }
 
-    /// Stages `solve_constraints` and `correct` of one iteration.
+    /// Stages `solve_constraints` and `correct` of one iteration, on the
+    /// GPU for the non-smooth Newton solve and for bodies whose global
+    /// step runs there.
     fn constrain(
         &mut self,
         model: &Model,
@@ -438,20 +460,45 @@ impl LocalGlobal {
         times: &mut StageTimes,
         solver: ConstraintSolver,
         total: &mut ConstraintSolve,
-    ) {
+    ) -> Result<(), SimError> {
+        let step = state.step + 1;
         let (compliances, previous) = (&self.compliances, &mut self.previous_impulses);
-        times.time(Stage::SolveConstraints, || {
-            let x: Vec<&[f64]> = self.bodies.iter().map(|w| w.x.as_slice()).collect();
-            let x0: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
-            constrained::free_gaps(space, &x, &x0);
-            constrained::solve(space, compliances, model, solver, previous, total);
-        });
+        let x: Vec<&[f64]> = self.bodies.iter().map(|w| w.x.as_slice()).collect();
+        let x0: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
+        let device = self.constraint_device.as_mut();
+        times.time(Stage::SolveConstraints, || match (device, solver) {
+            #[cfg(feature = "gpu")]
+            (Some(device), ConstraintSolver::NonSmoothNewton(settings)) => {
+                constrained::gaps(space, &x, &x0);
+                constrained::solve_on_device(space, device, model, &settings, previous, total)
+                    .map_err(|message| SimError::Device { step, stage: Stage::SolveConstraints, message })
+            }
+            _ => {
+                constrained::free_gaps(space, &x, &x0);
+                constrained::solve(space, compliances, model, solver, previous, total);
+                Ok::<(), SimError>(())
+            }
+        })?;
+        let h = model.time_step;
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };
-            times.time(Stage::Correct, || {
-                constrained::correct(space, b, c, previous, model.time_step, &mut w.x, &mut w.correction)
+            times.time(Stage::Correct, || match w.global.on_device() {
+                true => constrained::correct_on_device(
+                    space,
+                    b,
+                    &mut w.global,
+                    previous,
+                    h,
+                    &mut w.x,
+                    &mut w.correction,
+                ),
+                false => constrained::correct(space, b, c, previous, h, &mut w.x, &mut w.correction),
             });
+            if let Some(message) = w.global.take_device_error() {
+                return Err(SimError::Device { step, stage: Stage::Correct, message });
+            }
         }
+        Ok(())
     }
 
     /// After the iterations: the step's forces `H_bᵀ λ`, its solve figures,
@@ -466,9 +513,9 @@ impl LocalGlobal {
     ) -> Result<(), SimError> {
         space.solve = total;
         keep_warm_start(space, &mut state.warm_start);
-        for (b, w) in self.bodies.iter_mut().enumerate() {
+        for b in 0..space.bodies.len() {
             if !space.bodies[b].is_empty() {
-                constrained::constraint_forces(space, b, &mut w.lambda);
+                constrained::constraint_forces(space, b);
             }
         }
         let limit = model.contact.alarm_distance.max(1e-6);

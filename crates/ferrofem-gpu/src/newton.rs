@@ -1,0 +1,419 @@
+//! The constraint-space solve of the local-global contact path on the
+//! device (zeng2025 §5.2–5.4): non-smooth Newton on `δ = δ_free + W λ`,
+//! each direction by conjugate residuals on `D W̃ D + E` with the Jacobi
+//! preconditioner of the complementarity scale, then a backtracking line
+//! search on `‖Φ‖²`. It is ferrofem's `solver::newton` step for step (same
+//! NCP functions, regularization, single-precision `W` in the inner
+//! solves), so the two agree to rounding.
+//!
+//! `W` (f64 and its f32 copy) is uploaded once per time step; per solve
+//! the host uploads `λ⁰`, the gaps, the laws and `r`, and reads back a
+//! few scalars per line-search trial and `λ`, `δ` at the end. A Newton
+//! direction (setup, all CR iterations, finish) is one submission: CR's
+//! scalars stay on the device.
+
+use std::sync::Arc;
+
+use crate::kernel::{fits, grid, read_back, zeros, LANES};
+use crate::{Gpu, GpuError};
+
+/// The solver's settings (ferrofem's `NewtonSettings`, without the
+/// choice of `r`, which the caller makes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewtonParams {
+    /// Fischer–Burmeister (`true`) or min-map NCP function on normal rows.
+    pub fischer_burmeister: bool,
+    /// Newton steps at most.
+    pub iterations: usize,
+    /// CR iterations per Newton step.
+    pub linear_iterations: usize,
+    /// Stop when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
+    pub tolerance: f64,
+    /// Stop when `‖Φ‖∞ ≤ ncp_tolerance`.
+    pub ncp_tolerance: f64,
+}
+
+/// What one device solve did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NewtonOutcome {
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// CR iterations, all steps together.
+    pub linear_iterations: usize,
+    /// `‖Φ‖∞` at the result.
+    pub residual: f64,
+    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
+    pub error: f64,
+}
+
+/// The constant part of `δ` a solve starts from.
+#[derive(Debug, Clone, Copy)]
+pub enum Offset<'a> {
+    /// `δ_free` itself.
+    Free(&'a [f64]),
+    /// `δ` at the warm start `λ⁰` (`δ_free = gaps − W λ⁰`, formed on the
+    /// device: the local-global iterations know `δ(q)`, not `δ_free`).
+    Gaps(&'a [f64]),
+}
+
+/// A law per group of three rows: Coulomb friction with `μ ≥ 0`, or a
+/// bilateral attachment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GroupLaw {
+    /// Signorini–Coulomb contact with friction coefficient `μ`.
+    Contact(f64),
+    /// Three bilateral rows.
+    Attachment,
+}
+
+/// Vectors of `newton.wgsl`'s `v`.
+const VECTORS: usize = 21;
+/// Scalars of its `s`, and the ones read back.
+const SCALARS: usize = 16;
+const LINEAR: usize = 4;
+const STEP: usize = 5;
+const MERIT: usize = 6;
+const PHI_MAX: usize = 7;
+const CHANGE: usize = 8;
+const SIZE: usize = 9;
+const LAMBDA: usize = 0;
+const FREE: usize = 2;
+const SCALE: usize = 19;
+const MU: usize = 20;
+
+/// Step halvings of the line search (as `solver::newton`).
+const LINE_SEARCH_HALVINGS: usize = 8;
+
+/// Entry points of `newton.wgsl`, in [`Kernel`] order.
+const ENTRIES: [&str; 18] = [
+    "delta_from_lambda",
+    "tmp_from_scaled",
+    "tmp_from_scaled32",
+    "free_from_gaps",
+    "linearize",
+    "direction_setup",
+    "direction_rhs",
+    "apply_pre",
+    "apply_post",
+    "cr_begin",
+    "cr_map",
+    "cr_alpha",
+    "cr_update",
+    "cr_beta",
+    "cr_direction",
+    "direction_finish",
+    "trial",
+    "measure",
+];
+
+/// The kernels, by how they are dispatched.
+#[derive(Debug, Clone, Copy)]
+enum Kernel {
+    /// A workgroup per row of `W`.
+    Rows(usize),
+    /// An invocation per group of three rows.
+    Groups(usize),
+    /// An invocation per row.
+    Items(usize),
+    /// One workgroup.
+    Reduce(usize),
+}
+
+use Kernel::{Groups, Items, Reduce, Rows};
+const DELTA_FROM_LAMBDA: Kernel = Rows(0);
+const TMP_FROM_SCALED: Kernel = Rows(1);
+const TMP_FROM_SCALED32: Kernel = Rows(2);
+const FREE_FROM_GAPS: Kernel = Items(3);
+const LINEARIZE: Kernel = Groups(4);
+const DIRECTION_SETUP: Kernel = Groups(5);
+const DIRECTION_RHS: Kernel = Groups(6);
+const APPLY_PRE: Kernel = Groups(7);
+const APPLY_POST: Kernel = Groups(8);
+const CR_BEGIN: Kernel = Reduce(9);
+const CR_MAP: Kernel = Items(10);
+const CR_ALPHA: Kernel = Reduce(11);
+const CR_UPDATE: Kernel = Items(12);
+const CR_BETA: Kernel = Reduce(13);
+const CR_DIRECTION: Kernel = Items(14);
+const DIRECTION_FINISH: Kernel = Groups(15);
+const TRIAL: Kernel = Groups(16);
+const MEASURE: Kernel = Reduce(17);
+
+/// Buffers sized for a number of rows.
+#[derive(Debug)]
+struct Sized {
+    capacity: usize,
+    w: wgpu::Buffer,
+    w32: wgpu::Buffer,
+    v: wgpu::Buffer,
+    s: wgpu::Buffer,
+    params: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    staging: wgpu::Buffer,
+}
+
+/// The non-smooth Newton solver on the device, for one `W` at a time.
+#[derive(Debug)]
+pub struct DeviceNewton {
+    gpu: Arc<Gpu>,
+    layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    buffers: Option<Sized>,
+    /// Rows of the loaded `W`.
+    rows: usize,
+}
+
+impl DeviceNewton {
+    /// Compiles the kernels.
+    pub fn new(gpu: Arc<Gpu>) -> Result<DeviceNewton, GpuError> {
+        let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        };
+        let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+        let layout = gpu.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("newton"),
+            entries: &[
+                entry(0, wgpu::BufferBindingType::Uniform),
+                entry(1, storage(true)),
+                entry(2, storage(true)),
+                entry(3, storage(false)),
+                entry(4, storage(false)),
+            ],
+        });
+        let pipeline_layout = gpu.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("newton"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let source = include_str!("shaders/newton.wgsl");
+        let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("newton"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipelines = ENTRIES
+            .iter()
+            .map(|e| {
+                gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(e),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(e),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        gpu.check()?;
+        Ok(DeviceNewton { gpu, layout, pipelines, buffers: None, rows: 0 })
+    }
+
+    /// Makes `w` (row-major `c × c`, `c = 3 ×` groups) the operator of the
+    /// next solves: uploaded in f64 and rounded to f32.
+    pub fn load(&mut self, w: &[f64]) -> Result<(), GpuError> {
+        let c = (w.len() as f64).sqrt().round() as usize;
+        if c * c != w.len() || !c.is_multiple_of(3) {
+            return Err(GpuError::Input(format!(
+                "W of {} values is not c × c with c a multiple of 3",
+                w.len()
+            )));
+        }
+        fits(&self.gpu, &format!("W of {c} constraint rows"), 8 * c * c)?;
+        if self.buffers.as_ref().is_none_or(|b| b.capacity < c) {
+            self.buffers = Some(self.allocate(c + c / 2));
+        }
+        let b = self.buffers.as_ref().expect("allocated above");
+        let queue = &self.gpu.queue;
+        queue.write_buffer(&b.w, 0, bytemuck::cast_slice(w));
+        let single: Vec<f32> = w.iter().map(|&x| x as f32).collect();
+        queue.write_buffer(&b.w32, 0, bytemuck::cast_slice(&single));
+        let groups = (c / 3) as u32;
+        let params = [c as u32, groups, grid(c as u32).0, item_stride(c), 0, 0, 0, 0];
+        queue.write_buffer(&b.params, 0, bytemuck::cast_slice(&params));
+        self.rows = c;
+        Ok(())
+    }
+
+    /// Solves `δ = δ_free + W λ` under `laws` with complementarity scale
+    /// `r` from the warm start in `lambda`, which receives the result;
+    /// `delta` receives `δ` there.
+    pub fn solve(
+        &mut self,
+        params: &NewtonParams,
+        offset: Offset,
+        laws: &[GroupLaw],
+        r: &[f64],
+        lambda: &mut [f64],
+        delta: &mut [f64],
+    ) -> Result<NewtonOutcome, GpuError> {
+        let c = self.rows;
+        let (offset_values, gaps) = match offset {
+            Offset::Free(f) => (f, false),
+            Offset::Gaps(g) => (g, true),
+        };
+        for (what, len, want) in [
+            ("laws", 3 * laws.len(), c),
+            ("r", r.len(), c),
+            ("λ", lambda.len(), c),
+            ("δ", delta.len(), c),
+            ("offset", offset_values.len(), c),
+        ] {
+            if len != want {
+                return Err(GpuError::Input(format!("{what}: {len} rows, W has {c}")));
+            }
+        }
+        let mut out = NewtonOutcome::default();
+        if c == 0 {
+            return Ok(out);
+        }
+        let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        let queue = &self.gpu.queue;
+        let put = |k: usize, x: &[f64]| queue.write_buffer(&b.v, (8 * k * c) as u64, bytemuck::cast_slice(x));
+        put(LAMBDA, lambda);
+        put(FREE, offset_values);
+        put(SCALE, r);
+        let mu: Vec<f64> = laws
+            .iter()
+            .flat_map(|l| match *l {
+                GroupLaw::Contact(mu) => [mu, 0.0, 0.0],
+                GroupLaw::Attachment => [-1.0, 0.0, 0.0],
+            })
+            .collect();
+        put(MU, &mu);
+        let fischer = [params.fischer_burmeister as u32];
+        queue.write_buffer(&b.params, 16, bytemuck::cast_slice(&fischer));
+        queue.write_buffer(&b.s, 0, bytemuck::cast_slice(&[0.0f64; SCALARS]));
+
+        let mut first = vec![DELTA_FROM_LAMBDA];
+        if gaps {
+            first.push(FREE_FROM_GAPS);
+        }
+        first.extend([LINEARIZE, MEASURE]);
+        let mut s = self.run_and_measure(&first)?;
+        let mut merit = s[MERIT];
+        out.residual = s[PHI_MAX];
+        let direction = self.direction_kernels(params.linear_iterations);
+        for it in 1..=params.iterations.max(1) {
+            if out.residual <= params.ncp_tolerance {
+                break;
+            }
+            self.run(&direction, None)?;
+            let mut alpha = 1.0;
+            for _ in 0..LINE_SEARCH_HALVINGS {
+                queue.write_buffer(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
+                s = self.run_and_measure(&[TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE])?;
+                let trial = s[MERIT];
+                if trial <= (1.0 - 1e-4 * alpha) * merit {
+                    merit = trial;
+                    break;
+                }
+                merit = trial;
+                alpha *= 0.5;
+            }
+            out.iterations = it;
+            out.error = if s[SIZE] > 0.0 { s[CHANGE] / s[SIZE] } else { s[CHANGE] };
+            out.residual = s[PHI_MAX];
+            if out.error <= params.tolerance {
+                break;
+            }
+        }
+        out.linear_iterations = s[LINEAR] as usize;
+        let mut both = vec![0.0; 2 * c];
+        let encoder = self.gpu.device.create_command_encoder(&Default::default());
+        read_back(&self.gpu, encoder, &b.v, &b.staging, &mut both)?;
+        lambda.copy_from_slice(&both[..c]);
+        delta.copy_from_slice(&both[c..]);
+        Ok(out)
+    }
+
+    /// One Newton direction: setup, `W̃ Δλ_Z`, the right-hand side, CR's
+    /// start and `iterations` CR steps, then `Δλ`.
+    fn direction_kernels(&self, iterations: usize) -> Vec<Kernel> {
+        let apply = [APPLY_PRE, TMP_FROM_SCALED32, APPLY_POST];
+        let mut k = vec![DIRECTION_SETUP, TMP_FROM_SCALED, DIRECTION_RHS];
+        k.extend(apply);
+        k.push(CR_BEGIN);
+        for _ in 0..iterations {
+            k.extend([CR_MAP, CR_ALPHA, CR_UPDATE]);
+            k.extend(apply);
+            k.extend([CR_BETA, CR_DIRECTION]);
+        }
+        k.push(DIRECTION_FINISH);
+        k
+    }
+
+    /// Records `kernels` in order and submits them, reading the scalars
+    /// back into `scalars` when given.
+    fn run(&self, kernels: &[Kernel], scalars: Option<&mut [f64]>) -> Result<(), GpuError> {
+        let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        let c = self.rows as u32;
+        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_bind_group(0, &b.group, &[]);
+            for k in kernels {
+                let (index, groups) = match *k {
+                    Rows(i) => (i, grid(c)),
+                    Groups(i) => (i, grid((c / 3).div_ceil(LANES))),
+                    Items(i) => (i, grid(c.div_ceil(LANES))),
+                    Reduce(i) => (i, (1, 1)),
+                };
+                pass.set_pipeline(&self.pipelines[index]);
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        }
+        match scalars {
+            Some(out) => read_back(&self.gpu, encoder, &b.s, &b.staging, out),
+            None => {
+                self.gpu.queue.submit([encoder.finish()]);
+                Ok(())
+            }
+        }
+    }
+
+    fn run_and_measure(&self, kernels: &[Kernel]) -> Result<[f64; SCALARS], GpuError> {
+        let mut s = [0.0; SCALARS];
+        self.run(kernels, Some(&mut s))?;
+        Ok(s)
+    }
+
+    fn allocate(&self, capacity: usize) -> Sized {
+        let g = &*self.gpu;
+        let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let w = zeros(g, "W", capacity * capacity, input);
+        let w32 = zeros(g, "W f32", (capacity * capacity).div_ceil(2), input);
+        let v = zeros(g, "newton vectors", VECTORS * capacity, rw);
+        let s = zeros(g, "newton scalars", SCALARS, rw);
+        let params = g.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("newton params"),
+            size: 32,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let staging = zeros(
+            g,
+            "newton staging",
+            (2 * capacity).max(SCALARS),
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let entries: Vec<wgpu::BindGroupEntry> = [&params, &w, &w32, &v, &s]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        let group = g.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("newton"),
+            layout: &self.layout,
+            entries: &entries,
+        });
+        Sized { capacity, w, w32, v, s, params, group, staging }
+    }
+}
+
+/// Invocations along x of a per-item grid over `c` rows.
+fn item_stride(c: usize) -> u32 {
+    grid((c as u32).div_ceil(LANES)).0 * LANES
+}

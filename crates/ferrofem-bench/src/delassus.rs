@@ -218,11 +218,39 @@ fn measure(
         // W = Ĥ W̄ Ĥᵀ on the host.
         let mut device = delassus::DeviceDelassus::default();
         let ms = warm_median_ms(repeats, || {
-            device.isodof(f, &h, &mut buf);
+            device.isodof(f, &h, &mut buf, false);
         });
         match device.error.take() {
             Some(e) => eprintln!("isodof-gpu on {}: {e}", case.name),
             None => out.push(record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), &w_dense), f64::NAN, None)),
+        }
+        // The device's cache, warmed by the previous patch as the CPU's
+        // `isodof-reuse` row (a fresh upload per repeat, untimed).
+        let (mut t, mut reused, mut error) = (Vec::new(), 0, None);
+        for _ in 0..=repeats.max(1) {
+            let mut device = delassus::DeviceDelassus::default();
+            device.isodof(f, &previous, &mut buf, true);
+            let s = Instant::now();
+            reused = device.isodof(f, &h, &mut buf, true).1.reused;
+            t.push(s.elapsed().as_secs_f64() * 1e3);
+            error = device.error.take();
+            if error.is_some() {
+                break;
+            }
+        }
+        match error {
+            Some(e) => eprintln!("isodof-reuse-gpu on {}: {e}", case.name),
+            None => {
+                let ms = median_p90(&mut t[1..]).0;
+                out.push(record(
+                    "isodof-reuse-gpu",
+                    ms,
+                    reused,
+                    rel_max_diff(buf.w(), &w_dense),
+                    f64::NAN,
+                    None,
+                ))
+            }
         }
     }
     if peers {

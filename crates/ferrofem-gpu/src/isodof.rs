@@ -7,6 +7,7 @@
 //! product. `Z` is dense over the reach: simpler than the CPU builder's
 //! supernodal blocks, with more flops where paths do not overlap.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use ferrofem_linalg::Ldlt;
@@ -39,8 +40,84 @@ pub struct DeviceFactor {
     l_val: wgpu::Buffer,
     level: wgpu::ComputePipeline,
     gram: wgpu::ComputePipeline,
+    cross: wgpu::ComputePipeline,
     /// Bytes uploaded for the factor.
     pub upload_bytes: usize,
+    cache: Cache,
+}
+
+/// Slots the cache may hold beyond twice the DOFs asked for (the CPU
+/// cache's bound).
+const CACHE_SLACK: usize = 96;
+
+/// Isolated-DOF columns solved together on the device: `Z` over their
+/// reach, column-major.
+#[derive(Debug)]
+struct Generation {
+    dofs: Vec<usize>,
+    /// Rows of `L` in the reach, increasing: the row of each slot of `Z`.
+    members: Vec<u32>,
+    z: wgpu::Buffer,
+}
+
+/// The device's isodof cache: the generations of columns solved with the
+/// resident factor, and `W̄` over their slots (host, column-major, leading
+/// dimension `capacity`).
+#[derive(Debug, Default)]
+struct Cache {
+    generations: Vec<Generation>,
+    slot: HashMap<usize, usize>,
+    wbar: Vec<f64>,
+    capacity: usize,
+}
+
+impl Cache {
+    /// Adds a generation: its Gram block `gram` (`m × m`) and its blocks
+    /// against the older generations `cross` (`m × old`), mirrored.
+    fn extend(&mut self, gen: Generation, gram: &[f64], cross: &[f64], bound: usize) {
+        let (old, m) = (self.slot.len(), gen.dofs.len());
+        self.reserve(bound.max(old + m));
+        let cap = self.capacity;
+        for b in 0..m {
+            for a in 0..m {
+                self.wbar[(old + b) * cap + old + a] = gram[b * m + a];
+            }
+        }
+        for b in 0..old {
+            for a in 0..m {
+                let x = cross[b * m + a];
+                self.wbar[b * cap + old + a] = x;
+                self.wbar[(old + a) * cap + b] = x;
+            }
+        }
+        for (i, &d) in gen.dofs.iter().enumerate() {
+            self.slot.insert(d, old + i);
+        }
+        self.generations.push(gen);
+    }
+
+    /// Grows `wbar` to at least `slots` slots, keeping its values.
+    fn reserve(&mut self, slots: usize) {
+        if slots <= self.capacity {
+            return;
+        }
+        let mut grown = vec![0.0; slots * slots];
+        let used = self.slot.len();
+        for j in 0..used {
+            grown[j * slots..j * slots + used]
+                .copy_from_slice(&self.wbar[j * self.capacity..j * self.capacity + used]);
+        }
+        (self.wbar, self.capacity) = (grown, slots);
+    }
+}
+
+/// Mirrors the lower triangle of an `m × m` column-major matrix.
+fn mirror(w: &mut [f64], m: usize) {
+    for b in 0..m {
+        for a in 0..b {
+            w[b * m + a] = w[a * m + b];
+        }
+    }
 }
 
 /// The reach of a set of columns, cut into chains, by level.
@@ -54,6 +131,8 @@ struct Reach {
     levels: Vec<(u32, u32)>,
     /// `1 / d` per slot.
     inv_d: Vec<f64>,
+    /// The rows of the reach, increasing (row of each slot).
+    members: Vec<u32>,
 }
 
 impl DeviceFactor {
@@ -87,6 +166,8 @@ impl DeviceFactor {
             l_val: storage(g, "L values", &val),
             level: g.pipeline("isodof level", include_str!("shaders/isodof_level.wgsl")),
             gram: g.pipeline("gram", include_str!("shaders/gram.wgsl")),
+            cross: g.pipeline("cross", include_str!("shaders/cross.wgsl")),
+            cache: Cache::default(),
             upload_bytes: 4 * ptr.len() + 12 * col.len(),
             gpu,
         };
@@ -95,14 +176,54 @@ impl DeviceFactor {
     }
 
     /// `W̄ = Ī A⁻¹ Īᵀ` for `dofs` (original numbering, distinct), `m × m`
-    /// column-major in the order given (exactly symmetric).
+    /// column-major in the order given (exactly symmetric), every column
+    /// solved anew.
     pub fn delassus(&self, dofs: &[usize]) -> Result<Vec<f64>, GpuError> {
+        let (_, mut gram, _) = self.generation(dofs, &[])?;
+        mirror(&mut gram, dofs.len());
+        Ok(gram)
+    }
+
+    /// `W̄` for `dofs` as [`Self::delassus`], from the isodof cache
+    /// (zeng2022 §5, eq. 26–30): the columns of DOFs seen since the factor
+    /// was uploaded stay resident, only the others are solved, and only
+    /// their blocks of `W̄` (new–new, new–old) are computed. The cache is
+    /// emptied when it would hold more than twice the DOFs asked for (plus
+    /// slack), as the CPU's. Returns `W̄` and how many DOFs were reused.
+    pub fn delassus_reuse(&mut self, dofs: &[usize]) -> Result<(Vec<f64>, usize), GpuError> {
+        let mut fresh: Vec<usize> =
+            dofs.iter().copied().filter(|d| !self.cache.slot.contains_key(d)).collect();
+        fresh.sort_unstable();
+        fresh.dedup();
+        let bound = 2 * dofs.len() + CACHE_SLACK;
+        if self.cache.slot.len() + fresh.len() > bound {
+            self.cache = Cache::default();
+            fresh = dofs.to_vec();
+            fresh.sort_unstable();
+            fresh.dedup();
+        }
+        if !fresh.is_empty() {
+            let (gen, mut gram, cross) = self.generation(&fresh, &self.cache.generations)?;
+            mirror(&mut gram, fresh.len());
+            self.cache.extend(gen, &gram, &cross, bound);
+        }
+        let slots: Vec<usize> = dofs.iter().map(|d| self.cache.slot[d]).collect();
+        let (w, cap) = (&self.cache.wbar, self.cache.capacity);
+        let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| w[j * cap + i])).collect();
+        Ok((out, dofs.len() - fresh.len()))
+    }
+
+    /// Solves the columns of `dofs` (one generation): `Z` over their reach,
+    /// the lower triangle of its Gram block `Zᵀ D⁻¹ Z` (`m × m`) and its
+    /// blocks against the `older` generations (`m × Σ mₒ`, column-major).
+    fn generation(
+        &self,
+        dofs: &[usize],
+        older: &[Generation],
+    ) -> Result<(Generation, Vec<f64>, Vec<f64>), GpuError> {
         let m = dofs.len();
         if let Some(&d) = dofs.iter().find(|&&d| d >= self.n) {
             return Err(GpuError::Input(format!("isolated DOF {d} of a factor of {} DOFs", self.n)));
-        }
-        if m == 0 {
-            return Ok(Vec::new());
         }
         let start: Vec<u32> = dofs.iter().map(|&d| self.perm_inv[d] as u32).collect();
         let reach = self.reach(&start);
@@ -111,9 +232,11 @@ impl DeviceFactor {
         let g = &*self.gpu;
         let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let z = zeros(g, "Z", r * m, rw);
+        let gen = Generation { dofs: dofs.to_vec(), members: reach.members.clone(), z };
+        if m == 0 {
+            return Ok((gen, Vec::new(), Vec::new()));
+        }
         let w = zeros(g, "W", m * m, rw);
-        let staging =
-            zeros(g, "W staging", m * m, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         let (rows, ptr) = (storage(g, "chain rows", &reach.rows), storage(g, "chains", &reach.ptr));
         let (slot, starts) = (storage(g, "slots", &reach.slot), storage(g, "starts", &start));
         let inv_d = storage(g, "inv_d", &reach.inv_d);
@@ -124,7 +247,7 @@ impl DeviceFactor {
             let group = bind(
                 g,
                 &self.level,
-                &[&params, &self.l_ptr, &self.l_col, &self.l_val, &ptr, &rows, &slot, &starts, &z],
+                &[&params, &self.l_ptr, &self.l_col, &self.l_val, &ptr, &rows, &slot, &starts, &gen.z],
             );
             // One pass per level: passes are ordered, so level k reads
             // what level k − 1 wrote.
@@ -132,18 +255,63 @@ impl DeviceFactor {
             level.record(&mut encoder.begin_compute_pass(&Default::default()));
         }
         let params = uniform(g, &[m as u32, r as u32]);
-        let group = bind(g, &self.gram, &[&params, &z, &inv_d, &w]);
+        let group = bind(g, &self.gram, &[&params, &gen.z, &inv_d, &w]);
         let tiles = (m as u32).div_ceil(16);
         let gram = Dispatch { pipeline: self.gram.clone(), group, grid: (tiles, tiles) };
         gram.record(&mut encoder.begin_compute_pass(&Default::default()));
+        let old: usize = older.iter().map(|o| o.dofs.len()).sum();
+        let cross = zeros(g, "W cross", m * old, rw);
+        let mut offset = 0;
+        for o in older {
+            let (pa, pb, d) = self.shared_rows(&gen.members, &o.members);
+            let (mo, ro) = (o.dofs.len(), o.members.len());
+            if !pa.is_empty() {
+                let params = uniform(g, &[m as u32, mo as u32, pa.len() as u32, r as u32, ro as u32, offset]);
+                let b = [storage(g, "pairs", &pa), storage(g, "pairs", &pb), storage(g, "inv_d", &d)];
+                let group = bind(g, &self.cross, &[&params, &gen.z, &o.z, &b[0], &b[1], &b[2], &cross]);
+                let grid = ((mo as u32).div_ceil(16), tiles);
+                let block = Dispatch { pipeline: self.cross.clone(), group, grid };
+                block.record(&mut encoder.begin_compute_pass(&Default::default()));
+            } else {
+                encoder.clear_buffer(&cross, 8 * (offset as u64) * m as u64, Some(8 * (m * mo) as u64));
+            }
+            offset += mo as u32;
+        }
         let mut out = vec![0.0; m * m];
+        let staging =
+            zeros(g, "W staging", m * m, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         read_back(g, encoder, &w, &staging, &mut out)?;
-        for b in 0..m {
-            for a in 0..b {
-                out[b * m + a] = out[a * m + b];
+        let mut blocks = vec![0.0; m * old];
+        if old > 0 {
+            let staging = zeros(
+                g,
+                "cross staging",
+                m * old,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            let encoder = g.device.create_command_encoder(&Default::default());
+            read_back(g, encoder, &cross, &staging, &mut blocks)?;
+        }
+        Ok((gen, out, blocks))
+    }
+
+    /// The rows two reaches share, as slot pairs, and `1/d` of each.
+    fn shared_rows(&self, a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+        let (mut pa, mut pb, mut d) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    pa.push(i as u32);
+                    pb.push(j as u32);
+                    d.push(1.0 / self.d[a[i] as usize]);
+                    (i, j) = (i + 1, j + 1);
+                }
             }
         }
-        Ok(out)
+        (pa, pb, d)
     }
 
     /// The union of the etree paths from `start`, slots in increasing
@@ -205,6 +373,7 @@ impl DeviceFactor {
             }
         }
         let inv_d = members.iter().map(|&i| 1.0 / self.d[i]).collect();
-        Reach { slot, rows, ptr, levels, inv_d }
+        let members = members.iter().map(|&i| i as u32).collect();
+        Reach { slot, rows, ptr, levels, inv_d, members }
     }
 }

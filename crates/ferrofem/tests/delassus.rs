@@ -280,29 +280,43 @@ fn local_global_builders_agree() {
 
 /// `W̄` by isodof on the GPU (Mesa's lavapipe without a GPU): under
 /// `[simulation] device = "gpu"` every contact step of the drop builds its
-/// `W_b` on the device, equal to the CPU isodof build from the same factor
-/// and rows to 1e-12; and the raptor's contact patch (from
-/// `../shared/meshes`, when present) likewise.
+/// `W_b` on the device — anew (`isodof`) or through the device's isodof
+/// cache (`isodof-reuse`, which must reuse columns as contacts persist) —
+/// equal to the CPU isodof build from the same factor and rows to 1e-12;
+/// and the raptor's contact patch (from `../shared/meshes`, when present)
+/// likewise.
 #[test]
 fn gpu_isodof_builds_the_cpu_w() {
+    use ferrofem::delassus::DelassusMethod;
     if !common::gpu() {
         return;
     }
-    let mut w = common::builtin("drop", |s| s.spec.simulation.device = ferrofem::Device::Gpu);
-    let mut checked = 0;
-    for _ in 0..35 {
-        w.step().unwrap();
-        let rows = &w.constraints().bodies[0];
-        let Some(record) = rows.delassus.record.as_ref() else { continue };
-        assert_eq!(record.method, "isodof-gpu");
-        let f = factor(&w, 0);
-        let mut buf = DelassusBuffers::default();
-        let (reference, _) = delassus::isodof(&f, &rows.jacobian, &mut buf);
-        let diff = common::rel_diff(rows.delassus.buffers.w(), reference);
-        assert!(diff < 1e-12, "step {}: GPU W differs from the CPU's by {diff:e}", w.state.step);
-        checked += 1;
+    for (method, name) in
+        [(DelassusMethod::Isodof, "isodof-gpu"), (DelassusMethod::IsodofReuse, "isodof-reuse-gpu")]
+    {
+        let mut w = common::builtin("drop", |s| {
+            s.spec.simulation.device = ferrofem::Device::Gpu;
+            s.spec.constraint_solver.delassus = method;
+            // A factor kept 5 steps: persisting contacts can be reused.
+            s.spec.implicit_euler.refresh.every = 5;
+        });
+        let (mut checked, mut reused) = (0, 0);
+        for _ in 0..35 {
+            w.step().unwrap();
+            let rows = &w.constraints().bodies[0];
+            let Some(record) = rows.delassus.record.as_ref() else { continue };
+            assert_eq!(record.method, name);
+            reused += record.reused_isodofs;
+            let f = factor(&w, 0);
+            let mut buf = DelassusBuffers::default();
+            let (reference, _) = delassus::isodof(&f, &rows.jacobian, &mut buf);
+            let diff = common::rel_diff(rows.delassus.buffers.w(), reference);
+            assert!(diff < 1e-12, "{name}, step {}: GPU W differs from the CPU's by {diff:e}", w.state.step);
+            checked += 1;
+        }
+        assert!(checked >= 10, "{name}: only {checked} contact steps");
+        assert_eq!(reused > 0, method == DelassusMethod::IsodofReuse, "{name}: {reused} DOFs reused");
     }
-    assert!(checked >= 10, "only {checked} contact steps");
     // The raptor scene of Table 1 on its 5k-vertex mesh: the 20k one's
     // factor (157 MB of L) is above lavapipe's 128 MB per buffer.
     let Some(meshes) = common::shared_meshes() else { return };
@@ -314,7 +328,7 @@ fn gpu_isodof_builds_the_cpu_w() {
     let mut w = scene.build().unwrap();
     w.step().unwrap();
     let rows = &w.constraints().bodies[0];
-    assert_eq!(rows.delassus.record.as_ref().map(|r| r.method), Some("isodof-gpu"));
+    assert_eq!(rows.delassus.record.as_ref().map(|r| r.method), Some("isodof-reuse-gpu"));
     let f = factor(&w, 0);
     let mut buf = DelassusBuffers::default();
     let (reference, _) = delassus::isodof(&f, &rows.jacobian, &mut buf);

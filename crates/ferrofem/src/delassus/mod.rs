@@ -67,9 +67,10 @@ pub struct DelassusWorkspace {
 
 impl DelassusWorkspace {
     /// Builds `W̄` on the GPU from now on (implicit Euler under
-    /// `[simulation] device = "gpu"`): the methods `auto`, `isodof` and
-    /// `isodof-reuse` become the device's isodof build, recorded as
-    /// `isodof-gpu`; `dense` and `unbuilt` stay on the CPU as named.
+    /// `[simulation] device = "gpu"`): `isodof` becomes the device's
+    /// isodof build (recorded as `isodof-gpu`), `auto` and `isodof-reuse`
+    /// its cached build (`isodof-reuse-gpu`); `dense` and `unbuilt` stay on
+    /// the CPU as named.
     #[cfg(feature = "gpu")]
     pub fn on_device(&mut self) {
         self.device.get_or_insert_with(Default::default);
@@ -103,8 +104,10 @@ impl DelassusWorkspace {
         #[cfg(feature = "gpu")]
         if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
             if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
-                let (w, reuse) = device.isodof(f, h, &mut self.buffers);
-                self.record = Some(record_named("isodof-gpu", h, reuse, None));
+                let cached = method != DelassusMethod::Isodof;
+                let (w, reuse) = device.isodof(f, h, &mut self.buffers, cached);
+                let name = if cached { "isodof-reuse-gpu" } else { "isodof-gpu" };
+                self.record = Some(record_named(name, h, reuse, None));
                 return w;
             }
         }

@@ -55,8 +55,9 @@ pub struct DelassusArgs {
     /// Run one experiment only: fig9, fig10, table1 or table2.
     #[arg(long, value_parser = ["fig9", "fig10", "table1", "table2"])]
     pub only: Option<String>,
-    /// `gpu`: also build `W̄` by isodof on the GPU (method `isodof-gpu`),
-    /// beside the CPU methods of each case.
+    /// `gpu`: also build `W̄` by isodof on the GPU, anew (method
+    /// `isodof-gpu`) and through the device's cache warmed as the CPU's
+    /// `isodof-reuse` (`isodof-reuse-gpu`), beside the CPU methods of each case.
     #[arg(long, value_parser = ["cpu", "gpu"])]
     pub device: Option<String>,
 }

@@ -85,7 +85,10 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         rayon::current_num_threads()
     );
     if let Some(adapter) = gpu_adapter(&sim) {
-        let stage = if sim.local_global().is_some() { "global step" } else { "W̄ by isodof" };
+        let stage = match sim.local_global().is_some() {
+            true => "global step, Newton constraint solve and correction",
+            false => "W̄ by isodof",
+        };
         eprintln!("{stage} on the GPU: {adapter}");
     }
     let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));

@@ -12,6 +12,7 @@
 //! direction (setup, all CR iterations, finish) is one submission: CR's
 //! scalars stay on the device.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::kernel::{fits, grid, read_back, zeros, LANES};
@@ -84,60 +85,62 @@ const MU: usize = 20;
 /// Step halvings of the line search (as `solver::newton`).
 const LINE_SEARCH_HALVINGS: usize = 8;
 
-/// Entry points of `newton.wgsl`, in [`Kernel`] order.
-const ENTRIES: [&str; 18] = [
-    "delta_from_lambda",
-    "tmp_from_scaled",
-    "tmp_from_scaled32",
-    "free_from_gaps",
-    "linearize",
-    "direction_setup",
-    "direction_rhs",
-    "apply_pre",
-    "apply_post",
-    "cr_begin",
-    "cr_map",
-    "cr_alpha",
-    "cr_update",
-    "cr_beta",
-    "cr_direction",
-    "direction_finish",
-    "trial",
-    "measure",
-];
-
-/// The kernels, by how they are dispatched.
+/// How a kernel of `newton.wgsl` is dispatched.
 #[derive(Debug, Clone, Copy)]
-enum Kernel {
+enum Shape {
     /// A workgroup per row of `W`.
-    Rows(usize),
+    Rows,
     /// An invocation per group of three rows.
-    Groups(usize),
+    Groups,
     /// An invocation per row.
-    Items(usize),
+    Items,
     /// One workgroup.
-    Reduce(usize),
+    Reduce,
 }
 
-use Kernel::{Groups, Items, Reduce, Rows};
-const DELTA_FROM_LAMBDA: Kernel = Rows(0);
-const TMP_FROM_SCALED: Kernel = Rows(1);
-const TMP_FROM_SCALED32: Kernel = Rows(2);
-const FREE_FROM_GAPS: Kernel = Items(3);
-const LINEARIZE: Kernel = Groups(4);
-const DIRECTION_SETUP: Kernel = Groups(5);
-const DIRECTION_RHS: Kernel = Groups(6);
-const APPLY_PRE: Kernel = Groups(7);
-const APPLY_POST: Kernel = Groups(8);
-const CR_BEGIN: Kernel = Reduce(9);
-const CR_MAP: Kernel = Items(10);
-const CR_ALPHA: Kernel = Reduce(11);
-const CR_UPDATE: Kernel = Items(12);
-const CR_BETA: Kernel = Reduce(13);
-const CR_DIRECTION: Kernel = Items(14);
-const DIRECTION_FINISH: Kernel = Groups(15);
-const TRIAL: Kernel = Groups(16);
-const MEASURE: Kernel = Reduce(17);
+/// A kernel: its entry point in `newton.wgsl` and its dispatch.
+type Kernel = (&'static str, Shape);
+
+const DELTA_FROM_LAMBDA: Kernel = ("delta_from_lambda", Shape::Rows);
+const TMP_FROM_SCALED: Kernel = ("tmp_from_scaled", Shape::Rows);
+const TMP_FROM_SCALED32: Kernel = ("tmp_from_scaled32", Shape::Rows);
+const FREE_FROM_GAPS: Kernel = ("free_from_gaps", Shape::Items);
+const LINEARIZE: Kernel = ("linearize", Shape::Groups);
+const DIRECTION_SETUP: Kernel = ("direction_setup", Shape::Groups);
+const DIRECTION_RHS: Kernel = ("direction_rhs", Shape::Groups);
+const APPLY_PRE: Kernel = ("apply_pre", Shape::Groups);
+const APPLY_POST: Kernel = ("apply_post", Shape::Groups);
+const CR_BEGIN: Kernel = ("cr_begin", Shape::Reduce);
+const CR_MAP: Kernel = ("cr_map", Shape::Items);
+const CR_ALPHA: Kernel = ("cr_alpha", Shape::Reduce);
+const CR_UPDATE: Kernel = ("cr_update", Shape::Items);
+const CR_BETA: Kernel = ("cr_beta", Shape::Reduce);
+const CR_DIRECTION: Kernel = ("cr_direction", Shape::Items);
+const DIRECTION_FINISH: Kernel = ("direction_finish", Shape::Groups);
+const TRIAL: Kernel = ("trial", Shape::Groups);
+const MEASURE: Kernel = ("measure", Shape::Reduce);
+
+/// Every kernel, compiled once per solver.
+const KERNELS: [Kernel; 18] = [
+    DELTA_FROM_LAMBDA,
+    TMP_FROM_SCALED,
+    TMP_FROM_SCALED32,
+    FREE_FROM_GAPS,
+    LINEARIZE,
+    DIRECTION_SETUP,
+    DIRECTION_RHS,
+    APPLY_PRE,
+    APPLY_POST,
+    CR_BEGIN,
+    CR_MAP,
+    CR_ALPHA,
+    CR_UPDATE,
+    CR_BETA,
+    CR_DIRECTION,
+    DIRECTION_FINISH,
+    TRIAL,
+    MEASURE,
+];
 
 /// Buffers sized for a number of rows.
 #[derive(Debug)]
@@ -157,7 +160,7 @@ struct Sized {
 pub struct DeviceNewton {
     gpu: Arc<Gpu>,
     layout: wgpu::BindGroupLayout,
-    pipelines: Vec<wgpu::ComputePipeline>,
+    pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
     buffers: Option<Sized>,
     /// Rows of the loaded `W`.
     rows: usize,
@@ -193,17 +196,18 @@ impl DeviceNewton {
             label: Some("newton"),
             source: wgpu::ShaderSource::Wgsl(source.into()),
         });
-        let pipelines = ENTRIES
+        let pipelines = KERNELS
             .iter()
-            .map(|e| {
-                gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            .map(|&(e, _)| {
+                let desc = wgpu::ComputePipelineDescriptor {
                     label: Some(e),
                     layout: Some(&pipeline_layout),
                     module: &module,
                     entry_point: Some(e),
                     compilation_options: Default::default(),
                     cache: None,
-                })
+                };
+                (e, gpu.device.create_compute_pipeline(&desc))
             })
             .collect();
         gpu.check()?;
@@ -353,14 +357,14 @@ impl DeviceNewton {
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_bind_group(0, &b.group, &[]);
-            for k in kernels {
-                let (index, groups) = match *k {
-                    Rows(i) => (i, grid(c)),
-                    Groups(i) => (i, grid((c / 3).div_ceil(LANES))),
-                    Items(i) => (i, grid(c.div_ceil(LANES))),
-                    Reduce(i) => (i, (1, 1)),
+            for &(entry, shape) in kernels {
+                let groups = match shape {
+                    Shape::Rows => grid(c),
+                    Shape::Groups => grid((c / 3).div_ceil(LANES)),
+                    Shape::Items => grid(c.div_ceil(LANES)),
+                    Shape::Reduce => (1, 1),
                 };
-                pass.set_pipeline(&self.pipelines[index]);
+                pass.set_pipeline(&self.pipelines[entry]);
                 pass.dispatch_workgroups(groups.0, groups.1, 1);
             }
         }

@@ -81,29 +81,21 @@ fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
     (total.error, total.residual) = (s.error, s.residual);
 }
 
+/// How the correction applies `A⁻¹`.
+pub enum Inverse<'a> {
+    /// By the body's compliance on the CPU (the forward half from the
+    /// isodof columns where `W` left them).
+    Compliance(&'a Compliance),
+    /// By the body's global solver on the GPU (the resident sparse inverse).
+    Device(&'a mut GlobalSolver),
+}
+
 /// Stage `correct` for body `b`: `x += h² A⁻¹ H_bᵀ Δλ` with
 /// `Δλ = λᵏ⁺¹ − λᵏ`; `[delta, out]` is scratch.
 pub fn correct(
     space: &mut ConstraintSpace,
     b: usize,
-    compliance: &Compliance,
-    previous: &[f64],
-    h: f64,
-    x: &mut [f64],
-    [delta, out]: &mut [Vec<f64>; 2],
-) {
-    delta.clear();
-    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
-    space.bodies[b].correction(compliance, delta, out);
-    x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
-}
-
-/// Stage `correct` for body `b` with its global step on the GPU: the same
-/// `x += h² A⁻¹ H_bᵀ Δλ`, `A⁻¹` by the resident sparse inverse.
-pub fn correct_on_device(
-    space: &mut ConstraintSpace,
-    b: usize,
-    global: &mut GlobalSolver,
+    inverse: Inverse,
     previous: &[f64],
     h: f64,
     x: &mut [f64],
@@ -112,10 +104,15 @@ pub fn correct_on_device(
     delta.clear();
     delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
     let rows = &mut space.bodies[b];
-    rows.set_forces(delta);
-    out.clear();
-    out.resize(x.len(), 0.0);
-    global.solve(&rows.forces, out);
+    match inverse {
+        Inverse::Compliance(c) => rows.correction(c, delta, out),
+        Inverse::Device(global) => {
+            rows.set_forces(delta);
+            out.clear();
+            out.resize(x.len(), 0.0);
+            global.solve(&rows.forces, out);
+        }
+    }
     x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
 }
 

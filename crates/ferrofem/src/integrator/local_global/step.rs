@@ -482,17 +482,12 @@ impl LocalGlobal {
         let h = model.time_step;
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };
-            times.time(Stage::Correct, || match w.global.on_device() {
-                true => constrained::correct_on_device(
-                    space,
-                    b,
-                    &mut w.global,
-                    previous,
-                    h,
-                    &mut w.x,
-                    &mut w.correction,
-                ),
-                false => constrained::correct(space, b, c, previous, h, &mut w.x, &mut w.correction),
+            let inverse = match w.global.on_device() {
+                true => constrained::Inverse::Device(&mut w.global),
+                false => constrained::Inverse::Compliance(c),
+            };
+            times.time(Stage::Correct, || {
+                constrained::correct(space, b, inverse, previous, h, &mut w.x, &mut w.correction)
             });
             if let Some(message) = w.global.take_device_error() {
                 return Err(SimError::Device { step, stage: Stage::Correct, message });

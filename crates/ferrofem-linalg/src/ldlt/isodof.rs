@@ -311,37 +311,41 @@ impl IsodofColumns {
         (trimmed, direct)
     }
 
-    /// `z += Z u = D^{-1/2} L⁻¹ P Īᵀ u` in the factor's numbering, `u` given
-    /// per DOF by `u(dof)`: the forward half of `A⁻¹ Īᵀ u` from the stored
-    /// columns, `nnz(S̄)` multiply-adds instead of a forward sweep over `L`
+    /// `z += Z u = D^{-1/2} L⁻¹ P Īᵀ u` in the factor's numbering for `K`
+    /// right-hand sides at once (`A ⊗ I_K`), `u` given per DOF by
+    /// `u(dof)`: the forward half of `A⁻¹ Īᵀ u` from the stored columns,
+    /// `nnz(S̄)` multiply-adds per side instead of a forward sweep over `L`
     /// ([`Ldlt::solve_from_forward`] finishes it). Columns with `u = 0`
     /// are skipped.
-    pub fn add_forward(&self, f: &Ldlt, u: impl Fn(usize) -> f64, z: &mut [[f64; 1]]) {
+    pub fn add_forward<const K: usize>(&self, f: &Ldlt, u: impl Fn(usize) -> [f64; K], z: &mut [[f64; K]]) {
         let sn = &f.symbolic().supernodes;
-        let u: Vec<f64> = self.dofs.iter().map(|&d| u(d)).collect();
-        if u.iter().all(|&x| x == 0.0) {
+        let u: Vec<[f64; K]> = self.dofs.iter().map(|&d| u(d)).collect();
+        if u.iter().all(|x| x.iter().all(|&v| v == 0.0)) {
             return;
         }
         for b in &self.blocks {
             let first = sn.begin[b.sn] + b.rho;
             let rows = &mut z[first..first + b.rows];
-            for (j, &uj) in u[b.columns()].iter().enumerate().filter(|(_, &x)| x != 0.0) {
+            for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0)) {
                 let col = &self.values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                rows.iter_mut().zip(col).for_each(|(r, c)| r[0] += c * uj);
+                rows.iter_mut().zip(col).for_each(|(r, c)| (0..K).for_each(|k| r[k] += c * uj[k]));
             }
         }
     }
 
-    /// `z = Z u` (see [`Self::add_forward`]) for the right-hand side `b`
-    /// (per DOF) when every DOF where `b ≠ 0` has a column here; else
-    /// `false`. `f` must be the factor the columns were solved with.
-    pub fn forward(&self, f: &Ldlt, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
-        let covered = self.dofs.iter().filter(|&&d| b[d] != 0.0).count();
-        if covered != b.iter().filter(|&&x| x != 0.0).count() {
+    /// `z = Z u` (see [`Self::add_forward`]) for the right-hand sides `b`,
+    /// interleaved `K` per DOF (`b[K·d + k]`), when every DOF where `b ≠ 0`
+    /// has a column here; else `false`. `f` must be the factor the columns
+    /// were solved with.
+    pub fn forward<const K: usize>(&self, f: &Ldlt, b: &[f64], z: &mut Vec<[f64; K]>) -> bool {
+        let b = b.as_chunks::<K>().0;
+        let nonzero = |d: usize| b[d].iter().any(|&x| x != 0.0);
+        let covered = self.dofs.iter().filter(|&&d| nonzero(d)).count();
+        if covered != (0..b.len()).filter(|&d| nonzero(d)).count() {
             return false;
         }
         z.clear();
-        z.resize(f.symbolic().n(), [0.0]);
+        z.resize(f.symbolic().n(), [0.0; K]);
         self.add_forward(f, |d| b[d], z);
         true
     }
@@ -717,17 +721,19 @@ impl IsodofCache {
     }
 
     /// `z = Z u` (see [`IsodofColumns::add_forward`]) for the right-hand
-    /// side `b` (per DOF) from the cached columns, when the cache holds
+    /// sides `b` (interleaved `K` per DOF) from the cached columns, when the cache holds
     /// factor `f` and every DOF where `b ≠ 0`; else `false` (and `z` is
     /// left as it was). With [`Ldlt::solve_from_forward`], `A⁻¹ b` for half
     /// a solve: the correction of a step whose `W` was built from this cache.
-    pub fn forward(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
+    pub fn forward<const K: usize>(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; K]>) -> bool {
         let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
-        if !valid || b.iter().enumerate().any(|(d, &x)| x != 0.0 && !self.slot.contains_key(&d)) {
+        let b = b.as_chunks::<K>().0;
+        let missing = |(d, x): (usize, &[f64; K])| x.iter().any(|&v| v != 0.0) && !self.slot.contains_key(&d);
+        if !valid || b.iter().enumerate().any(missing) {
             return false;
         }
         z.clear();
-        z.resize(f.symbolic().n(), [0.0]);
+        z.resize(f.symbolic().n(), [0.0; K]);
         for g in &self.generations {
             g.add_forward(f, |d| b[d], z);
         }

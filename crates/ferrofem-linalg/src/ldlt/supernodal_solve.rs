@@ -162,15 +162,17 @@ impl Ldlt {
     /// D⁻¹ L⁻¹ P b` in the factor's numbering (as [`IsodofColumns`] give
     /// it for a right-hand side on their DOFs, `z = Z u`), then
     /// `x = Pᵀ L⁻ᵀ D^{-1/2} z` by the backward sweep alone: half a solve.
-    /// `z` is consumed as scratch.
+    /// `z` is consumed as scratch. `K` right-hand sides at once, `x`
+    /// interleaved `K` to a row as in [`Self::solve_interleaved`].
     ///
     /// [`IsodofColumns`]: super::IsodofColumns
-    pub fn solve_from_forward(&self, z: &mut [[f64; 1]], x: &mut [f64]) {
+    pub fn solve_from_forward<const K: usize>(&self, z: &mut [[f64; K]], x: &mut [f64]) {
         let s = &**self.symbolic();
-        assert!(z.len() == s.n() && x.len() == s.n(), "solve_from_forward: lengths");
-        z.iter_mut().zip(&self.d).for_each(|(v, d)| v[0] /= d.sqrt());
+        assert!(z.len() == s.n() && x.len() == K * s.n(), "solve_from_forward: lengths");
+        z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
         self.backward(&self.supernodal, z);
-        s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[o] = v[0]);
+        let x = x.as_chunks_mut::<K>().0;
+        s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[o] = *v);
     }
 
     /// `x = (A ⊗ I_K)⁻¹ b` for vectors interleaved `K` to a row (`b[i·K + c]`;

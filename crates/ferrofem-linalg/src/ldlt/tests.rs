@@ -471,13 +471,28 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     }
     let mut expected = b.clone();
     f.solve_one(&mut expected);
-    let (mut z, mut x) = (Vec::new(), vec![0.0; n]);
+    let (mut z, mut x): (Vec<[f64; 1]>, _) = (Vec::new(), vec![0.0; n]);
     assert!(cache.forward(&f, &b, &mut z));
     f.solve_from_forward(&mut z, &mut x);
     let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let err = x.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
     assert!(err < 1e-13, "{err:e}");
+    // Three right-hand sides at once (`A ⊗ I₃`, interleaved), one of them
+    // zero at some DOFs: the same half solve per axis.
+    let b3: Vec<f64> =
+        (0..3 * n).map(|i| if i % 3 == 2 { 0.5 * b[i / 3] } else { b[i / 3] * (i % 3) as f64 }).collect();
+    let mut expected3 = vec![0.0; 3 * n];
+    f.solve_interleaved::<3>(&b3, &mut expected3);
+    let (mut z3, mut x3) = (Vec::new(), vec![0.0; 3 * n]);
+    assert!(cache.forward::<3>(&f, &b3, &mut z3));
+    f.solve_from_forward::<3>(&mut z3, &mut x3);
+    let scale = expected3.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = x3.iter().zip(&expected3).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+    assert!(err < 1e-13, "three sides: {err:e}");
     // A DOF outside the cache, or another factor: refused.
+    let mut outside = b3.clone();
+    outside[3 + 2] = 1.0;
+    assert!(!cache.forward::<3>(&f, &outside, &mut z3));
     b[1] = 1.0;
     assert!(!cache.forward(&f, &b, &mut z));
     let other = factor(9, 8, Ordering::Auto);

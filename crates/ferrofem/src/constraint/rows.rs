@@ -24,8 +24,10 @@ pub struct BodyRows {
     pub delassus: DelassusWorkspace,
     /// This body's rows of λ (scratch of the correction).
     lambda: Vec<f64>,
-    /// `D^{-1/2} L⁻¹ P Hᵀλ` from the cached isodof columns (scratch of the correction).
+    /// `D^{-1/2} L⁻¹ P Hᵀλ` from the cached isodof columns (scratch of the
+    /// correction), and its three axes for a scalar factor.
     forward: Vec<[f64; 1]>,
+    forward3: Vec<[f64; 3]>,
 }
 
 impl BodyRows {
@@ -39,6 +41,7 @@ impl BodyRows {
             delassus: DelassusWorkspace::default(),
             lambda: Vec::new(),
             forward: Vec::new(),
+            forward3: Vec::new(),
         }
     }
 
@@ -79,12 +82,19 @@ impl BodyRows {
     /// The correction (zeng2022 eq. 17, without its factor `h`): stores
     /// `H_bᵀ λ_b` in `forces` (N per DOF) and returns `A⁻¹ H_bᵀ λ_b` in
     /// `out`, with the compliance that built `W`. When `W` came from the
-    /// isodof columns `L⁻¹ P Īᵀ` of this factor (isodof or its cache), they
-    /// give the forward half of the solve, and only the backward sweep runs.
+    /// isodof columns `L⁻¹ P Īᵀ` of this factor (isodof or its cache; for
+    /// `A = A_s ⊗ I₃`, the scalar factor's columns at the touched vertices,
+    /// three axes at once), they give the forward half of the solve, and
+    /// only the backward sweep runs.
     pub fn correction(&mut self, compliance: &Compliance, impulses: &[f64], out: &mut Vec<f64>) {
         self.set_forces(impulses);
         out.clear();
         out.extend_from_slice(&self.forces);
+        if let Some(f) = compliance.scalar_factor() {
+            if self.delassus.forward::<3>(f, &self.forces, &mut self.forward3) {
+                return f.solve_from_forward::<3>(&mut self.forward3, out);
+            }
+        }
         if compliance.factor().is_none() {
             return compliance.solve_in_place(out, 1);
         }

@@ -137,8 +137,10 @@ impl DelassusWorkspace {
 
     /// The forward half of `A⁻¹ b` (see [`IsodofCache::forward`]) from the
     /// isodof columns this body's builds left for factor `f` — the cache's,
-    /// or the last `isodof` build's — when they cover `b`'s DOFs.
-    pub fn forward(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; 1]>) -> bool {
+    /// or the last `isodof` build's — when they cover `b`'s DOFs (`K`
+    /// right-hand sides interleaved: `K = 3` for `A = A_s ⊗ I₃` with `f`
+    /// the scalar factor).
+    pub fn forward<const K: usize>(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; K]>) -> bool {
         if self.cache.forward(f, b, z) {
             return true;
         }

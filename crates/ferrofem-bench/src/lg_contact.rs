@@ -2,13 +2,16 @@
 //! rows on our built-in scenes at the paper's sizes — the Schur complement
 //! (`W`, once per frame), the per-iteration local, global, constraint-solve
 //! and correction times, and the frame — under the non-smooth Newton and
-//! under PGS on the same `W`.
+//! under PGS on the same `W`; with `--device gpu`, the Newton rows on the
+//! CPU and on the GPU side by side, both with the sparse-inverse global
+//! step.
 
 use serde::Serialize;
 
 use ferrofem::scene::{builtin, MeshSpec, Scene};
 use ferrofem::solver::{ConstraintSolver, NewtonSettings, PgsSettings};
 use ferrofem::stats::{median_p90, Stage, StepStats};
+use ferrofem::Device;
 
 use crate::sysinfo::Context;
 use crate::BenchError;
@@ -24,6 +27,11 @@ pub struct ContactRecord {
     pub vertices: usize,
     /// `non-smooth-newton` or `pgs`.
     pub constraint_solver: &'static str,
+    /// `cpu` or `gpu` (`--device gpu`: global step, Newton solve and
+    /// correction on the device).
+    pub device: &'static str,
+    /// The GPU adapter of a `gpu` row.
+    pub adapter: Option<String>,
     /// Local-global iterations per frame.
     pub iterations: usize,
     /// `W = h² H A⁻¹ Hᵀ` per frame (the paper's Schur.).
@@ -131,19 +139,44 @@ fn median(steps: &[StepStats], f: impl Fn(&StepStats) -> f64) -> f64 {
 }
 
 /// Runs each case under both solvers: `lead` frames, then `frames` timed.
-pub fn contact_rows(quick: bool, frames: usize) -> Result<Vec<ContactRecord>, BenchError> {
-    let solvers = [
-        ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default())),
-        ("pgs", ConstraintSolver::Pgs(PgsSettings::new(200, 1e-8))),
-    ];
+pub fn contact_rows(quick: bool, frames: usize, gpu: bool) -> Result<Vec<ContactRecord>, BenchError> {
+    let newton = ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default()));
+    let runs: Vec<(&str, ConstraintSolver, Device)> = match gpu {
+        true => vec![(newton.0, newton.1, Device::Cpu), (newton.0, newton.1, Device::Gpu)],
+        false => vec![
+            (newton.0, newton.1, Device::Cpu),
+            ("pgs", ConstraintSolver::Pgs(PgsSettings::new(200, 1e-8)), Device::Cpu),
+        ],
+    };
     let mut out = Vec::new();
     for case in cases(quick) {
-        for (name, solver) in solvers {
-            let mut w = scene(&case, solver)?.build()?;
-            for _ in 0..case.lead {
-                w.step()?;
+        for &(name, solver, device) in &runs {
+            let mut scene = scene(&case, solver)?;
+            if gpu {
+                // Both rows on the method the GPU runs.
+                scene.set_device(Device::Gpu)?;
+                scene.set_device(device)?;
             }
-            let steps = (0..frames.max(1)).map(|_| w.step()).collect::<Result<Vec<_>, _>>()?;
+            let mut w = match scene.build() {
+                Err(e) if device == Device::Gpu => {
+                    eprintln!("skipping {} on the GPU: {e}", case.scene);
+                    continue;
+                }
+                built => built?,
+            };
+            let run = |w: &mut ferrofem::World| {
+                (0..case.lead).try_for_each(|_| w.step().map(drop))?;
+                (0..frames.max(1)).map(|_| w.step()).collect::<Result<Vec<_>, _>>()
+            };
+            // A GPU row whose `W` outgrows the adapter (lavapipe: 128 MB
+            // per buffer) is reported and skipped.
+            let steps = match run(&mut w) {
+                Err(e) if device == Device::Gpu => {
+                    eprintln!("skipping {} on the GPU: {e}", case.scene);
+                    continue;
+                }
+                steps => steps?,
+            };
             let k = w.local_global().map_or(1, |lg| lg.settings.iterations) as f64;
             let per = |st: Stage| move |s: &StepStats| s.stage_ms.get(st) / k;
             let once = |st: Stage| move |s: &StepStats| s.stage_ms.get(st);
@@ -159,6 +192,8 @@ pub fn contact_rows(quick: bool, frames: usize) -> Result<Vec<ContactRecord>, Be
                 scene: case.scene.to_string(),
                 vertices: w.model.bodies[0].vertex_count(),
                 constraint_solver: name,
+                device: if device == Device::Gpu { "gpu" } else { "cpu" },
+                adapter: w.local_global().and_then(|lg| lg.device_adapter()).map(String::from),
                 iterations: k as usize,
                 schur_ms: median(&steps, once(Stage::BuildDelassus)),
                 local_ms: median(&steps, per(Stage::LocalStep)),
@@ -173,8 +208,8 @@ pub fn contact_rows(quick: bool, frames: usize) -> Result<Vec<ContactRecord>, Be
                 context: Context::now(),
             };
             println!(
-                "{:<16} {:>6} {:<18} schur {:>7.2} local {:>6.2} global {:>6.2} assem {:>5.2} solve {:>7.2} corr {:>6.2} cst {:>7.2} frame {:>8.2} contacts {:>5}",
-                r.scene, r.vertices, r.constraint_solver, r.schur_ms, r.local_ms, r.global_ms, r.assemble_ms,
+                "{:<16} {:>6} {:<18} {:<3} schur {:>7.2} local {:>6.2} global {:>6.2} assem {:>5.2} solve {:>7.2} corr {:>6.2} cst {:>7.2} frame {:>8.2} contacts {:>5}",
+                r.scene, r.vertices, r.constraint_solver, r.device, r.schur_ms, r.local_ms, r.global_ms, r.assemble_ms,
                 r.constraint_solve_ms, r.correction_ms, r.constrained_global_ms, r.frame_ms, r.contacts_max
             );
             out.push(r);

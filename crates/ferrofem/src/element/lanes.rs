@@ -198,7 +198,7 @@ pub const POLAR_TOLERANCE: f64 = 1e-14;
 #[inline(always)]
 fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
     let fl = pack(f);
-    let (r, _, polar) = polar(&fl, rotation);
+    let (r, _, polar) = polar(&fl, rotation, POLAR_SWEEPS);
     let mut s = mul_tn(&r, &fl);
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
@@ -223,15 +223,34 @@ fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64
 /// `(U, σ, V)`.
 type Svd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
 
-/// The polar iteration of `L` gradients from `rotation` (the identity
-/// where it is not a rotation): `R` in lanes, which lanes started warm,
-/// and which met the tolerance.
+/// At most `sweeps` sweeps of the polar iteration of `L` gradients from
+/// `rotation` (the identity where it is not a rotation): `R` in lanes,
+/// which lanes started warm, and which met the tolerance.
 #[inline(always)]
-fn polar<const L: usize>(f: &Lanes<L>, rotation: &[Matrix3<f64>; L]) -> (Lanes<L>, [bool; L], [bool; L]) {
-    let warm = rotation.map(|r| is_rotation(&r));
-    let mut r = pack(&std::array::from_fn(|l| if warm[l] { rotation[l] } else { Matrix3::identity() }));
-    let converged = rotation_jacobi(f, &mut r, POLAR_SWEEPS, POLAR_TOLERANCE);
+fn polar<const L: usize>(
+    f: &Lanes<L>,
+    rotation: &[Matrix3<f64>; L],
+    sweeps: usize,
+) -> (Lanes<L>, [bool; L], [bool; L]) {
+    let mut r = pack(rotation);
+    let warm = orthonormal(&r);
+    for (k, entry) in r.iter_mut().enumerate() {
+        let identity = if k % 4 == 0 { 1.0 } else { 0.0 };
+        (0..L).filter(|&l| !warm[l]).for_each(|l| entry[l] = identity);
+    }
+    let converged = rotation_jacobi(f, &mut r, sweeps, POLAR_TOLERANCE);
     (r, warm, converged)
+}
+
+/// Per lane, whether `R` is a rotation to 1e-6, `‖RᵀR − I‖ ≤ 1e-6` (a
+/// usable warm start), as [`is_rotation`] decides it for one matrix.
+#[inline(always)]
+fn orthonormal<const L: usize>(r: &Lanes<L>) -> [bool; L] {
+    let mut gram = mul_tn(r, r);
+    for k in [0, 4, 8] {
+        gram[k].iter_mut().for_each(|g| *g -= 1.0);
+    }
+    norm(&gram).map(|e| e <= 1e-6)
 }
 
 /// Whether `r` is a rotation to 1e-6 (a usable warm start).
@@ -242,10 +261,11 @@ pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// The local projection `p = argmin ψ(p) + k/2 ‖p − F‖²` (zeng2025 eq. 5)
 /// of `L` tets, each lane equal (to rounding) to
 /// [`super::hyperelastic::local_projection`]: for ARAP the closest
-/// rotation, warm-started from `rotation` (bitwise the one-element
-/// iteration, or the SVD's rotation where `rotation` is not one); for the
-/// others `U diag(prox σ) Vᵀ` from [`signed_svd3`]. `rotation` is updated
-/// with the rotation of `F`.
+/// rotation, warm-started from `rotation` by at most `arap_sweeps` sweeps
+/// of the polar iteration (bitwise the one-element iteration with that
+/// bound; the SVD's rotation where `rotation` is not one); for the others
+/// `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose singular values need
+/// the iteration converged. `rotation` is updated with the rotation of `F`.
 #[inline(always)]
 pub fn local_projection<const L: usize>(
     model: Constitutive,
@@ -253,9 +273,10 @@ pub fn local_projection<const L: usize>(
     k: &[f64; L],
     f: &[Matrix3<f64>; L],
     rotation: &mut [Matrix3<f64>; L],
+    arap_sweeps: usize,
 ) -> [Matrix3<f64>; L] {
     if model == Constitutive::Arap {
-        let (r, warm_ok, _) = polar(&pack(f), rotation);
+        let (r, warm_ok, _) = polar(&pack(f), rotation, arap_sweeps);
         return std::array::from_fn(|l| {
             rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
             rotation[l]
@@ -285,7 +306,7 @@ pub fn energy_and_stress<const L: usize>(
     if model == Constitutive::NeoHookean {
         return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
     }
-    let (r, _, polar) = polar(&pack(f), rotation);
+    let (r, _, polar) = polar(&pack(f), rotation, POLAR_SWEEPS);
     std::array::from_fn(|l| {
         let rl = if polar[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
         rotation[l] = rl;
@@ -337,7 +358,8 @@ dispatch!(
         lame: &[Lame; LANES],
         k: &[f64; LANES],
         f: &[Matrix3<f64>; LANES],
-        rotation: &mut [Matrix3<f64>; LANES]
+        rotation: &mut [Matrix3<f64>; LANES],
+        arap_sweeps: usize
     ) -> [Matrix3<f64>; LANES]
 );
 
@@ -397,7 +419,7 @@ mod tests {
                 let near: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l) * 1.01);
                 let mut rotation = near.map(|g| svd_rotation(&g));
                 let k = [LAME.mu * 4.0; LANES];
-                let p = local_projection(model, &[LAME; LANES], &k, &f, &mut rotation);
+                let p = local_projection(model, &[LAME; LANES], &k, &f, &mut rotation, POLAR_SWEEPS);
                 for l in 0..LANES {
                     let warm = svd_rotation(&near[l]);
                     let expected = one(model, LAME, k[l], &f[l], &warm);
@@ -441,10 +463,53 @@ mod tests {
     }
 
     #[test]
+    fn bounded_arap_sweeps_are_the_one_element_iteration_and_ascend() {
+        for batch in 0..16 {
+            let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l));
+            let near: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l) * 1.01);
+            let warm = near.map(|g| svd_rotation(&g));
+            for sweeps in [1, 2] {
+                let mut rotation = warm;
+                let p = local_projection(
+                    Constitutive::Arap,
+                    &[LAME; LANES],
+                    &[1.0; LANES],
+                    &f,
+                    &mut rotation,
+                    sweeps,
+                );
+                for l in 0..LANES {
+                    let one =
+                        crate::element::polar::rotation_jacobi(&f[l], &warm[l], sweeps, POLAR_TOLERANCE);
+                    assert_eq!(p[l], one, "lane {l} of batch {batch}, {sweeps} sweeps");
+                    // Each sweep raises tr RᵀF: the local step still descends.
+                    let trace = |r: &Matrix3<f64>| (r.transpose() * f[l]).trace();
+                    assert!(trace(&p[l]) >= trace(&warm[l]) - 1e-14 * f[l].norm());
+                    assert!((p[l].transpose() * p[l] - Matrix3::identity()).norm() < 1e-14);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lane_orthonormality_is_the_one_matrix_test() {
+        let m: [Matrix3<f64>; LANES] = std::array::from_fn(|l| match l % 4 {
+            0 => svd_rotation(&gradient(l)),
+            1 => svd_rotation(&gradient(l)) * (1.0 + 1e-9),
+            2 => svd_rotation(&gradient(l)) * (1.0 + 1e-5),
+            _ => Matrix3::zeros(),
+        });
+        let lanes = orthonormal(&pack(&m));
+        for l in 0..LANES {
+            assert_eq!(lanes[l], is_rotation(&m[l]), "lane {l}");
+        }
+    }
+
+    #[test]
     fn a_cold_or_broken_warm_start_takes_the_svd_route() {
         let f: [Matrix3<f64>; LANES] = std::array::from_fn(gradient);
         let mut rotation = [Matrix3::zeros(); LANES];
-        let p = local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &f, &mut rotation);
+        let p = local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &f, &mut rotation, 1);
         for l in 0..LANES {
             assert!((p[l] - svd_rotation(&f[l])).norm() < 1e-12);
         }

@@ -70,8 +70,9 @@ where
 impl TetElement {
     /// [`Element::local_step`] of up to [`LANES`] tets at once, one per
     /// SIMD lane ([`super::lanes::local_projection`]); `rotations` holds each
-    /// tet's last rotation, which warm-starts the polar iteration. Missing
-    /// lanes repeat the last tet and are discarded.
+    /// tet's last rotation, which warm-starts the polar iteration (at most
+    /// `arap_sweeps` sweeps of it for ARAP). Missing lanes repeat the last
+    /// tet and are discarded.
     pub fn local_step_lanes(
         tets: &[TetElement],
         model: Constitutive,
@@ -79,6 +80,7 @@ impl TetElement {
         duals: &mut [Matrix3<f64>],
         targets: &mut [Matrix3<f64>],
         rotations: &mut [Matrix3<f64>],
+        arap_sweeps: usize,
     ) {
         let n = tets.len();
         assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
@@ -94,7 +96,7 @@ impl TetElement {
         let lame = std::array::from_fn(|l| e(l).lame);
         let k = std::array::from_fn(|l| e(l).weight / e(l).measure);
         let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| rotations[l.min(n - 1)]);
-        let p = lanes::local_projection_dispatch(model, &lame, &k, &f, &mut r);
+        let p = lanes::local_projection_dispatch(model, &lame, &k, &f, &mut r, arap_sweeps);
         for l in 0..n {
             rotations[l] = r[l];
             if !model.uses_dual() {

@@ -58,7 +58,7 @@ impl Integrator {
     pub fn body_stats(&self, model: &Model, state: &State, b: usize) -> BodyStepStats {
         match self {
             Integrator::ImplicitEuler(ie) => ie.body_stats(b, state.step),
-            Integrator::LocalGlobal(lg) => lg.body_stats(&model.bodies[b], &state.bodies[b].positions),
+            Integrator::LocalGlobal(lg) => lg.body_stats(b, &model.bodies[b], &state.bodies[b].positions),
         }
     }
 

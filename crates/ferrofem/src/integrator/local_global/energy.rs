@@ -49,6 +49,11 @@ pub struct StressCache {
 }
 
 impl StressCache {
+    /// Each tet's rotation at the last evaluation.
+    pub fn rotations(&self) -> &[Matrix3<f64>] {
+        &self.rotations
+    }
+
     /// An empty cache for `body`.
     pub fn new(body: &Body) -> StressCache {
         StressCache {
@@ -73,6 +78,26 @@ pub fn energy_gradient_warm(
     gradient_inner(body, x, at, grad, Some(cache))
 }
 
+/// `(ψ, P)` per unit volume of up to [`LANES`] tets `e` at positions `x`
+/// (`None`: an infinite energy), their polar iterations warm-started from
+/// `r` (one rotation per tet), which takes the new rotations. Lanes past
+/// `e`'s end repeat its last tet.
+fn lane_terms(
+    e: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    r: &mut [Matrix3<f64>],
+) -> [Option<(f64, Matrix3<f64>)>; LANES] {
+    let n = e.len();
+    let el = |l: usize| &e[l.min(n - 1)];
+    let f = std::array::from_fn(|l| el(l).gradient(x));
+    let lame = std::array::from_fn(|l| el(l).lame);
+    let mut rot: [Matrix3<f64>; LANES] = std::array::from_fn(|l| r[l.min(n - 1)]);
+    let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot);
+    r.copy_from_slice(&rot[..n]);
+    got
+}
+
 /// The tets' `(measure · ψ, measure · P)` into `cache.terms`, by lanes;
 /// `false` where an energy is infinite.
 fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &mut StressCache) -> bool {
@@ -83,18 +108,29 @@ fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &
         .zip(cache.rotations.par_chunks_mut(LANES))
         .with_min_len(16)
         .all(|((out, e), r)| {
-            let n = e.len();
-            let el = |l: usize| &e[l.min(n - 1)];
-            let f = std::array::from_fn(|l| el(l).gradient(x));
-            let lame = std::array::from_fn(|l| el(l).lame);
-            let mut rot: [Matrix3<f64>; LANES] = std::array::from_fn(|l| r[l.min(n - 1)]);
-            let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot);
-            r.copy_from_slice(&rot[..n]);
+            let got = lane_terms(e, model, x, r);
             out.iter_mut()
                 .zip(&got)
                 .zip(e)
                 .all(|((o, g), e)| g.map(|(psi, p)| *o = (psi * e.measure, p * e.measure)).is_some())
         })
+}
+
+/// `Σ measure · ψ` of the tets by lanes (infinite where one is), their
+/// polar iterations warm-started from copies of `rotations` (each tet's
+/// last rotation, left as it is); summed in tet order.
+fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotations: &[Matrix3<f64>]) -> f64 {
+    let chunks: Option<Vec<f64>> = tets
+        .par_chunks(LANES)
+        .zip(rotations.par_chunks(LANES))
+        .with_min_len(16)
+        .map(|(e, warm)| {
+            let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| warm[l.min(warm.len() - 1)]);
+            let got = lane_terms(e, model, x, &mut r[..e.len()]);
+            got.iter().zip(e).map(|(g, e)| g.map(|(psi, _)| psi * e.measure)).sum::<Option<f64>>()
+        })
+        .collect();
+    chunks.map_or(f64::INFINITY, |c| c.iter().sum())
 }
 
 /// `ε`'s inertia and tet terms, and with `grad` their gradient gathered
@@ -123,10 +159,13 @@ fn inertia_and_tets(
     inertia + elastic
 }
 
-/// Elastic and bending energy alone (J), without inertia and pins.
-pub fn elastic_energy(body: &Body, x: &[f64]) -> f64 {
+/// Elastic and bending energy alone (J), without inertia and pins; the
+/// tets by lanes (no SVD for ARAP and co-rotational), their polar
+/// iterations warm-started from `rotations` (each tet's last rotation, or
+/// anything else where there is none: such tets take the SVD's).
+pub fn elastic_energy(body: &Body, x: &[f64], rotations: &[Matrix3<f64>]) -> f64 {
     let model = body.constitutive;
-    let el = element_terms(&body.tets, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum())
+    let el = tet_energy_lanes(&body.tets, model, x, rotations)
         + element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
     el + body.bending.iter().map(|s| 0.5 * s.weight * (s.apply(x) - s.project(x)).norm_squared()).sum::<f64>()
 }

@@ -64,6 +64,11 @@ impl Lbfgs {
         self.first = norm(&self.grad);
     }
 
+    /// Each tet's rotation at the last evaluation of `ε`.
+    pub fn rotations(&self) -> &[nalgebra::Matrix3<f64>] {
+        self.stresses.rotations()
+    }
+
     /// `dir = −H ∇ε`, `H₀ = h² A⁻¹` applied by the global solver.
     fn direction(&mut self, global: &mut GlobalSolver, h: f64) {
         let q = &mut self.dir;

@@ -87,6 +87,11 @@ impl Projections {
         ]
     }
 
+    /// Each tet's rotation at the last local step (zero before the first).
+    pub fn tet_rotations(&self) -> &[Matrix3<f64>] {
+        &self.tet_rotations
+    }
+
     /// Entries of the ADMM duals (nine per tet, six per membrane triangle).
     pub fn dual_len(&self) -> usize {
         9 * self.tet_duals.len() + 6 * self.tri_duals.len()
@@ -117,23 +122,30 @@ impl Projections {
 }
 
 /// Stage `local_step`: every element's proximal projection (with its dual
-/// update) and every stencil's projection, at positions `x`.
-pub fn local_step(body: &Body, x: &[f64], p: &mut Projections) {
+/// update) and every stencil's projection, at positions `x`; ARAP's tets
+/// take at most `arap_sweeps` sweeps of their warm-started polar iteration.
+pub fn local_step(body: &Body, x: &[f64], p: &mut Projections, arap_sweeps: usize) {
     let model = body.constitutive;
-    project_tets(&body.tets, model, x, p);
+    project_tets(&body.tets, model, x, p, arap_sweeps);
     project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals);
     p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
 }
 
 /// The tets' projections, [`LANES`] per batch.
-fn project_tets(tets: &[TetElement], model: Constitutive, x: &[f64], p: &mut Projections) {
+fn project_tets(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    p: &mut Projections,
+    arap_sweeps: usize,
+) {
     p.tets
         .par_chunks_mut(LANES)
         .zip(p.tet_duals.par_chunks_mut(LANES))
         .zip(p.tet_rotations.par_chunks_mut(LANES))
         .zip(tets.par_chunks(LANES))
         .with_min_len(32)
-        .for_each(|(((o, u), r), e)| TetElement::local_step_lanes(e, model, x, u, o, r));
+        .for_each(|(((o, u), r), e)| TetElement::local_step_lanes(e, model, x, u, o, r, arap_sweeps));
 }
 
 fn project<const D: usize, const N: usize>(

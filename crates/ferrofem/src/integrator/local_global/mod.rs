@@ -119,6 +119,13 @@ pub struct LocalGlobalSettings {
     /// a few iterations never remove); `explicit`, the prediction
     /// `q̃ = q + h v + h² g` (zeng2025's start); `zero`, `q`.
     pub initial_guess: InitialGuess,
+    /// Sweeps of ARAP's polar iteration per local step, warm-started from
+    /// the tet's last rotation (dahl2019 §3.3: one sweep leaves `RᵀF`
+    /// "symmetric enough"; each sweep raises `tr RᵀF`, so the iteration
+    /// still descends, to the same fixed point). The iteration stops before
+    /// its last sweep once `‖RᵀF − FᵀR‖ ≤ 1e-14 ‖F‖`. The SVD-based models (co-rotational,
+    /// Neo-Hookean) always iterate to that tolerance.
+    pub polar_sweeps: usize,
     /// Stop a step's iterations early once the fixed-point residual
     /// `‖G(s) − s‖_D` falls below this fraction of the first iteration's
     /// (absent: always `iterations`).
@@ -140,6 +147,7 @@ impl Default for LocalGlobalSettings {
             acceleration: Acceleration::Auto,
             anderson_window: 5,
             lbfgs_window: 20,
+            polar_sweeps: 1,
             tolerance: None,
             initial_guess: InitialGuess::PreviousVelocity,
             device: crate::Device::Cpu,
@@ -171,6 +179,9 @@ impl LocalGlobalSettings {
         }
         if self.lbfgs_window == 0 {
             return Err((key("lbfgs_window"), "must be at least 1".into()));
+        }
+        if self.polar_sweeps == 0 {
+            return Err((key("polar_sweeps"), "must be at least 1".into()));
         }
         if matches!(self.acceleration, Acceleration::Anderson | Acceleration::Lbfgs)
             && self.global_step == GlobalStepMethod::Jacobi

@@ -309,7 +309,7 @@ impl LocalGlobal {
                 // constraint forces: uploaded once per step otherwise.
                 let upload = k == 0 || constrained_body;
                 times.time(Stage::LocalStep, || {
-                    local_step(body, &w.x, &mut w.projections);
+                    local_step(body, &w.x, &mut w.projections, settings.polar_sweeps);
                     match w.global.on_device() {
                         false => {
                             assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs)
@@ -525,9 +525,13 @@ impl LocalGlobal {
         Ok(())
     }
 
-    /// A body's figures after the step: its elastic and bending energy at the end positions.
-    pub fn body_stats(&self, body: &Body, positions: &[f64]) -> BodyStepStats {
-        BodyStepStats { elastic_energy: elastic_energy(body, positions), ..Default::default() }
+    /// Body `b`'s figures after the step: its elastic and bending energy
+    /// at the end positions (the tets' rotations warm-started from the
+    /// step's last ones).
+    pub fn body_stats(&self, b: usize, body: &Body, positions: &[f64]) -> BodyStepStats {
+        let w = &self.bodies[b];
+        let rotations = w.lbfgs.as_ref().map_or(w.projections.tet_rotations(), |q| q.rotations());
+        BodyStepStats { elastic_energy: elastic_energy(body, positions, rotations), ..Default::default() }
     }
 }
 

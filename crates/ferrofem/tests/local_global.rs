@@ -447,7 +447,7 @@ fn warm_energy_gradient_equals_the_reference() {
         w.state.bodies[0].positions.iter().enumerate().map(|(i, p)| p + 1e-3 * (i as f64).sin()).collect();
     let (mut g, mut g_warm) = (vec![0.0; x.len()], vec![0.0; x.len()]);
     let e = energy_gradient(&body, &x, at, &mut g).unwrap();
-    let mut cache = StressCache::new(&body);
+    let mut cache = StressCache::new(&body, 1);
     for _ in 0..2 {
         let e_warm = energy_gradient_warm(&body, &x, at, Some(&mut g_warm), &mut cache).unwrap();
         assert!((e_warm - e).abs() <= 1e-12 * e.abs(), "energy {e_warm} vs {e}");

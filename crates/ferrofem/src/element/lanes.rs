@@ -295,20 +295,27 @@ pub fn local_projection<const L: usize>(
 /// rotation alone, `ψ = μ ‖F − R‖² + λ/2 (tr RᵀF − 3)²`,
 /// `P = 2μ (F − R) + λ (tr RᵀF − 3) R` (λ = 0 for ARAP), `R` by the polar
 /// iteration warm-started from (and updating) `rotation`; Neo-Hookean in
-/// closed form, `P = μ F + (λ ln J − μ) F⁻ᵀ`.
+/// closed form, `P = μ F + (λ ln J − μ) F⁻ᵀ`. ARAP's iteration stops
+/// after `arap_sweeps` sweeps from a warm start, as in
+/// [`local_projection`]: the result is then the local-global energy
+/// `μ ‖F − R‖²` at that `R` (at least ψ, equal once `R` has converged)
+/// and its gradient at fixed `R`; co-rotational's converges.
 #[inline(always)]
 pub fn energy_and_stress<const L: usize>(
     model: Constitutive,
     lame: &[Lame; L],
     f: &[Matrix3<f64>; L],
     rotation: &mut [Matrix3<f64>; L],
+    arap_sweeps: usize,
 ) -> [Option<(f64, Matrix3<f64>)>; L] {
     if model == Constitutive::NeoHookean {
         return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
     }
-    let (r, _, polar) = polar(&pack(f), rotation, POLAR_SWEEPS);
+    let bounded = model == Constitutive::Arap && arap_sweeps < POLAR_SWEEPS;
+    let (r, warm, converged) = polar(&pack(f), rotation, if bounded { arap_sweeps } else { POLAR_SWEEPS });
     std::array::from_fn(|l| {
-        let rl = if polar[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
+        let usable = converged[l] || (bounded && warm[l]);
+        let rl = if usable { unpack(&r, l) } else { svd_rotation(&f[l]) };
         rotation[l] = rl;
         let (mu, lambda) = (lame[l].mu, if model == Constitutive::Arap { 0.0 } else { lame[l].lambda });
         let (e, tr) = (f[l] - rl, (rl.transpose() * f[l]).trace() - 3.0);
@@ -369,7 +376,8 @@ dispatch!(
         model: Constitutive,
         lame: &[Lame; LANES],
         f: &[Matrix3<f64>; LANES],
-        rotation: &mut [Matrix3<f64>; LANES]
+        rotation: &mut [Matrix3<f64>; LANES],
+        arap_sweeps: usize
     ) -> [Option<(f64, Matrix3<f64>)>; LANES]
 );
 
@@ -446,7 +454,7 @@ mod tests {
             for batch in 0..8 {
                 let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l));
                 let mut rotation = [Matrix3::identity(); LANES];
-                let got = energy_and_stress_dispatch(model, &[LAME; LANES], &f, &mut rotation);
+                let got = energy_and_stress_dispatch(model, &[LAME; LANES], &f, &mut rotation, POLAR_SWEEPS);
                 for l in 0..LANES {
                     let expected = crate::element::hyperelastic::energy_and_stress(model, LAME, &f[l]);
                     match (got[l], expected) {

@@ -9,7 +9,7 @@ use super::local::Incidence;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
-use crate::element::lanes::{energy_and_stress_dispatch, LANES};
+use crate::element::lanes::{energy_and_stress_dispatch, LANES, POLAR_SWEEPS};
 use crate::element::Constitutive;
 use crate::element::{Element, TetElement};
 
@@ -39,13 +39,15 @@ pub fn energy_gradient(body: &Body, x: &[f64], at: StepTarget, grad: &mut [f64])
 
 /// What [`energy_gradient_warm`] keeps between evaluations: each tet's
 /// last rotation (the warm start of its polar iteration), the tets'
-/// `(measure · ψ, measure · P)` and the vertex → tet incidence that
-/// gathers them per vertex in parallel.
+/// `(measure · ψ, measure · P)`, the vertex → tet incidence that gathers
+/// them per vertex in parallel, and the bound on ARAP's polar sweeps per
+/// evaluation.
 #[derive(Debug, Clone)]
 pub struct StressCache {
     rotations: Vec<Matrix3<f64>>,
     terms: Terms<3>,
     incidence: Incidence,
+    arap_sweeps: usize,
 }
 
 impl StressCache {
@@ -54,12 +56,20 @@ impl StressCache {
         &self.rotations
     }
 
-    /// An empty cache for `body`.
-    pub fn new(body: &Body) -> StressCache {
+    /// An empty cache for `body`, ARAP's polar iteration bounded to
+    /// `arap_sweeps` warm sweeps per evaluation (the first evaluation of
+    /// a tet takes the SVD's rotation). With a bound below convergence an
+    /// evaluation returns the local-global energy `E(q, R)` at the swept
+    /// `R` (Bouaziz et al. 2014; `min_R E = ε`) and its gradient in `q`
+    /// at fixed `R`: each evaluation lowers `E` over `R` (every sweep
+    /// raises `tr RᵀF`), so a line search on it descends `E` jointly in
+    /// `(q, R)` and stops where `R` is the polar rotation and `∇ε = 0`.
+    pub fn new(body: &Body, arap_sweeps: usize) -> StressCache {
         StressCache {
-            rotations: vec![Matrix3::identity(); body.tets.len()],
+            rotations: vec![Matrix3::zeros(); body.tets.len()],
             terms: vec![(0.0, Matrix3::zeros()); body.tets.len()],
             incidence: Incidence::new(body.vertex_count(), body.tets.iter().map(|e| e.vertices.as_slice())),
+            arap_sweeps,
         }
     }
 }
@@ -80,20 +90,21 @@ pub fn energy_gradient_warm(
 
 /// `(ψ, P)` per unit volume of up to [`LANES`] tets `e` at positions `x`
 /// (`None`: an infinite energy), their polar iterations warm-started from
-/// `r` (one rotation per tet), which takes the new rotations. Lanes past
-/// `e`'s end repeat its last tet.
+/// `r` (one rotation per tet), which takes the new rotations, ARAP's
+/// bounded to `arap_sweeps`. Lanes past `e`'s end repeat its last tet.
 fn lane_terms(
     e: &[TetElement],
     model: Constitutive,
     x: &[f64],
     r: &mut [Matrix3<f64>],
+    arap_sweeps: usize,
 ) -> [Option<(f64, Matrix3<f64>)>; LANES] {
     let n = e.len();
     let el = |l: usize| &e[l.min(n - 1)];
     let f = std::array::from_fn(|l| el(l).gradient(x));
     let lame = std::array::from_fn(|l| el(l).lame);
     let mut rot: [Matrix3<f64>; LANES] = std::array::from_fn(|l| r[l.min(n - 1)]);
-    let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot);
+    let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot, arap_sweeps);
     r.copy_from_slice(&rot[..n]);
     got
 }
@@ -101,6 +112,7 @@ fn lane_terms(
 /// The tets' `(measure · ψ, measure · P)` into `cache.terms`, by lanes;
 /// `false` where an energy is infinite.
 fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &mut StressCache) -> bool {
+    let sweeps = cache.arap_sweeps;
     cache
         .terms
         .par_chunks_mut(LANES)
@@ -108,7 +120,7 @@ fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &
         .zip(cache.rotations.par_chunks_mut(LANES))
         .with_min_len(16)
         .all(|((out, e), r)| {
-            let got = lane_terms(e, model, x, r);
+            let got = lane_terms(e, model, x, r, sweeps);
             out.iter_mut()
                 .zip(&got)
                 .zip(e)
@@ -126,7 +138,7 @@ fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotatio
         .with_min_len(16)
         .map(|(e, warm)| {
             let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| warm[l.min(warm.len() - 1)]);
-            let got = lane_terms(e, model, x, &mut r[..e.len()]);
+            let got = lane_terms(e, model, x, &mut r[..e.len()], POLAR_SWEEPS);
             got.iter().zip(e).map(|(g, e)| g.map(|(psi, _)| psi * e.measure)).sum::<Option<f64>>()
         })
         .collect();

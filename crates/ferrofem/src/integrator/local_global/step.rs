@@ -201,7 +201,8 @@ impl LocalGlobal {
                 weights,
                 first_residual: 0.0,
                 anderson,
-                lbfgs: (s.acceleration == Acceleration::Lbfgs).then(|| Lbfgs::new(s.lbfgs_window, body)),
+                lbfgs: (s.acceleration == Acceleration::Lbfgs)
+                    .then(|| Lbfgs::new(s.lbfgs_window, body, s.polar_sweeps)),
             });
         }
         Ok(LocalGlobal {

@@ -11,6 +11,10 @@
 /// Columns the four-column primitives combine.
 pub const COLUMNS: usize = 4;
 
+/// A row of four interleaved right-hand sides (three axes padded to one
+/// 256-bit register).
+pub type Row4 = [f64; 4];
+
 /// Partial sums of the portable dot product: independent chains the compiler maps to SIMD lanes.
 const LANES: usize = 8;
 
@@ -31,6 +35,12 @@ pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
     fn dot(a: &[Self], b: &[f64]) -> f64;
     /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
     fn dot4(c: [&[Self]; COLUMNS], g: &[f64]) -> [f64; COLUMNS];
+    /// `rowsᵢ ← rowsᵢ − Σₖ cₖ[i] xₖ` for four columns `cₖ` as long as
+    /// `rows`, rows of four right-hand sides.
+    fn sub_rows4(c: [&[Self]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]);
+    /// `Σᵢ cₖ[i] vᵢ` for four columns `cₖ` as long as `v`, rows of four
+    /// right-hand sides, reading `v` once.
+    fn rows_dot4(c: [&[Self]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS];
 }
 
 /// Picks the AVX2 + FMA build of a primitive where the processor has them.
@@ -59,6 +69,12 @@ macro_rules! stored {
             }
             fn dot4(c: [&[$t]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
                 dispatch!(dot4::<$t>(c, g))
+            }
+            fn sub_rows4(c: [&[$t]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
+                dispatch!(sub_rows4::<$t>(c, x, rows))
+            }
+            fn rows_dot4(c: [&[$t]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS] {
+                dispatch!(rows_dot4::<$t>(c, v))
             }
         }
     };
@@ -94,7 +110,28 @@ pub fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
 
 /// The primitives in plain Rust: the reference, and the build for other processors.
 mod portable {
-    use super::{COLUMNS, LANES};
+    use super::{Row4, COLUMNS, LANES};
+
+    pub(super) fn sub_rows4<T: Into<f64> + Copy>(c: [&[T]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
+        for (i, row) in rows.iter_mut().enumerate() {
+            for k in 0..4 {
+                row[k] -= c[0][i].into() * x[0][k]
+                    + c[1][i].into() * x[1][k]
+                    + c[2][i].into() * x[2][k]
+                    + c[3][i].into() * x[3][k];
+            }
+        }
+    }
+
+    pub(super) fn rows_dot4<T: Into<f64> + Copy>(c: [&[T]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS] {
+        let mut acc = [[0.0; 4]; COLUMNS];
+        for (i, vi) in v.iter().enumerate() {
+            for q in 0..COLUMNS {
+                (0..4).for_each(|k| acc[q][k] += c[q][i].into() * vi[k]);
+            }
+        }
+        acc
+    }
 
     pub(super) fn axpy<T: Into<f64> + Copy>(a: f64, x: &[T], y: &mut [f64]) {
         y.iter_mut().zip(x).for_each(|(yi, &xi)| *yi += a * xi.into());
@@ -129,7 +166,7 @@ mod portable {
 mod avx {
     use std::arch::x86_64::*;
 
-    use super::COLUMNS;
+    use super::{Row4, COLUMNS};
 
     /// A stored type loaded four at a time into double lanes.
     pub(super) trait Load: Copy + Into<f64> {
@@ -154,6 +191,50 @@ mod avx {
             // SAFETY: the caller's contract.
             unsafe { _mm256_cvtps_pd(_mm_loadu_ps(p)) }
         }
+    }
+
+    /// `Σₖ cₖ xₖ` of four column values and four rows in registers.
+    #[target_feature(enable = "avx2,fma")]
+    fn combine<T: Load>(c: [T; COLUMNS], x: &[__m256d; COLUMNS]) -> __m256d {
+        let b = |k: usize| _mm256_set1_pd(c[k].into());
+        let acc = _mm256_mul_pd(b(0), x[0]);
+        _mm256_fmadd_pd(b(3), x[3], _mm256_fmadd_pd(b(2), x[2], _mm256_fmadd_pd(b(1), x[1], acc)))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn sub_rows4<T: Load>(c: [&[T]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
+        let n = rows.len();
+        let c = c.map(|col| &col[..n]);
+        // SAFETY: a `Row4` is four readable doubles.
+        let xv = x.map(|r| unsafe { _mm256_loadu_pd(r.as_ptr()) });
+        for (i, row) in rows.iter_mut().enumerate() {
+            let sum = combine([c[0][i], c[1][i], c[2][i], c[3][i]], &xv);
+            let p = row.as_mut_ptr();
+            // SAFETY: a `Row4` is four writable doubles.
+            unsafe { _mm256_storeu_pd(p, _mm256_sub_pd(_mm256_loadu_pd(p), sum)) };
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn rows_dot4<T: Load>(c: [&[T]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS] {
+        let n = v.len();
+        let c = c.map(|col| &col[..n]);
+        // Two accumulators per column (even and odd rows): eight independent chains.
+        let mut acc = [[_mm256_setzero_pd(); COLUMNS]; 2];
+        for (i, vi) in v.iter().enumerate() {
+            // SAFETY: a `Row4` is four readable doubles.
+            let r = unsafe { _mm256_loadu_pd(vi.as_ptr()) };
+            let a = &mut acc[i % 2];
+            for k in 0..COLUMNS {
+                a[k] = _mm256_fmadd_pd(_mm256_set1_pd(c[k][i].into()), r, a[k]);
+            }
+        }
+        let mut out = [[0.0; 4]; COLUMNS];
+        for k in 0..COLUMNS {
+            // SAFETY: a `Row4` is four writable doubles.
+            unsafe { _mm256_storeu_pd(out[k].as_mut_ptr(), _mm256_add_pd(acc[0][k], acc[1][k])) };
+        }
+        out
     }
 
     /// Sum of the four lanes.
@@ -287,6 +368,30 @@ mod tests {
             f32::axpy(-0.3, &a32, &mut y);
             axpy(-0.3, &aw, &mut z);
             assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy f32, n = {n}");
+            // Rows of four right-hand sides.
+            let rows: Vec<Row4> = (0..n).map(|i| [g[i], a[i], -b[i], 0.5 * c[i]]).collect();
+            let x: [Row4; COLUMNS] =
+                [[0.5, -1.0, 2.0, 0.0], [0.25, 0.1, -0.3, 1.0], [1.5, 2.0, 0.0, -1.0], [0.0, 0.7, 0.2, 0.3]];
+            let (mut y, mut z) = (rows.clone(), rows.clone());
+            f64::sub_rows4([&a, &b, &c, &d], x, &mut y);
+            portable::sub_rows4([&a, &b, &c, &d], x, &mut z);
+            assert!(
+                y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
+                "sub_rows4, n = {n}"
+            );
+            let (fused, plain) =
+                (f64::rows_dot4([&a, &b, &c, &d], &rows), portable::rows_dot4([&a, &b, &c, &d], &rows));
+            assert!(
+                fused.iter().flatten().zip(plain.iter().flatten()).all(|(p, q)| close(*p, *q)),
+                "rows_dot4, n = {n}"
+            );
+            let (mut y, mut z) = (rows.clone(), rows.clone());
+            f32::sub_rows4([&a32, &b32, &c32, &d32], x, &mut y);
+            f64::sub_rows4([&aw, &bw, &cw, &dw], x, &mut z);
+            assert!(
+                y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
+                "sub_rows4 f32, n = {n}"
+            );
         }
     }
 }

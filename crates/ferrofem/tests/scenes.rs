@@ -44,7 +44,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("cloth-extension", 0xe24279924adfb7eb),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
     ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x54093ce7bbbfe79a),
+    ("drop-lg", 0xd1d2f5bb00743704),
     ("grasp-rotate", 0x0b4e296dc999b92e),
     ("hanging-cloth", 0x74dfaae35ff804d7),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
@@ -58,7 +58,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("stick-slide", 0x2a677c105901b064),
     ("torus-pass", 0x5b9439ecc8454cda),
     ("twisting-bar", 0x99bd6c12aaf1704b),
-    ("twisting-bar-lg", 0x581f789aed99c83e),
+    ("twisting-bar-lg", 0xc2ab140c5de97be1),
 ];
 
 /// Steps each built-in scene runs in [`every_builtin_scene_runs`].

@@ -35,6 +35,25 @@ struct Subtree {
     columns: Range<usize>,
     /// Root supernode: every row outside the subtree that it updates is in the root's pattern.
     root: usize,
+    /// For each pattern row of the subtree's supernodes outside the subtree,
+    /// in supernode and pattern order: its position in the root's pattern
+    /// (where the forward sweep keeps its update until the merge).
+    slots: Vec<u32>,
+}
+
+impl Subtree {
+    /// The subtree of supernodes `first..=root`, with its slots.
+    fn new(sn: &SupernodeLayout, first: usize, root: usize) -> Subtree {
+        let columns = sn.begin[first]..sn.begin[root + 1];
+        let outside = sn.pattern(root);
+        let slots = (first..=root)
+            .flat_map(|s| sn.pattern(s).iter().filter(|&&r| r as usize >= columns.end))
+            .map(|r| {
+                outside.binary_search(r).expect("a subtree's outside rows are in its root's pattern") as u32
+            })
+            .collect();
+        Subtree { supernodes: first..root + 1, columns, root, slots }
+    }
 }
 
 /// Subtrees are split until none holds more than this share of the factor.
@@ -87,13 +106,7 @@ impl SolvePlan {
             return SolvePlan { tasks: Vec::new(), levels: levels(sn, &(0..m).collect::<Vec<_>>()) };
         }
         let levels = levels(sn, &top);
-        let tasks = tasks
-            .into_iter()
-            .map(|t| {
-                let first = t + 1 - size[t];
-                Subtree { supernodes: first..t + 1, columns: sn.begin[first]..sn.begin[t + 1], root: t }
-            })
-            .collect();
+        let tasks = tasks.into_iter().map(|t| Subtree::new(sn, t + 1 - size[t], t)).collect();
         SolvePlan { tasks, levels }
     }
 
@@ -216,28 +229,34 @@ impl Ldlt {
     fn forward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
-        let n = y.len();
         let outside: Vec<Vec<[f64; K]>> = split_by_subtree(y, &plan.tasks)
             .into_par_iter()
             .map(|(task, local)| {
                 let (lo, hi) = (task.columns.start, task.columns.end);
-                let mut above = vec![[0.0; K]; n - hi];
-                let mut z = Vec::new();
+                // The updates of rows outside the subtree, by position in the root's pattern.
+                let mut above = vec![[0.0; K]; sn.pattern(task.root).len()];
+                let (mut z, mut slots) = (Vec::new(), 0);
                 for s in task.supernodes.clone() {
                     let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
-                    let row = |r: u32| (r as usize).checked_sub(hi).ok_or(r as usize - lo);
+                    let first_slot = slots;
                     z.clear();
                     z.extend_from_slice(&local[own.clone()]);
-                    z.extend(sn.pattern(s).iter().map(|&r| match row(r) {
-                        Ok(i) => above[i],
-                        Err(i) => local[i],
+                    z.extend(sn.pattern(s).iter().map(|&r| match r as usize {
+                        r if r >= hi => {
+                            slots += 1;
+                            above[task.slots[slots - 1] as usize]
+                        }
+                        r => local[r - lo],
                     }));
                     panel_kernels::forward(self.panel_values(values, s), &mut z, own.len(), false);
                     local[own.clone()].copy_from_slice(&z[..own.len()]);
+                    let mut slot = task.slots[first_slot..slots].iter();
                     for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
-                        match row(r) {
-                            Ok(i) => above[i] = v,
-                            Err(i) => local[i] = v,
+                        match r as usize {
+                            r if r >= hi => {
+                                above[*slot.next().expect("one slot per outside row") as usize] = v
+                            }
+                            r => local[r - lo] = v,
                         }
                     }
                 }
@@ -245,8 +264,8 @@ impl Ldlt {
             })
             .collect();
         for (task, above) in plan.tasks.iter().zip(&outside) {
-            for &r in sn.pattern(task.root) {
-                add_row(&mut y[r as usize], &above[r as usize - task.columns.end]);
+            for (&r, v) in sn.pattern(task.root).iter().zip(above) {
+                add_row(&mut y[r as usize], v);
             }
         }
         for level in &plan.levels {

@@ -457,6 +457,49 @@ fn warm_energy_gradient_equals_the_reference() {
     }
 }
 
+/// L-BFGS's evaluations of an ARAP body with one warm polar sweep each
+/// return the local-global energy `E(q, R)` at the swept rotations: never
+/// below the converged energy `ε(q)`, never rising from one evaluation
+/// to the next at the same `q` (each sweep raises `tr RᵀF`), and equal to
+/// `ε(q)` (energy and gradient) once the rotations have converged.
+#[test]
+fn swept_arap_evaluations_bound_the_energy_and_converge_to_it() {
+    use ferrofem::integrator::local_global::energy::{energy_gradient, energy_gradient_warm, StressCache};
+    let mut w = world(&bar(1e6, "triangular", 5, 3.0));
+    for _ in 0..10 {
+        w.step().unwrap();
+    }
+    let body = w.model.bodies[0].clone();
+    let predicted = common::local_global(&w).predicted(0).to_vec();
+    let pins = common::local_global(&w).pins(0).to_vec();
+    let at = StepTarget { predicted: &predicted, h: 0.01, t_next: w.state.time, pins: &pins };
+    let rest = w.state.bodies[0].positions.clone();
+    // Warm start from a less twisted state, then evaluate at a more twisted one.
+    let x: Vec<f64> = rest.iter().zip(&body.rest_positions()).map(|(p, r)| r + 1.6 * (p - r)).collect();
+    let (mut g, mut g_warm) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+    let exact = energy_gradient(&body, &x, at, &mut g).unwrap();
+    let mut cache = StressCache::new(&body, 1);
+    energy_gradient_warm(&body, &rest, at, None, &mut cache).unwrap();
+    let mut last = f64::INFINITY;
+    let mut gaps = Vec::new();
+    for _ in 0..12 {
+        let e = energy_gradient_warm(&body, &x, at, Some(&mut g_warm), &mut cache).unwrap();
+        assert!(e >= exact * (1.0 - 1e-13), "E(q, R) = {e} below ε(q) = {exact}");
+        assert!(e <= last * (1.0 + 1e-13), "E rose from {last} to {e} at a fixed q");
+        gaps.push((e - exact) / exact);
+        last = e;
+    }
+    eprintln!(
+        "relative gap per evaluation: {:?}",
+        gaps.iter().map(|g| format!("{g:.1e}")).collect::<Vec<_>>()
+    );
+    assert!(gaps[0] > 1e-10, "the first swept evaluation is above ε: {:e}", gaps[0]);
+    assert!(gaps[11].abs() <= 1e-12, "converged rotations give ε: {:e}", gaps[11]);
+    let scale = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = g.iter().zip(&g_warm).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= 1e-9 * scale, "gradient differs by {diff:e} of {scale:e}");
+}
+
 /// Positions of body 0 after `frames` steps of a built-in scene with the
 /// sparse-inverse global step on `device`, under `acceleration`, and
 /// whether the last step had constraint rows.

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use crate::simd::{Row4, Stored, COLUMNS};
+use crate::simd::{Stored, COLUMNS};
 
 /// Rows per thread, at least, in a parallel update.
 const LANES: usize = 8;
@@ -133,16 +133,18 @@ fn update_below<P: Stored, const K: usize>(
     if K == 1 {
         return update_below_one(panel, ld, k0, r0, x.as_flattened(), rows.as_flattened_mut());
     }
-    if K == 4 {
-        let (x, rows) = (x.as_flattened().as_chunks().0, rows.as_flattened_mut().as_chunks_mut().0);
-        return update_below_four(panel, ld, k0, r0, x, rows);
-    }
     let m = rows.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let (blocks, rest) = x.as_chunks::<COLUMNS>();
     for (b, xs) in blocks.iter().enumerate() {
         let j = b * COLUMNS;
         let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
+        if K == 4 {
+            // Three axes padded to one 256-bit row: the row primitive.
+            let xs = xs.map(|x| std::array::from_fn(|c| x[c]));
+            P::sub_rows4(cs, xs, rows.as_flattened_mut().as_chunks_mut().0);
+            continue;
+        }
         for (i, row) in rows.iter_mut().enumerate() {
             for c in 0..K {
                 row[c] -= cs[0][i].into() * xs[0][c]
@@ -173,23 +175,6 @@ fn update_below_one<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, x: 
     }
 }
 
-/// [`update_below`] for rows of four right-hand sides (the three axes
-/// padded), by the four-column row primitive ([`Stored::sub_rows4`]: one
-/// 256-bit register per row, fused multiply-adds where the processor has them).
-fn update_below_four<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, x: &[Row4], rows: &mut [Row4]) {
-    let m = rows.len();
-    let col = |j| column(panel, ld, k0 + j, r0, m);
-    let (blocks, rest) = x.as_chunks::<COLUMNS>();
-    for (b, xs) in blocks.iter().enumerate() {
-        let j = b * COLUMNS;
-        P::sub_rows4([col(j), col(j + 1), col(j + 2), col(j + 3)], *xs, rows);
-    }
-    let first = x.len() - rest.len();
-    for (j, xj) in rest.iter().enumerate() {
-        rows.iter_mut().zip(col(first + j)).for_each(|(row, &l)| sub_scaled(row, l.into(), xj));
-    }
-}
-
 /// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v` for the rows `r0..r0 + v.len()`.
 fn update_above<P: Stored, const K: usize>(
     panel: &[P],
@@ -202,10 +187,6 @@ fn update_above<P: Stored, const K: usize>(
     if K == 1 {
         return update_above_one(panel, ld, k0, r0, v.as_flattened(), out.as_flattened_mut());
     }
-    if K == 4 {
-        let (v, out) = (v.as_flattened().as_chunks().0, out.as_flattened_mut().as_chunks_mut().0);
-        return update_above_four(panel, ld, k0, r0, v, out);
-    }
     let m = v.len();
     let col = |j| column(panel, ld, k0 + j, r0, m);
     let first = out.len() - out.len() % COLUMNS;
@@ -214,9 +195,15 @@ fn update_above<P: Stored, const K: usize>(
         let j = b * COLUMNS;
         let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
         let mut acc = [[0.0; K]; COLUMNS];
-        for (i, vi) in v.iter().enumerate() {
-            for q in 0..COLUMNS {
-                (0..K).for_each(|c| acc[q][c] += cs[q][i].into() * vi[c]);
+        if K == 4 {
+            // Three axes padded to one 256-bit row: the row primitive.
+            let sums = P::rows_dot4(cs, v.as_flattened().as_chunks().0);
+            acc.iter_mut().zip(&sums).for_each(|(a, s)| a.copy_from_slice(&s[..K]));
+        } else {
+            for (i, vi) in v.iter().enumerate() {
+                for q in 0..COLUMNS {
+                    (0..K).for_each(|c| acc[q][c] += cs[q][i].into() * vi[c]);
+                }
             }
         }
         os.iter_mut().zip(&acc).for_each(|(o, a)| (0..K).for_each(|c| o[c] -= a[c]));
@@ -225,25 +212,6 @@ fn update_above<P: Stored, const K: usize>(
         let mut acc = [0.0; K];
         col(first + j).iter().zip(v).for_each(|(&l, vi)| (0..K).for_each(|c| acc[c] += l.into() * vi[c]));
         (0..K).for_each(|c| o[c] -= acc[c]);
-    }
-}
-
-/// [`update_above`] for rows of four right-hand sides, by the four-column
-/// row primitive ([`Stored::rows_dot4`]).
-fn update_above_four<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, v: &[Row4], out: &mut [Row4]) {
-    let m = v.len();
-    let col = |j| column(panel, ld, k0 + j, r0, m);
-    let first = out.len() - out.len() % COLUMNS;
-    let (blocks, rest) = out.as_chunks_mut::<COLUMNS>();
-    for (b, os) in blocks.iter_mut().enumerate() {
-        let j = b * COLUMNS;
-        let acc = P::rows_dot4([col(j), col(j + 1), col(j + 2), col(j + 3)], v);
-        os.iter_mut().zip(&acc).for_each(|(o, a)| (0..4).for_each(|c| o[c] -= a[c]));
-    }
-    for (j, o) in rest.iter_mut().enumerate() {
-        let mut acc = [0.0; 4];
-        col(first + j).iter().zip(v).for_each(|(&l, vi)| (0..4).for_each(|c| acc[c] += l.into() * vi[c]));
-        (0..4).for_each(|c| o[c] -= acc[c]);
     }
 }
 

@@ -51,7 +51,9 @@ pub struct ConstraintSpace {
     pub(crate) newton: crate::solver::NewtonScratch,
     /// A vector of `W λ` (scratch).
     pub(crate) scratch: Vec<f64>,
-    /// `W` rounded to f32 for PGS (`[constraint_solver] delassus_precision = "single"`).
+    /// `W` rounded to f32 (PGS's `delassus_precision = "single"`, the
+    /// non-smooth Newton's inner solves), made on first use after `W`
+    /// changes: whatever writes `delassus` empties it.
     pub(crate) delassus_single: Vec<f32>,
     /// What the recursive corrective motion did this step (`None`: explicit resolution).
     pub corrective: Option<crate::solver::corrective::CorrectiveRecord>,

@@ -224,9 +224,10 @@ pub fn build_delassus(
     method: DelassusMethod,
     assembled: bool,
 ) {
-    let ConstraintSpace { groups, bodies, delassus, unbuilt, solve, .. } = space;
+    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, solve, .. } = space;
     let c = 3 * groups.len();
     delassus.clear();
+    delassus_single.clear();
     unbuilt.clear();
     let sweeps = solve.iterations.max(10) as f64;
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {

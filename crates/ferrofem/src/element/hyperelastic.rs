@@ -255,11 +255,31 @@ pub fn local_projection<const D: usize>(
 where
     SMatrix<f64, 3, D>: Gradient<D>,
 {
-    if model == Constitutive::Arap {
-        return f.closest_rotation(warm);
+    match model {
+        Constitutive::Arap => return f.closest_rotation(warm),
+        Constitutive::Corotational => return corotational_projection(lame, k, f, &f.closest_rotation(warm)),
+        Constitutive::NeoHookean => {}
     }
     let (u, s, v) = f.usv();
     u * SMatrix::from_diagonal(&prox(model, lame, k, &s)) * v.transpose()
+}
+
+/// Co-rotational's local step in closed form, without an SVD: its
+/// [`prox`] is affine in σ, `σ* = (k σ + c 1)/a` with `a = 2μ + k`,
+/// `g = 2μ + λd`, `c = (g a − λ k t)/(a + λd)` and `t = Σσ = tr(RᵀF)`, so
+/// `p = U diag(σ*) Vᵀ = (k F + c R)/a` for `R = U Vᵀ` the closest
+/// rotation of `F` (zeng2025 eq. 5).
+pub fn corotational_projection<const D: usize>(
+    lame: Lame,
+    k: f64,
+    f: &SMatrix<f64, 3, D>,
+    r: &SMatrix<f64, 3, D>,
+) -> SMatrix<f64, 3, D> {
+    let (d, a) = (D as f64, 2.0 * lame.mu + k);
+    let g = 2.0 * lame.mu + lame.lambda * d;
+    let t = r.dot(f);
+    let c = (g * a - lame.lambda * k * t) / (a + lame.lambda * d);
+    (f * k + r * c) / a
 }
 
 #[cfg(test)]
@@ -358,5 +378,39 @@ mod tests {
         assert!(u.determinant() > 0.0 && v.determinant() > 0.0 && s.product() < 0.0);
         assert!((u * Matrix3::from_diagonal(&s) * v.transpose() - f).norm() < 1e-12);
         assert!(energy(Constitutive::NeoHookean, LAME, &s).is_none());
+    }
+
+    #[test]
+    fn corotational_closed_form_is_the_svd_prox() {
+        let lame = Lame { lambda: 3.0e4, mu: 1.1e4 };
+        for i in 0..40 {
+            let a = i as f64;
+            let mut f = Matrix3::new(
+                1.1 + 0.3 * a.sin(),
+                0.2 * (1.3 * a).cos(),
+                0.1,
+                -0.15,
+                0.7 + 0.2 * (0.7 * a).sin(),
+                0.3 * a.cos(),
+                0.05 * a.sin(),
+                0.25,
+                0.9 + 0.4 * (0.3 * a).cos(),
+            );
+            if i % 5 == 2 {
+                f.column_mut(1).neg_mut(); // inverted: one signed σ < 0
+            }
+            let k = lame.mu * (1.0 + 0.5 * a);
+            let (u, s, v) = signed_svd3(&f);
+            let svd =
+                u * Matrix3::from_diagonal(&prox(Constitutive::Corotational, lame, k, &s)) * v.transpose();
+            let closed = corotational_projection(lame, k, &f, &(u * v.transpose()));
+            assert!((closed - svd).norm() <= 1e-12 * svd.norm(), "3D {i}: {}", (closed - svd).norm());
+            let f2 = f.fixed_columns::<2>(0).into_owned();
+            let (u2, s2, v2) = thin_svd32(&f2);
+            let svd2 =
+                u2 * SMatrix::from_diagonal(&prox(Constitutive::Corotational, lame, k, &s2)) * v2.transpose();
+            let closed2 = corotational_projection(lame, k, &f2, &(u2 * v2.transpose()));
+            assert!((closed2 - svd2).norm() <= 1e-12 * svd2.norm(), "membrane {i}");
+        }
     }
 }

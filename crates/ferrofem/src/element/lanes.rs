@@ -12,7 +12,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::hyperelastic::{prox, signed_svd3};
+use super::hyperelastic::{corotational_projection, prox, signed_svd3};
 use super::{Constitutive, Lame};
 
 /// Elements per batch of the vectorized local step.
@@ -263,9 +263,11 @@ pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// [`super::hyperelastic::local_projection`]: for ARAP the closest
 /// rotation, warm-started from `rotation` by at most `arap_sweeps` sweeps
 /// of the polar iteration (bitwise the one-element iteration with that
-/// bound; the SVD's rotation where `rotation` is not one); for the others
-/// `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose singular values need
-/// the iteration converged. `rotation` is updated with the rotation of `F`.
+/// bound; the SVD's rotation where `rotation` is not one); for
+/// co-rotational [`corotational_projection`] at the converged rotation;
+/// for Neo-Hookean `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose
+/// singular values need the iteration converged. `rotation` is updated
+/// with the rotation of `F`.
 #[inline(always)]
 pub fn local_projection<const L: usize>(
     model: Constitutive,
@@ -280,6 +282,13 @@ pub fn local_projection<const L: usize>(
         return std::array::from_fn(|l| {
             rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
             rotation[l]
+        });
+    }
+    if model == Constitutive::Corotational {
+        let (r, _, converged) = polar(&pack(f), rotation, POLAR_SWEEPS);
+        return std::array::from_fn(|l| {
+            rotation[l] = if converged[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
+            corotational_projection(lame[l], k[l], &f[l], &rotation[l])
         });
     }
     let svd = signed_svd(f, rotation);

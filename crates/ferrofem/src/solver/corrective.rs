@@ -268,6 +268,7 @@ fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     scratch.proximity.assemble_jacobian(&space.groups);
     let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
     expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, &mut space.delassus);
+    space.delassus_single.clear();
     space.unbuilt.clear();
 }
 

@@ -158,7 +158,10 @@ mod tests {
                 ..Default::default()
             };
             let mut cpu = warm.clone();
-            let expected = settings.solve(&w, &free, &laws, &r, &mut cpu, &mut NewtonScratch::default());
+            let mut w32 = Vec::new();
+            crate::solver::newton::round_to_single(&w, &mut w32);
+            let pair = crate::solver::newton::DelassusPair { double: &w, single: &w32 };
+            let expected = settings.solve(pair, &free, &laws, &r, &mut cpu, &mut NewtonScratch::default());
             for offset in [Offset::Free(&free), Offset::Gaps(&gaps)] {
                 let (mut gpu, mut delta) = (warm.clone(), vec![0.0; c]);
                 let out = dev.solve(&params(&settings), offset, &glaws, &r, &mut gpu, &mut delta).unwrap();

@@ -142,9 +142,16 @@ pub fn solve_in_space(
         ConstraintSolver::NonSmoothNewton(settings) => {
             assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
             complementarity_scale(groups, delassus, model, settings.preconditioner, scale);
-            let out = settings.solve(delassus, free_gaps, laws, scale, impulses, newton);
-            let w = AssembledDelassus(delassus);
-            *violation = max_violation(&w, free_gaps, laws, impulses);
+            if single.is_empty() {
+                newton::round_to_single(delassus, single);
+            }
+            let pair = newton::DelassusPair { double: delassus, single };
+            let out = settings.solve(pair, free_gaps, laws, scale, impulses, newton);
+            *violation = laws
+                .iter()
+                .zip(newton.gaps().chunks_exact(3))
+                .map(|(law, d)| group_violation(law, Vector3::from_column_slice(d)))
+                .fold(0.0, f64::max);
             *solve = ConstraintSolve {
                 method: "non-smooth-newton",
                 iterations: out.iterations,
@@ -161,8 +168,9 @@ pub fn solve_in_space(
         let out = match pgs.settings.precision {
             Precision::Double => pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks),
             Precision::Single => {
-                single.clear();
-                single.extend(delassus.iter().map(|&x| x as f32));
+                if single.is_empty() {
+                    newton::round_to_single(delassus, single);
+                }
                 let mut op = SingleDelassus { single, double: delassus };
                 pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks)
             }

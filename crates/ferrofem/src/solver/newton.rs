@@ -116,11 +116,42 @@ pub struct NewtonScratch {
     rot: Vec<[f64; 2]>,
     bilateral: Vec<bool>,
     inv_diag: Vec<f64>,
-    /// `W` rounded to single precision: the conjugate-residual inner
-    /// solves, a few iterations of an inexact direction, read it at half
-    /// the bytes; `Φ` and the line search keep the f64 `W`.
-    w32: Vec<f32>,
+    /// Whether `delta` already holds `δ` at the warm start ([`Self::start_at`]).
+    start_known: bool,
     cr: ConjugateResidual,
+}
+
+impl NewtonScratch {
+    /// The next solve starts where `δ = delta` at the warm-start λ (the
+    /// caller formed it): its first evaluation skips a product with `W`.
+    pub(crate) fn start_at(&mut self, delta: &[f64]) {
+        self.delta.clear();
+        self.delta.extend_from_slice(delta);
+        self.start_known = true;
+    }
+
+    /// `δ = δ_free + W λ` at the last solve's result (m).
+    pub fn gaps(&self) -> &[f64] {
+        &self.delta
+    }
+}
+
+/// `W` (row-major `c × c`) with its copy rounded to single precision: the
+/// conjugate-residual inner solves, a few iterations of an inexact
+/// direction, read it at half the bytes; `Φ` and the line search keep the
+/// f64 `W`. The copy is made once per `W`, not per solve.
+#[derive(Debug, Clone, Copy)]
+pub struct DelassusPair<'a> {
+    /// `W`.
+    pub double: &'a [f64],
+    /// `W` rounded to f32.
+    pub single: &'a [f32],
+}
+
+/// `out ← W` rounded to f32 (for [`DelassusPair`]).
+pub fn round_to_single(w: &[f64], out: &mut Vec<f32>) {
+    out.clear();
+    out.extend(w.iter().map(|&v| v as f32));
 }
 
 /// `out = W v` for a row-major `c × c` `W`.
@@ -139,6 +170,16 @@ fn delassus_times_f32(w: &[f32], v: &[f64], out: &mut [f64]) {
         .enumerate()
         .with_min_len(64)
         .for_each(|(i, o)| *o = dot_mixed(&w[i * c..(i + 1) * c], v));
+}
+
+/// `out = W v` for a symmetric `W` and a `v` with few nonzeros: the rows
+/// of `W` at those entries, summed (no work when `v = 0`).
+fn delassus_times_sparse(w: &[f64], v: &[f64], out: &mut [f64]) {
+    let c = v.len();
+    out.iter_mut().for_each(|o| *o = 0.0);
+    for (j, &vj) in v.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+        ferrofem_linalg::simd::axpy(vj, &w[j * c..(j + 1) * c], out);
+    }
 }
 
 /// Below this, a non-smooth indicator counts as zero.
@@ -162,16 +203,21 @@ impl NewtonSettings {
     /// projected on the cones.
     pub fn solve(
         &self,
-        w: &[f64],
+        pair: DelassusPair,
         free: &[f64],
         laws: &[ConstraintGroup],
         r: &[f64],
         lambda: &mut [f64],
         s: &mut NewtonScratch,
     ) -> NewtonSolve {
-        let c = free.len();
-        assert_eq!(w.len(), c * c, "W must be c×c");
-        for v in [&mut s.delta, &mut s.phi, &mut s.omega, &mut s.e, &mut s.d, &mut s.rhs, &mut s.y] {
+        let (c, w) = (free.len(), pair.double);
+        assert!(w.len() == c * c && pair.single.len() == c * c, "W must be c×c");
+        let known = std::mem::take(&mut s.start_known) && s.delta.len() == c;
+        if !known {
+            s.delta.clear();
+            s.delta.resize(c, 0.0);
+        }
+        for v in [&mut s.phi, &mut s.omega, &mut s.e, &mut s.d, &mut s.rhs, &mut s.y] {
             v.clear();
             v.resize(c, 0.0);
         }
@@ -183,17 +229,18 @@ impl NewtonSettings {
         s.rot.resize(laws.len(), [1.0, 0.0]);
         s.bilateral.clear();
         s.bilateral.extend(laws.iter().map(|l| matches!(l, ConstraintGroup::Attachment)));
-        s.w32.clear();
-        s.w32.extend(w.iter().map(|&v| v as f32));
         let mut out = NewtonSolve::default();
-        let merit = self.evaluate(w, free, laws, r, lambda, s);
+        let merit = match known {
+            true => self.linearize_merit(laws, r, lambda, s),
+            false => self.evaluate(w, free, laws, r, lambda, s),
+        };
         out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
         let mut merit = merit;
         for it in 1..=self.iterations.max(1) {
             if out.residual <= self.ncp_tolerance {
                 break;
             }
-            out.linear_iterations += self.newton_direction(w, s);
+            out.linear_iterations += self.newton_direction(pair, s);
             s.base.clear();
             s.base.extend_from_slice(lambda);
             let mut alpha = 1.0;
@@ -234,6 +281,17 @@ impl NewtonSettings {
     ) -> f64 {
         delassus_times(w, lambda, &mut s.delta);
         s.delta.iter_mut().zip(free).for_each(|(d, f)| *d += f);
+        self.linearize_merit(laws, r, lambda, s)
+    }
+
+    /// `Φ`, `Ω`, `E` at the `δ` in the scratch; returns `‖Φ‖²`.
+    fn linearize_merit(
+        &self,
+        laws: &[ConstraintGroup],
+        r: &[f64],
+        lambda: &[f64],
+        s: &mut NewtonScratch,
+    ) -> f64 {
         self.linearize(laws, r, lambda, s);
         s.phi.iter().map(|p| p * p).sum()
     }
@@ -292,7 +350,8 @@ impl NewtonSettings {
     /// (`Q`, so that `Ω` and `E` are diagonal): rows with `ω = 0` directly,
     /// the others by CR on `(D W̃ D + E) y = D⁻¹(−Φ − Ω W̃ Δλ_Z)`,
     /// `W̃ = Q W Qᵀ`, `Δλ = D y`; then `Δλ ← Qᵀ Δλ`. Returns the CR iterations.
-    fn newton_direction(&self, w: &[f64], s: &mut NewtonScratch) -> usize {
+    fn newton_direction(&self, pair: DelassusPair, s: &mut NewtonScratch) -> usize {
+        let w = pair.double;
         let c = s.phi.len();
         for j in 0..c {
             let zero = s.omega[j] <= OMEGA_ZERO;
@@ -312,7 +371,8 @@ impl NewtonSettings {
             s.inv_diag.push(if diag > 0.0 { 1.0 / diag } else { 1.0 });
             s.y[j] = 0.0;
         }
-        let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, w32, .. } = s;
+        let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, .. } = s;
+        let w32 = pair.single;
         dv.clear();
         dv.resize(c, 0.0);
         let apply = |v: &[f64], out: &mut [f64]| {
@@ -350,12 +410,12 @@ fn rotate(rot: &[[f64; 2]], v: &mut [f64], back: bool) {
     }
 }
 
-/// `out = Q W Qᵀ v`; `buf` is scratch.
+/// `out = Q W Qᵀ v` for a `v` with few nonzeros; `buf` is scratch.
 fn rotated_times(w: &[f64], rot: &[[f64; 2]], v: &[f64], out: &mut [f64], buf: &mut Vec<f64>) {
     buf.clear();
     buf.extend_from_slice(v);
     rotate(rot, buf, true);
-    delassus_times(w, buf, out);
+    delassus_times_sparse(w, buf, out);
     rotate(rot, out, false);
 }
 
@@ -431,6 +491,12 @@ mod tests {
     use crate::solver::resolve_contact;
     use nalgebra::{Matrix3, Vector3};
 
+    /// `W` with its f32 copy in `w32`.
+    fn pair<'a>(w: &'a [f64], w32: &'a mut Vec<f32>) -> DelassusPair<'a> {
+        round_to_single(w, w32);
+        DelassusPair { double: w, single: w32 }
+    }
+
     /// One contact with a coupled, anisotropic `W`: both NCP functions
     /// reach the exact local solution of `resolve_contact` (separation,
     /// stick, slip).
@@ -457,7 +523,7 @@ mod tests {
                 let r = [w[(0, 0)], w[(1, 1)], w[(2, 2)]];
                 let mut lambda = [0.0; 3];
                 let out = settings.solve(
-                    &wf,
+                    pair(&wf, &mut Vec::new()),
                     d.as_slice(),
                     &[ConstraintGroup::Contact { mu }],
                     &r,
@@ -493,6 +559,7 @@ mod tests {
             let mut reference = vec![0.0; c];
             Pgs { settings: PgsSettings::new(100000, 1e-15) }.solve(&w, &free, &laws, &mut reference);
             let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
+            let mut w32 = Vec::new();
             for complementarity in [Complementarity::FischerBurmeister, Complementarity::MinMap] {
                 let settings = NewtonSettings {
                     complementarity,
@@ -503,7 +570,14 @@ mod tests {
                     ..Default::default()
                 };
                 let mut lambda = vec![0.0; c];
-                let out = settings.solve(&w, &free, &laws, &r, &mut lambda, &mut NewtonScratch::default());
+                let out = settings.solve(
+                    pair(&w, &mut w32),
+                    &free,
+                    &laws,
+                    &r,
+                    &mut lambda,
+                    &mut NewtonScratch::default(),
+                );
                 let err = lambda.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                 assert!(err < 1e-8, "mu {mu} {complementarity:?}: {err:e} {out:?}");
             }
@@ -517,7 +591,7 @@ mod tests {
         let mut lambda = [0.0; 3];
         let settings = NewtonSettings::default();
         settings.solve(
-            &w,
+            pair(&w, &mut Vec::new()),
             &free,
             &[ConstraintGroup::Attachment],
             &[1.0; 3],

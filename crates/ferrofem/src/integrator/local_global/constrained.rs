@@ -28,9 +28,13 @@ pub fn gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
     row_gaps(&space.groups, 1.0, |b, j| x[b][j] - x0[b][j], &mut space.free_gaps);
 }
 
-/// `δ_free = δ(q) − W λᵏ` per row (`λᵏ` in `space.impulses`).
-pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
+/// `δ_free = δ(q) − W λᵏ` per row (`λᵏ` in `space.impulses`); a
+/// non-smooth Newton solve (`newton`) starts from `δ(q)`, the gaps at `λᵏ`.
+pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]], newton: bool) {
     gaps(space, x, x0);
+    if newton {
+        space.newton.start_at(&space.free_gaps);
+    }
     let mut w_lambda = std::mem::take(&mut space.scratch);
     w_lambda.resize(space.free_gaps.len(), 0.0);
     delassus_times(&space.delassus, &space.impulses, &mut w_lambda);

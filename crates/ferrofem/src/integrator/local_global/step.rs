@@ -475,7 +475,12 @@ impl LocalGlobal {
                     .map_err(|message| SimError::Device { step, stage: Stage::SolveConstraints, message })
             }
             _ => {
-                constrained::free_gaps(space, &x, &x0);
+                constrained::free_gaps(
+                    space,
+                    &x,
+                    &x0,
+                    matches!(solver, ConstraintSolver::NonSmoothNewton(_)),
+                );
                 constrained::solve(space, compliances, model, solver, previous, total);
                 Ok::<(), SimError>(())
             }

@@ -333,6 +333,25 @@ impl IsodofColumns {
         }
     }
 
+    /// `x_d = (Zᵀ z)_d` for every DOF `d` with a column, given to
+    /// `out(d, x_d)`: the values at these DOFs of `x = Pᵀ L⁻ᵀ D^{-1/2} z`
+    /// ([`Ldlt::solve_from_forward`]) without the backward sweep, `nnz(S̄)`
+    /// multiply-adds per side; with `z` from [`Ldlt::forward_interleaved3`],
+    /// `A⁻¹ b` at the DOFs (the transpose of [`Self::add_forward`]).
+    pub fn gather<const K: usize>(&self, f: &Ldlt, z: &[[f64; K]], mut out: impl FnMut(usize, [f64; K])) {
+        let sn = &f.symbolic().supernodes;
+        let mut acc = vec![[0.0; K]; self.dofs.len()];
+        for b in &self.blocks {
+            let first = sn.begin[b.sn] + b.rho;
+            let rows = &z[first..first + b.rows];
+            for (j, a) in acc[b.columns()].iter_mut().enumerate() {
+                let col = &self.values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
+                rows.iter().zip(col).for_each(|(r, c)| (0..K).for_each(|k| a[k] += c * r[k]));
+            }
+        }
+        self.dofs.iter().zip(&acc).for_each(|(&d, a)| out(d, *a));
+    }
+
     /// `z = Z u` (see [`Self::add_forward`]) for the right-hand sides `b`,
     /// interleaved `K` per DOF (`b[K·d + k]`), when every DOF where `b ≠ 0`
     /// has a column here; else `false`. `f` must be the factor the columns
@@ -697,6 +716,12 @@ impl IsodofCache {
             self.extend(f, &fresh);
         }
         IsodofReuse { isodofs: dofs.len(), reused: dofs.len() - fresh.len() }
+    }
+
+    /// The cached columns, generation by generation, when they were
+    /// solved with factor `f`.
+    pub fn columns(&self, f: &Arc<Ldlt>) -> Option<&[IsodofColumns]> {
+        self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f)).then_some(self.generations.as_slice())
     }
 
     /// The slot of `dof` in [`Self::wbar`], if cached.

@@ -176,16 +176,34 @@ impl Ldlt {
     /// it for a right-hand side on their DOFs, `z = Z u`), then
     /// `x = Pᵀ L⁻ᵀ D^{-1/2} z` by the backward sweep alone: half a solve.
     /// `z` is consumed as scratch. `K` right-hand sides at once, `x`
-    /// interleaved `K` to a row as in [`Self::solve_interleaved`].
+    /// interleaved to a row as in [`Self::solve_interleaved`], `J ≤ K` of
+    /// them (`x.len() = J n`: lanes past `J` are padding, as in
+    /// [`Self::forward_interleaved3`]).
     ///
     /// [`IsodofColumns`]: super::IsodofColumns
     pub fn solve_from_forward<const K: usize>(&self, z: &mut [[f64; K]], x: &mut [f64]) {
         let s = &**self.symbolic();
-        assert!(z.len() == s.n() && x.len() == K * s.n(), "solve_from_forward: lengths");
+        let j = x.len() / s.n().max(1);
+        assert!(z.len() == s.n() && j <= K && x.len() == j * s.n(), "solve_from_forward: lengths");
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
         self.backward(&self.supernodal, z);
-        let x = x.as_chunks_mut::<K>().0;
-        s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[o] = *v);
+        s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[j * o..j * o + j].copy_from_slice(&v[..j]));
+    }
+
+    /// The first half of [`Self::solve_interleaved`] for three axes:
+    /// `z = D^{-1/2} L⁻¹ P b` in the factor's numbering, each row's axes
+    /// padded to four lanes (the solve's fast layout; the fourth stays 0),
+    /// for [`Self::solve_from_forward`] or [`IsodofColumns::gather`] to
+    /// finish.
+    ///
+    /// [`IsodofColumns::gather`]: super::IsodofColumns::gather
+    pub fn forward_interleaved3(&self, b: &[f64], z: &mut Vec<[f64; 4]>) {
+        let s = &**self.symbolic();
+        assert_eq!(b.len(), 3 * s.n(), "forward_interleaved3: expected {} values", 3 * s.n());
+        z.clear();
+        z.extend(s.perm.iter().map(|&o| [b[3 * o], b[3 * o + 1], b[3 * o + 2], 0.0]));
+        self.forward(&self.supernodal, z);
+        z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
     }
 
     /// `x = (A ⊗ I_K)⁻¹ b` for vectors interleaved `K` to a row (`b[i·K + c]`;

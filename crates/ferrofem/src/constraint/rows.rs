@@ -2,7 +2,9 @@
 //! constraint forces do to it: `Hᵀ λ` and the correction `A⁻¹ Hᵀ λ`
 //! (zeng2022 eq. 17).
 
-use ferrofem_linalg::CsrMatrix;
+use std::sync::Arc;
+
+use ferrofem_linalg::{CsrMatrix, Ldlt};
 
 use super::jacobian::{clear_rows, push_point};
 use super::{Compliance, ConstraintJacobian, Group};
@@ -106,6 +108,44 @@ impl BodyRows {
                 f.solve_in_place(x, 1);
             }
         });
+    }
+}
+
+impl BodyRows {
+    /// The vertices the rows touch (sorted): for `A = A_s ⊗ I₃`, the
+    /// scalar factor's DOFs of the isodof columns.
+    pub fn vertices(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.jacobian.pattern.col_idx.iter().map(|&d| d as usize / 3).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// `x = A⁻¹ b` at the rows' vertices from the forward half `z` of
+    /// the solve ([`Ldlt::forward_interleaved3`]) by the isodof columns
+    /// of scalar factor `f` that built `W` (zeng2025 Algorithm 4's
+    /// `J Sᵀ (S g)`): written into `x` (three per vertex) at every vertex
+    /// the columns hold; `false` (and `x` untouched) without such columns.
+    pub fn gather(&self, f: &Arc<Ldlt>, z: &[[f64; 4]], x: &mut [f64]) -> bool {
+        let Some(columns) = self.delassus.columns_covering(f, &self.vertices()) else { return false };
+        for g in columns {
+            g.gather(f, z, |v, val| x[3 * v..3 * v + 3].copy_from_slice(&val[..3]));
+        }
+        true
+    }
+
+    /// The folded correction's forward half: `forces = H_bᵀ Δλ_b` and
+    /// `z += scale · D^{-1/2} L⁻¹ P H_bᵀ Δλ_b` from the isodof columns of
+    /// scalar factor `f` (three axes padded to four lanes); `false` without
+    /// such columns.
+    pub fn add_forward(&mut self, f: &Arc<Ldlt>, impulses: &[f64], scale: f64, z: &mut [[f64; 4]]) -> bool {
+        self.set_forces(impulses);
+        let Some(columns) = self.delassus.columns_covering(f, &self.vertices()) else { return false };
+        let u = &self.forces;
+        for g in columns {
+            g.add_forward(f, |v| [scale * u[3 * v], scale * u[3 * v + 1], scale * u[3 * v + 2], 0.0], z);
+        }
+        true
     }
 }
 

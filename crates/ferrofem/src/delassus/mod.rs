@@ -151,6 +151,25 @@ impl DelassusWorkspace {
         }
     }
 
+    /// The isodof columns this body's builds left for factor `f` — the
+    /// cache's generations, or the last `isodof` build's — when they hold
+    /// every DOF of `dofs` (for `A = A_s ⊗ I₃`, the scalar factor's DOFs:
+    /// vertices).
+    pub fn columns_covering(&self, f: &Arc<Ldlt>, dofs: &[usize]) -> Option<&[IsodofColumns]> {
+        if let Some(g) = self.cache.columns(f).filter(|_| dofs.iter().all(|&d| self.cache.slot(d).is_some()))
+        {
+            return Some(g);
+        }
+        let buf = &self.buffers;
+        match (&buf.columns, &buf.columns_factor) {
+            (Some(cols), Some(g)) if Arc::ptr_eq(f, g) => {
+                let held: std::collections::HashSet<usize> = cols.dofs().iter().copied().collect();
+                dofs.iter().all(|d| held.contains(d)).then_some(std::slice::from_ref(cols))
+            }
+            _ => None,
+        }
+    }
+
     /// [`Self::build`] for `A = A_s ⊗ I₃` with scalar factor `f`: `auto`
     /// takes the cheaper predicted of `isodof-reuse` and, when `S` is
     /// stored, `sparse-inverse`.

@@ -16,7 +16,7 @@ use super::terms::Pin;
 use super::{Acceleration, Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
-use crate::constraint::{Compliance, ConstraintSpace};
+use crate::constraint::{BodyRows, Compliance, ConstraintSpace};
 use crate::delassus::build_delassus;
 use crate::error::guard;
 use crate::integrator::InitialGuess;
@@ -41,6 +41,11 @@ struct Workspace {
     omega: f64,
     /// Scratch of the correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
     correction: [Vec<f64>; 2],
+    /// The forward half `z = D^{-1/2} L⁻¹ P b` of a folded global step.
+    forward: Vec<[f64; 4]>,
+    /// Whether this step's correction is folded into the global step
+    /// (see [`LocalGlobal::fold`]).
+    folded: bool,
     /// The fixed-point state `s = [x; duals]` of the iteration (the duals
     /// of the ADMM models only): the evaluated iterate, its image `G(s)`,
     /// the next iterate.
@@ -197,6 +202,8 @@ impl LocalGlobal {
                 previous: vec![0.0; n],
                 omega: 1.0,
                 correction: [Vec::new(), Vec::new()],
+                forward: Vec::new(),
+                folded: false,
                 state,
                 weights,
                 first_residual: 0.0,
@@ -322,7 +329,10 @@ impl LocalGlobal {
                 if constrained_body {
                     add_constraint_forces(space, b, h, &mut w.rhs);
                 }
-                times.time(Stage::GlobalStep, || global_step(w, settings, k, upload));
+                times.time(Stage::GlobalStep, || match w.folded {
+                    true => forward_half(w, &space.bodies[b]),
+                    false => global_step(w, settings, k, upload),
+                });
                 if let Some(message) = w.global.take_device_error() {
                     return Err(device_failure(step, body, message));
                 }
@@ -431,6 +441,7 @@ impl LocalGlobal {
         let (h, method) = (model.time_step, model.constraint_solver.delassus);
         let compliances = &self.compliances;
         times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+        self.fold(space);
         #[cfg(feature = "gpu")]
         if self.settings.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
@@ -448,6 +459,24 @@ impl LocalGlobal {
             space.impulses.extend_from_slice(&state.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
         }
         Ok(())
+    }
+
+    /// Marks the bodies whose correction folds into the global step
+    /// (zeng2025 Algorithm 4): a triangular global step on the CPU, and
+    /// `W` built from isodof columns of its scalar factor at every vertex
+    /// the rows touch. Such a body's iteration is one solve, not two: the
+    /// forward half `z` of `q = A⁻¹ b` (stage `global_step`), `q` at the
+    /// rows' vertices from the columns (what the gaps read), then
+    /// `z += h² Z Hᵀ Δλ` by the columns and the backward half once (stage
+    /// `correct`). The same `q` as a full solve plus a corrective one, to
+    /// rounding.
+    fn fold(&mut self, space: &ConstraintSpace) {
+        for (w, rows) in self.bodies.iter_mut().zip(&space.bodies) {
+            let factor = w.global.factor().filter(|_| w.global.method == GlobalStepMethod::Triangular);
+            w.folded = !rows.is_empty()
+                && !w.global.on_device()
+                && factor.is_some_and(|f| rows.delassus.columns_covering(f, &rows.vertices()).is_some());
+        }
     }
 
     /// Stages `solve_constraints` and `correct` of one iteration, on the
@@ -487,6 +516,11 @@ impl LocalGlobal {
         })?;
         let h = model.time_step;
         for (b, w) in self.bodies.iter_mut().enumerate() {
+            if w.folded {
+                times.time(Stage::Correct, || folded_correction(w, space, b, previous, h));
+                guard(step, &model.bodies[b], Stage::Correct, "positions", &w.x)?;
+                continue;
+            }
             let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };
             let inverse = match w.global.on_device() {
                 true => constrained::Inverse::Device(&mut w.global),
@@ -590,6 +624,28 @@ fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize, uploa
     }
     w.previous.copy_from_slice(&w.x);
     std::mem::swap(&mut w.x, &mut w.next);
+}
+
+/// Stage `global_step` of a folded body ([`LocalGlobal::fold`]): the
+/// forward half `z = D^{-1/2} L⁻¹ P b`, and `q = A⁻¹ b` at the rows'
+/// vertices from the isodof columns (zeng2025 Algorithm 4's `J Sᵀ(S g)`).
+fn forward_half(w: &mut Workspace, rows: &BodyRows) {
+    let f = w.global.factor().expect("a folded body has a factor");
+    f.forward_interleaved3(&w.rhs, &mut w.forward);
+    let gathered = rows.gather(f, &w.forward, &mut w.x);
+    assert!(gathered, "fold() checked the columns");
+}
+
+/// Stage `correct` of a folded body: `z += h² Z H_bᵀ (λᵏ⁺¹ − λᵏ)` by the
+/// isodof columns, then the backward half `q = Pᵀ L⁻ᵀ D^{-1/2} z`.
+fn folded_correction(w: &mut Workspace, space: &mut ConstraintSpace, b: usize, previous: &[f64], h: f64) {
+    let f = w.global.factor().expect("a folded body has a factor").clone();
+    let delta = &mut w.correction[0];
+    delta.clear();
+    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
+    let added = space.bodies[b].add_forward(&f, delta, h * h, &mut w.forward);
+    assert!(added, "fold() checked the columns");
+    f.solve_from_forward(&mut w.forward, &mut w.x);
 }
 
 /// Wang 2015 eq. 12: ω₁ = 1 until the delay, then `2/(2 − ρ²)`, then

@@ -74,7 +74,7 @@ impl World {
     /// and after every global step (1…k), to measure convergence.
     pub fn step_observed(
         &mut self,
-        observe: impl FnMut(usize, usize, &[f64]),
+        observe: impl FnMut(usize, usize, &[f64]) + Send,
     ) -> Result<StepStats, SimError> {
         let start = Instant::now();
         let mut times = StageTimes::default();

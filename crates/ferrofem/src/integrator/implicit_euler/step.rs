@@ -68,21 +68,31 @@ impl ImplicitEuler {
         let settings = self.settings;
         for (b, body) in model.bodies.iter().enumerate() {
             let (s, w) = (&mut state.bodies[b], &mut self.bodies[b]);
-            times.time(Stage::Assemble, || assemble(body, s, w, &inputs));
+            times.time(Stage::Assemble, || rayon::scope(|_| assemble(body, s, w, &inputs)));
             guard(step, body, Stage::Assemble, "right-hand side", &w.rhs)?;
             guard(step, body, Stage::Assemble, "system matrix", &w.system.values)?;
             let constrained = contacts.involve(b) || !body.attachments.is_empty();
             times
                 .time(Stage::Factorize, || factorize(w, body, &s.rotations, step, &settings, constrained))
                 .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
-            times.time(Stage::FreeMotion, || free_motion(body, s, w, h, model.gravity, &settings)).map_err(
-                |source| SimError::Solver { step, body: body.name.clone(), stage: Stage::FreeMotion, source },
-            )?;
+            // The stages run on a rayon worker, as the local-global step
+            // does (`Integrator::step`): their parallel loops (PCG's
+            // products and sweeps, the supernodal solves) split among the
+            // workers instead of each waking the pool from outside. Not
+            // `factorize`: its synchronous refresh waits on a background
+            // thread whose factorization needs the pool.
+            let solve = || rayon::scope(|_| free_motion(body, s, w, h, model.gravity, &settings));
+            times.time(Stage::FreeMotion, solve).map_err(|source| SimError::Solver {
+                step,
+                body: body.name.clone(),
+                stage: Stage::FreeMotion,
+                source,
+            })?;
             guard(step, body, Stage::FreeMotion, "velocity change", &w.dv)?;
         }
         times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
         if !space.groups.is_empty() {
-            self.resolve_constraints(model, state, space, times, step)?;
+            rayon::scope(|_| self.resolve_constraints(model, state, space, times, step))?;
         }
         for (b, body) in model.bodies.iter().enumerate() {
             let s = &mut state.bodies[b];

@@ -290,6 +290,7 @@ impl LocalGlobal {
         if constrained {
             self.prepare_constraints(model, state, space, times)?;
         }
+        self.fold(space);
         let solver = model.constraint_solver.solver(true);
         let mut total = ConstraintSolve::default();
         let quasi_newton = settings.acceleration == Acceleration::Lbfgs && !constrained;
@@ -441,7 +442,6 @@ impl LocalGlobal {
         let (h, method) = (model.time_step, model.constraint_solver.delassus);
         let compliances = &self.compliances;
         times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
-        self.fold(space);
         #[cfg(feature = "gpu")]
         if self.settings.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
@@ -469,7 +469,8 @@ impl LocalGlobal {
     /// rows' vertices from the columns (what the gaps read), then
     /// `z += h² Z Hᵀ Δλ` by the columns and the backward half once (stage
     /// `correct`). The same `q` as a full solve plus a corrective one, to
-    /// rounding.
+    /// rounding. Decided anew every step: a step without rows folds
+    /// nothing.
     fn fold(&mut self, space: &ConstraintSpace) {
         for (w, rows) in self.bodies.iter_mut().zip(&space.bodies) {
             let factor = w.global.factor().filter(|_| w.global.method == GlobalStepMethod::Triangular);

@@ -109,9 +109,7 @@ impl BodyRows {
             }
         });
     }
-}
 
-impl BodyRows {
     /// The vertices the rows touch (sorted): for `A = A_s ⊗ I₃`, the
     /// scalar factor's DOFs of the isodof columns.
     pub fn vertices(&self) -> Vec<usize> {

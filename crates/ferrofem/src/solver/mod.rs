@@ -142,10 +142,7 @@ pub fn solve_in_space(
         ConstraintSolver::NonSmoothNewton(settings) => {
             assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
             complementarity_scale(groups, delassus, model, settings.preconditioner, scale);
-            if single.is_empty() {
-                newton::round_to_single(delassus, single);
-            }
-            let pair = newton::DelassusPair { double: delassus, single };
+            let pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
             let out = settings.solve(pair, free_gaps, laws, scale, impulses, newton);
             *violation = laws
                 .iter()
@@ -168,10 +165,7 @@ pub fn solve_in_space(
         let out = match pgs.settings.precision {
             Precision::Double => pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks),
             Precision::Single => {
-                if single.is_empty() {
-                    newton::round_to_single(delassus, single);
-                }
-                let mut op = SingleDelassus { single, double: delassus };
+                let mut op = SingleDelassus { single: rounded(delassus, single), double: delassus };
                 pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks)
             }
         };
@@ -198,6 +192,15 @@ pub fn solve_in_space(
         error: pgs_solve.error,
         ..Default::default()
     };
+}
+
+/// `W` rounded to f32, made on first use after `W` changed (whatever
+/// writes `W` empties `single`).
+fn rounded<'a>(delassus: &[f64], single: &'a mut Vec<f32>) -> &'a [f32] {
+    if single.is_empty() {
+        newton::round_to_single(delassus, single);
+    }
+    single
 }
 
 /// The complementarity scale `r` per row (zeng2025 §5.4): the diagonal of

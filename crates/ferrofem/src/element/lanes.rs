@@ -13,7 +13,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::hyperelastic::{corotational_projection, prox, signed_svd3};
-use super::{Constitutive, Lame};
+use super::{Constitutive, Lame, TetElement};
 
 /// Elements per batch of the vectorized local step.
 pub const LANES: usize = 16;
@@ -22,22 +22,42 @@ pub const LANES: usize = 16;
 /// (column-major, as nalgebra stores them).
 pub type Lanes<const L: usize> = [[f64; L]; 9];
 
+/// `[g(0), …, g(L − 1)]` by a plain loop, which inlines into the lane
+/// kernels' wider build (`std::array::from_fn` and `map` may stay calls).
+#[inline(always)]
+fn lanewise<T: Copy + Default, const L: usize>(mut g: impl FnMut(usize) -> T) -> [T; L] {
+    let mut out = [T::default(); L];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = g(l);
+    }
+    out
+}
+
 /// Column-major index of entry `(i, j)`.
 const fn at(i: usize, j: usize) -> usize {
     i + 3 * j
 }
 
 /// The lanes of `L` matrices.
+#[inline(always)]
 pub fn pack<const L: usize>(m: &[Matrix3<f64>; L]) -> Lanes<L> {
-    std::array::from_fn(|k| std::array::from_fn(|l| m[l][k]))
+    let mut a = [[0.0; L]; 9];
+    for (l, m) in m.iter().enumerate() {
+        for k in 0..9 {
+            a[k][l] = m[k];
+        }
+    }
+    a
 }
 
 /// Lane `l` as a matrix.
+#[inline(always)]
 pub fn unpack<const L: usize>(a: &Lanes<L>, l: usize) -> Matrix3<f64> {
     Matrix3::from_fn(|i, j| a[at(i, j)][l])
 }
 
 /// `Aᵀ B` per lane, sums over `k = 0, 1, 2` in order.
+#[inline(always)]
 fn mul_tn<const L: usize>(a: &Lanes<L>, b: &Lanes<L>) -> Lanes<L> {
     let mut c = [[0.0; L]; 9];
     for i in 0..3 {
@@ -53,13 +73,21 @@ fn mul_tn<const L: usize>(a: &Lanes<L>, b: &Lanes<L>) -> Lanes<L> {
 }
 
 /// Frobenius norm per lane, entries summed in storage order.
+#[inline(always)]
 fn norm<const L: usize>(a: &Lanes<L>) -> [f64; L] {
-    std::array::from_fn(|l| a.iter().fold(0.0, |s, e| s + e[l] * e[l]).sqrt())
+    lanewise(|l| {
+        let mut sum = 0.0;
+        for e in a {
+            sum += e[l] * e[l];
+        }
+        sum.sqrt()
+    })
 }
 
 /// `‖S − Sᵀ‖` per lane, entries in storage order.
+#[inline(always)]
 fn skew_norm<const L: usize>(s: &Lanes<L>) -> [f64; L] {
-    std::array::from_fn(|l| {
+    lanewise(|l| {
         let mut sum = 0.0;
         for j in 0..3 {
             for i in 0..3 {
@@ -83,13 +111,18 @@ pub fn rotation_jacobi<const L: usize>(
     tolerance: f64,
 ) -> [bool; L] {
     let mut s = mul_tn(r, f);
-    let scale = norm(f).map(|v| v.max(f64::MIN_POSITIVE));
+    let (n, mut scale) = (norm(f), [0.0; L]);
+    for l in 0..L {
+        scale[l] = n[l].max(f64::MIN_POSITIVE);
+    }
     let mut active = [true; L];
     for _ in 0..max_sweeps {
         let skew = skew_norm(&s);
         // A NaN skew keeps sweeping, as in the one-element iteration.
         let met = |l: usize| skew[l] <= tolerance * scale[l];
-        (0..L).for_each(|l| active[l] = active[l] && !met(l));
+        for l in 0..L {
+            active[l] = active[l] && !met(l);
+        }
         if !active.contains(&true) {
             return [true; L];
         }
@@ -108,7 +141,7 @@ pub fn rotation_jacobi<const L: usize>(
         }
     }
     let skew = skew_norm(&s);
-    std::array::from_fn(|l| !active[l] || skew[l] <= tolerance * scale[l])
+    lanewise(|l| !active[l] || skew[l] <= tolerance * scale[l])
 }
 
 /// Columns `i, j` of `A` ← `A G`, `G` the plane rotation `[c −s; s c]`.
@@ -146,9 +179,10 @@ fn symmetric_eigen<const L: usize>(
     max_sweeps: usize,
     tolerance: f64,
 ) -> [bool; L] {
-    let scale = norm(a).map(|n| n * tolerance);
+    let n = norm(a);
+    let scale: [f64; L] = lanewise(|l| n[l] * tolerance);
     let off = |a: &Lanes<L>| -> [f64; L] {
-        std::array::from_fn(|l| {
+        lanewise(|l| {
             (2.0 * (a[at(0, 1)][l].powi(2) + a[at(0, 2)][l].powi(2) + a[at(1, 2)][l].powi(2))).sqrt()
         })
     };
@@ -174,14 +208,14 @@ fn symmetric_eigen<const L: usize>(
                 }
             }
             // J = [c s; −s c] in plane (p, q): with G's convention, sn ← −s.
-            let minus: [f64; L] = sn.map(|s| -s);
+            let minus: [f64; L] = lanewise(|l| -sn[l]);
             givens_right(a, p, q, &c, &minus);
             givens_left_t(a, p, q, &c, &minus);
             givens_right(v, p, q, &c, &minus);
         }
     }
     let o = off(a);
-    std::array::from_fn(|l| o[l] <= scale[l])
+    lanewise(|l| o[l] <= scale[l])
 }
 
 /// Sweeps of the Jacobi polar iteration in the vectorized local step (as
@@ -196,10 +230,9 @@ pub const POLAR_TOLERANCE: f64 = 1e-14;
 /// Jacobi, `U = R V`. A lane left unconverged takes the one-element SVD.
 /// `rotation` ← `U Vᵀ`.
 #[inline(always)]
-fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
-    let fl = pack(f);
-    let (r, _, polar) = polar(&fl, rotation, POLAR_SWEEPS);
-    let mut s = mul_tn(&r, &fl);
+fn signed_svd<const L: usize>(f: &Lanes<L>, rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
+    let (r, _, polar) = polar(f, rotation, POLAR_SWEEPS);
+    let mut s = mul_tn(&r, f);
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
             let m = 0.5 * (s[at(i, j)][l] + s[at(j, i)][l]);
@@ -213,7 +246,7 @@ fn signed_svd<const L: usize>(f: &[Matrix3<f64>; L], rotation: &mut [Matrix3<f64
             let (rl, vl) = (unpack(&r, l), unpack(&v, l));
             (rl * vl, Vector3::new(s[0][l], s[4][l], s[8][l]), vl)
         } else {
-            signed_svd3(&f[l])
+            signed_svd3(&unpack(f, l))
         };
         rotation[l] = u * vl.transpose();
         (u, sigma, vl)
@@ -236,7 +269,11 @@ fn polar<const L: usize>(
     let warm = orthonormal(&r);
     for (k, entry) in r.iter_mut().enumerate() {
         let identity = if k % 4 == 0 { 1.0 } else { 0.0 };
-        (0..L).filter(|&l| !warm[l]).for_each(|l| entry[l] = identity);
+        for l in 0..L {
+            if !warm[l] {
+                entry[l] = identity;
+            }
+        }
     }
     let converged = rotation_jacobi(f, &mut r, sweeps, POLAR_TOLERANCE);
     (r, warm, converged)
@@ -248,9 +285,12 @@ fn polar<const L: usize>(
 fn orthonormal<const L: usize>(r: &Lanes<L>) -> [bool; L] {
     let mut gram = mul_tn(r, r);
     for k in [0, 4, 8] {
-        gram[k].iter_mut().for_each(|g| *g -= 1.0);
+        for g in gram[k].iter_mut() {
+            *g -= 1.0;
+        }
     }
-    norm(&gram).map(|e| e <= 1e-6)
+    let e = norm(&gram);
+    lanewise(|l| e[l] <= 1e-6)
 }
 
 /// Whether `r` is a rotation to 1e-6 (a usable warm start).
@@ -273,22 +313,23 @@ pub fn local_projection<const L: usize>(
     model: Constitutive,
     lame: &[Lame; L],
     k: &[f64; L],
-    f: &[Matrix3<f64>; L],
+    f: &Lanes<L>,
     rotation: &mut [Matrix3<f64>; L],
     arap_sweeps: usize,
 ) -> [Matrix3<f64>; L] {
     if model == Constitutive::Arap {
-        let (r, warm_ok, _) = polar(&pack(f), rotation, arap_sweeps);
-        return std::array::from_fn(|l| {
-            rotation[l] = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
-            rotation[l]
-        });
+        let (r, warm_ok, _) = polar(f, rotation, arap_sweeps);
+        for (l, rotation) in rotation.iter_mut().enumerate() {
+            *rotation = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&unpack(f, l)) };
+        }
+        return *rotation;
     }
     if model == Constitutive::Corotational {
-        let (r, _, converged) = polar(&pack(f), rotation, POLAR_SWEEPS);
+        let (r, _, converged) = polar(f, rotation, POLAR_SWEEPS);
         return std::array::from_fn(|l| {
-            rotation[l] = if converged[l] { unpack(&r, l) } else { svd_rotation(&f[l]) };
-            corotational_projection(lame[l], k[l], &f[l], &rotation[l])
+            let fl = unpack(f, l);
+            rotation[l] = if converged[l] { unpack(&r, l) } else { svd_rotation(&fl) };
+            corotational_projection(lame[l], k[l], &fl, &rotation[l])
         });
     }
     let svd = signed_svd(f, rotation);
@@ -350,6 +391,7 @@ fn neo_hookean(lame: Lame, f: &Matrix3<f64>) -> Option<(f64, Matrix3<f64>)> {
 macro_rules! dispatch {
     ($(#[$doc:meta])* $name:ident, $avx:ident => $kernel:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
         pub fn $name($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             if is_x86_feature_detected!("avx2") {
@@ -361,22 +403,93 @@ macro_rules! dispatch {
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
+        #[allow(clippy::too_many_arguments)]
         fn $avx($($arg: $ty),*) -> $ret {
             $kernel($($arg),*)
         }
     };
 }
 
+/// The local step of `n ≤ LANES` tets ([`TetElement::local_step_lanes`]):
+/// `F` (plus the dual) per lane, [`local_projection`], the dual update and
+/// each tet's right-hand-side pulls `w (p − u) gₐ`. Missing lanes repeat
+/// the last tet and are discarded.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tet_batch(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    duals: &mut [Matrix3<f64>],
+    targets: &mut [Matrix3<f64>],
+    rotations: &mut [Matrix3<f64>],
+    pulls: &mut [[Vector3<f64>; 4]],
+    arap_sweeps: usize,
+) {
+    let n = tets.len();
+    let e = |l: usize| &tets[l.min(n - 1)];
+    let mut f = gradients(tets, x);
+    if model.uses_dual() {
+        for (k, entry) in f.iter_mut().enumerate() {
+            for l in 0..LANES {
+                entry[l] += duals[l.min(n - 1)][k];
+            }
+        }
+    }
+    let lame = lanewise(|l| e(l).lame);
+    let k = lanewise(|l| e(l).weight / e(l).measure);
+    let mut r = [Matrix3::zeros(); LANES];
+    for l in 0..LANES {
+        r[l] = rotations[l.min(n - 1)];
+    }
+    let p = local_projection(model, &lame, &k, &f, &mut r, arap_sweeps);
+    for l in 0..n {
+        rotations[l] = r[l];
+        if model.uses_dual() {
+            duals[l] += unpack(&f, l) - duals[l] - p[l];
+            targets[l] = p[l] - duals[l];
+        } else {
+            targets[l] = p[l];
+        }
+        let e = &tets[l];
+        for a in 0..4 {
+            pulls[l][a] = targets[l] * e.grads[a] * e.weight;
+        }
+    }
+}
+
+/// `F = Σₐ xₐ gₐᵀ` of up to `L` tets in lanes (missing lanes repeat the
+/// last tet), summed in the order of [`TetElement::gradient`].
+#[inline(always)]
+fn gradients<const L: usize>(tets: &[TetElement], x: &[f64]) -> Lanes<L> {
+    let mut f = [[0.0; L]; 9];
+    for l in 0..L {
+        let e = &tets[l.min(tets.len() - 1)];
+        for (&v, g) in e.vertices.iter().zip(&e.grads) {
+            let xv = &x[3 * v..3 * v + 3];
+            for j in 0..3 {
+                for i in 0..3 {
+                    f[at(i, j)][l] += xv[i] * g[j];
+                }
+            }
+        }
+    }
+    f
+}
+
 dispatch!(
-    /// [`local_projection`] of [`LANES`] tets.
-    local_projection_dispatch, local_projection_avx2 => local_projection(
+    /// The local step of up to [`LANES`] tets, as
+    /// [`TetElement::local_step_lanes`] documents it.
+    tet_batch_dispatch, tet_batch_avx2 => tet_batch(
+        tets: &[TetElement],
         model: Constitutive,
-        lame: &[Lame; LANES],
-        k: &[f64; LANES],
-        f: &[Matrix3<f64>; LANES],
-        rotation: &mut [Matrix3<f64>; LANES],
+        x: &[f64],
+        duals: &mut [Matrix3<f64>],
+        targets: &mut [Matrix3<f64>],
+        rotations: &mut [Matrix3<f64>],
+        pulls: &mut [[Vector3<f64>; 4]],
         arap_sweeps: usize
-    ) -> [Matrix3<f64>; LANES]
+    ) -> ()
 );
 
 dispatch!(
@@ -436,7 +549,7 @@ mod tests {
                 let near: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l) * 1.01);
                 let mut rotation = near.map(|g| svd_rotation(&g));
                 let k = [LAME.mu * 4.0; LANES];
-                let p = local_projection(model, &[LAME; LANES], &k, &f, &mut rotation, POLAR_SWEEPS);
+                let p = local_projection(model, &[LAME; LANES], &k, &pack(&f), &mut rotation, POLAR_SWEEPS);
                 for l in 0..LANES {
                     let warm = svd_rotation(&near[l]);
                     let expected = one(model, LAME, k[l], &f[l], &warm);
@@ -452,6 +565,70 @@ mod tests {
                         signed_svd3(&f[l]).1
                     );
                     assert!((rotation[l] - svd_rotation(&f[l])).norm() < 1e-12, "{model:?} rotation");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tet_batches_are_the_one_element_local_step() {
+        // Scattered points, 19 tets: a full batch and a partial one.
+        let rest: Vec<[f64; 3]> = (0..24)
+            .map(|i| {
+                let a = i as f64;
+                [a.sin(), (1.3 * a).cos(), 0.2 * (0.7 * a).sin() + 0.05 * a]
+            })
+            .collect();
+        let x: Vec<f64> = rest
+            .iter()
+            .enumerate()
+            .flat_map(|(v, r)| {
+                let a = v as f64;
+                let moved = gradient(1) * Vector3::from(*r);
+                [
+                    moved.x + 0.05 * (3.0 * a).sin(),
+                    moved.y + 0.05 * (5.0 * a).cos(),
+                    moved.z + 0.05 * (7.0 * a).sin(),
+                ]
+            })
+            .collect();
+        for model in [Constitutive::Arap, Constitutive::Corotational, Constitutive::NeoHookean] {
+            let tets: Vec<TetElement> = (0..19)
+                .map(|t| {
+                    let v = [t, t + 2, t + 3, t + 5];
+                    TetElement::tet(&rest, v, model, LAME)
+                        .or_else(|| TetElement::tet(&rest, [v[1], v[0], v[2], v[3]], model, LAME))
+                        .expect("a tet of positive volume")
+                })
+                .collect();
+            let n = tets.len();
+            let start_duals: Vec<Matrix3<f64>> = (0..n).map(|e| gradient(e) * 0.01).collect();
+            let (mut duals, mut targets) = (start_duals.clone(), vec![Matrix3::zeros(); n]);
+            // Warm starts: the rotation of a nearby gradient.
+            let warm: Vec<Matrix3<f64>> =
+                (0..n).map(|e| svd_rotation(&((tets[e].gradient(&x) + start_duals[e]) * 1.01))).collect();
+            let (mut rotations, mut pulls) = (warm.clone(), vec![[Vector3::zeros(); 4]; n]);
+            for (k, batch) in tets.chunks(LANES).enumerate() {
+                let r = k * LANES..k * LANES + batch.len();
+                TetElement::local_step_lanes(
+                    batch,
+                    model,
+                    &x,
+                    &mut duals[r.clone()],
+                    &mut targets[r.clone()],
+                    &mut rotations[r.clone()],
+                    &mut pulls[r],
+                    POLAR_SWEEPS,
+                );
+            }
+            for (e, tet) in tets.iter().enumerate() {
+                let (mut dual, mut target) = (start_duals[e], warm[e]);
+                tet.local_step(model, &x, &mut dual, &mut target);
+                let scale = tet.gradient(&x).norm() + dual.norm();
+                assert!((targets[e] - target).norm() <= 1e-12 * scale, "{model:?} tet {e} target");
+                assert!((duals[e] - dual).norm() <= 1e-12 * scale, "{model:?} tet {e} dual");
+                for a in 0..4 {
+                    assert_eq!(pulls[e][a], targets[e] * tet.grads[a] * tet.weight, "{model:?} pull");
                 }
             }
         }
@@ -491,7 +668,7 @@ mod tests {
                     Constitutive::Arap,
                     &[LAME; LANES],
                     &[1.0; LANES],
-                    &f,
+                    &pack(&f),
                     &mut rotation,
                     sweeps,
                 );
@@ -526,7 +703,8 @@ mod tests {
     fn a_cold_or_broken_warm_start_takes_the_svd_route() {
         let f: [Matrix3<f64>; LANES] = std::array::from_fn(gradient);
         let mut rotation = [Matrix3::zeros(); LANES];
-        let p = local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &f, &mut rotation, 1);
+        let p =
+            local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &pack(&f), &mut rotation, 1);
         for l in 0..LANES {
             assert!((p[l] - svd_rotation(&f[l])).norm() < 1e-12);
         }

@@ -36,6 +36,7 @@ where
     SMatrix<f64, 3, D>: Gradient<D>,
 {
     /// `F = Σₐ xₐ gₐᵀ` from flat positions (DOF `3·vertex + axis`).
+    #[inline(always)]
     pub fn gradient(&self, x: &[f64]) -> SMatrix<f64, 3, D> {
         let mut f = SMatrix::<f64, 3, D>::zeros();
         for (&v, g) in self.vertices.iter().zip(&self.grads) {
@@ -72,7 +73,10 @@ impl TetElement {
     /// SIMD lane ([`super::lanes::local_projection`]); `rotations` holds each
     /// tet's last rotation, which warm-starts the polar iteration (at most
     /// `arap_sweeps` sweeps of it for ARAP). Missing lanes repeat the last
-    /// tet and are discarded.
+    /// tet and are discarded. `pulls` receives each tet's share of the
+    /// global step's right-hand side at its vertices, `w (p − u) gₐ`
+    /// (zeng2025 eq. 6), so that the gather reads 24 bytes per incidence.
+    #[allow(clippy::too_many_arguments)]
     pub fn local_step_lanes(
         tets: &[TetElement],
         model: Constitutive,
@@ -80,32 +84,13 @@ impl TetElement {
         duals: &mut [Matrix3<f64>],
         targets: &mut [Matrix3<f64>],
         rotations: &mut [Matrix3<f64>],
+        pulls: &mut [[Vector3<f64>; 4]],
         arap_sweeps: usize,
     ) {
         let n = tets.len();
         assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
-        let e = |l: usize| &tets[l.min(n - 1)];
-        let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| {
-            let f = e(l).gradient(x);
-            if model.uses_dual() {
-                f + duals[l.min(n - 1)]
-            } else {
-                f
-            }
-        });
-        let lame = std::array::from_fn(|l| e(l).lame);
-        let k = std::array::from_fn(|l| e(l).weight / e(l).measure);
-        let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| rotations[l.min(n - 1)]);
-        let p = lanes::local_projection_dispatch(model, &lame, &k, &f, &mut r, arap_sweeps);
-        for l in 0..n {
-            rotations[l] = r[l];
-            if !model.uses_dual() {
-                targets[l] = p[l];
-                continue;
-            }
-            duals[l] += f[l] - duals[l] - p[l];
-            targets[l] = p[l] - duals[l];
-        }
+        assert_eq!(pulls.len(), n);
+        lanes::tet_batch_dispatch(tets, model, x, duals, targets, rotations, pulls, arap_sweeps);
     }
 
     /// A tet from rest positions; `None` when its rest volume is not positive.

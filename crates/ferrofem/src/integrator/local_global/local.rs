@@ -53,6 +53,8 @@ pub struct Projections {
     tet_duals: Vec<Matrix3<f64>>,
     /// Each tet's last rotation (warm start of its polar iteration).
     tet_rotations: Vec<Matrix3<f64>>,
+    /// Each tet's `w (p − u) gₐ` at its four vertices, for the gather.
+    tet_pulls: Vec<[Vector3<f64>; 4]>,
     tri_duals: Vec<Matrix3x2<f64>>,
     tet_incidence: Incidence,
     tri_incidence: Incidence,
@@ -69,6 +71,7 @@ impl Projections {
             bending: vec![Vector3::zeros(); body.bending.len()],
             tet_duals: vec![Matrix3::zeros(); body.tets.len()],
             tet_rotations: vec![Matrix3::zeros(); body.tets.len()],
+            tet_pulls: vec![[Vector3::zeros(); 4]; body.tets.len()],
             tri_duals: vec![Matrix3x2::zeros(); body.triangles.len()],
             tet_incidence: Incidence::new(n, body.tets.iter().map(|e| e.vertices.as_slice())),
             tri_incidence: Incidence::new(n, body.triangles.iter().map(|e| e.vertices.as_slice())),
@@ -143,9 +146,10 @@ fn project_tets(
         .par_chunks_mut(LANES)
         .zip(p.tet_duals.par_chunks_mut(LANES))
         .zip(p.tet_rotations.par_chunks_mut(LANES))
+        .zip(p.tet_pulls.par_chunks_mut(LANES))
         .zip(tets.par_chunks(LANES))
         .with_min_len(32)
-        .for_each(|(((o, u), r), e)| TetElement::local_step_lanes(e, model, x, u, o, r, arap_sweeps));
+        .for_each(|((((o, u), r), w), e)| TetElement::local_step_lanes(e, model, x, u, o, r, w, arap_sweeps));
 }
 
 fn project<const D: usize, const N: usize>(
@@ -179,8 +183,7 @@ pub fn assemble_rhs(
     b.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, bv)| {
         let mut acc = Vector3::zeros();
         for &(e, a) in p.tet_incidence.of(v) {
-            let el = &body.tets[e as usize];
-            acc += p.tets[e as usize] * el.grads[a as usize] * el.weight;
+            acc += p.tet_pulls[e as usize][a as usize];
         }
         for &(e, a) in p.tri_incidence.of(v) {
             let el = &body.triangles[e as usize];

@@ -43,6 +43,26 @@ pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
     fn rows_dot4(c: [&[Self]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS];
 }
 
+/// Asks the processor to bring the first `PREFETCH_BYTES` of `data` into
+/// cache ahead of use (a hint: no effect on results, none off x86-64).
+pub fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(data).min(PREFETCH_BYTES);
+        let base = data.as_ptr().cast::<i8>();
+        for offset in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch never faults; the address is inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// The most of a slice [`prefetch`] asks for.
+pub const PREFETCH_BYTES: usize = 16 << 10;
+
 /// Picks the AVX2 + FMA build of a primitive where the processor has them.
 macro_rules! dispatch {
     ($name:ident::<$t:ty>($($arg:expr),*)) => {{

@@ -255,6 +255,9 @@ impl Ldlt {
                 let mut above = vec![[0.0; K]; sn.pattern(task.root).len()];
                 let (mut z, mut slots) = (Vec::new(), 0);
                 for s in task.supernodes.clone() {
+                    if s + 1 < task.supernodes.end {
+                        crate::simd::prefetch(self.panel_values(values, s + 1));
+                    }
                     let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
                     let first_slot = slots;
                     z.clear();
@@ -342,6 +345,9 @@ impl Ldlt {
             let (lo, hi) = (task.columns.start, task.columns.end);
             let mut z = Vec::new();
             for s in task.supernodes.clone().rev() {
+                if s > task.supernodes.start {
+                    crate::simd::prefetch(self.panel_values(values, s - 1));
+                }
                 let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
                 z.clear();
                 z.extend_from_slice(&local[own.clone()]);

@@ -73,7 +73,8 @@ impl TetElement {
     /// SIMD lane ([`super::lanes::local_projection`]); `rotations` holds each
     /// tet's last rotation, which warm-starts the polar iteration (at most
     /// `arap_sweeps` sweeps of it for ARAP). Missing lanes repeat the last
-    /// tet and are discarded. `pulls` receives each tet's share of the
+    /// tet and are discarded. `targets` receives `p − u` of the models with
+    /// a dual (ARAP's is its rotation, left in `rotations`). `pulls` receives each tet's share of the
     /// global step's right-hand side at its vertices, `w (p − u) gₐ`
     /// (zeng2025 eq. 6), so that the gather reads 24 bytes per incidence.
     #[allow(clippy::too_many_arguments)]

@@ -44,8 +44,11 @@ impl Incidence {
 /// Per-term results of the local step and the ADMM duals.
 #[derive(Debug, Clone, Default)]
 pub struct Projections {
-    /// `p − u` per tet (what `F` is pulled towards).
-    pub tets: Vec<Matrix3<f64>>,
+    /// `p − u` per tet (what `F` is pulled towards); not written for ARAP,
+    /// whose target is its rotation ([`Self::tet_targets`]).
+    tets: Vec<Matrix3<f64>>,
+    /// Whether the tets are ARAP.
+    arap: bool,
     /// `p − u` per membrane triangle.
     pub triangles: Vec<Matrix3x2<f64>>,
     /// Projection per bending stencil.
@@ -67,6 +70,7 @@ impl Projections {
         let n = body.vertex_count();
         Projections {
             tets: vec![Matrix3::zeros(); body.tets.len()],
+            arap: body.constitutive == Constitutive::Arap,
             triangles: vec![Matrix3x2::zeros(); body.triangles.len()],
             bending: vec![Vector3::zeros(); body.bending.len()],
             tet_duals: vec![Matrix3::zeros(); body.tets.len()],
@@ -84,10 +88,19 @@ impl Projections {
     #[cfg(feature = "gpu")]
     pub fn flat(&self) -> [&[f64]; 3] {
         [
-            bytemuck::cast_slice(&self.tets),
+            bytemuck::cast_slice(self.tet_targets()),
             bytemuck::cast_slice(&self.triangles),
             bytemuck::cast_slice(&self.bending),
         ]
+    }
+
+    /// `p − u` per tet, what the global step pulls `F` towards (ARAP: the
+    /// rotation).
+    pub fn tet_targets(&self) -> &[Matrix3<f64>] {
+        match self.arap {
+            true => &self.tet_rotations,
+            false => &self.tets,
+        }
     }
 
     /// Each tet's rotation at the last local step (zero before the first).

@@ -410,10 +410,9 @@ macro_rules! dispatch {
     };
 }
 
-/// The local step of `n ≤ LANES` tets ([`TetElement::local_step_lanes`]):
-/// `F` (plus the dual) per lane, [`local_projection`], the dual update and
-/// each tet's right-hand-side pulls `w (p − u) gₐ`. Missing lanes repeat
-/// the last tet and are discarded.
+/// The kernel of [`tet_local_step`]: `F` (plus the dual) per lane,
+/// [`local_projection`], the dual update and each tet's right-hand-side
+/// shares.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn tet_batch(
@@ -427,6 +426,8 @@ fn tet_batch(
     arap_sweeps: usize,
 ) {
     let n = tets.len();
+    assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
+    assert_eq!(pulls.len(), n);
     let e = |l: usize| &tets[l.min(n - 1)];
     let mut f = gradients(tets, x);
     if model.uses_dual() {
@@ -461,7 +462,7 @@ fn tet_batch(
 }
 
 /// `F = Σₐ xₐ gₐᵀ` of up to `L` tets in lanes (missing lanes repeat the
-/// last tet), summed in the order of [`TetElement::gradient`].
+/// last tet), summed in the order of [`super::Element::gradient`].
 #[inline(always)]
 fn gradients<const L: usize>(tets: &[TetElement], x: &[f64]) -> Lanes<L> {
     let mut f = [[0.0; L]; 9];
@@ -480,9 +481,17 @@ fn gradients<const L: usize>(tets: &[TetElement], x: &[f64]) -> Lanes<L> {
 }
 
 dispatch!(
-    /// The local step of up to [`LANES`] tets, as
-    /// [`TetElement::local_step_lanes`] documents it.
-    tet_batch_dispatch, tet_batch_avx2 => tet_batch(
+    /// [`super::Element::local_step`] of `n ≤ LANES` tets at once, one per
+    /// SIMD lane ([`local_projection`]), in the AVX2 build where the
+    /// processor has it. `rotations` holds each tet's last rotation, which
+    /// warm-starts the polar iteration (at most `arap_sweeps` sweeps of it
+    /// for ARAP). `targets` receives `p − u` of the models with a dual
+    /// (ARAP's target is its rotation, left in `rotations`). `pulls`
+    /// receives each tet's share of the global step's right-hand side at
+    /// its vertices, `w (p − u) gₐ` (zeng2025 eq. 6), so that the gather
+    /// reads 24 bytes per incidence. Missing lanes repeat the last tet and
+    /// are discarded.
+    tet_local_step, tet_batch_avx2 => tet_batch(
         tets: &[TetElement],
         model: Constitutive,
         x: &[f64],
@@ -612,7 +621,7 @@ mod tests {
             let (mut rotations, mut pulls) = (warm.clone(), vec![[Vector3::zeros(); 4]; n]);
             for (k, batch) in tets.chunks(LANES).enumerate() {
                 let r = k * LANES..k * LANES + batch.len();
-                TetElement::local_step_lanes(
+                tet_local_step(
                     batch,
                     model,
                     &x,

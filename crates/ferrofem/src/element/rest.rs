@@ -7,7 +7,6 @@
 use nalgebra::{Matrix2, Matrix3, SMatrix, SVector, Vector3};
 
 use super::hyperelastic::{local_projection, Gradient};
-use super::lanes::{self, LANES};
 use super::{Constitutive, Lame};
 
 /// An elastic element of dimension `D` with `N = D + 1` vertices (a tet:
@@ -69,31 +68,6 @@ where
 }
 
 impl TetElement {
-    /// [`Element::local_step`] of up to [`LANES`] tets at once, one per
-    /// SIMD lane ([`super::lanes::local_projection`]); `rotations` holds each
-    /// tet's last rotation, which warm-starts the polar iteration (at most
-    /// `arap_sweeps` sweeps of it for ARAP). Missing lanes repeat the last
-    /// tet and are discarded. `targets` receives `p − u` of the models with
-    /// a dual (ARAP's is its rotation, left in `rotations`). `pulls` receives each tet's share of the
-    /// global step's right-hand side at its vertices, `w (p − u) gₐ`
-    /// (zeng2025 eq. 6), so that the gather reads 24 bytes per incidence.
-    #[allow(clippy::too_many_arguments)]
-    pub fn local_step_lanes(
-        tets: &[TetElement],
-        model: Constitutive,
-        x: &[f64],
-        duals: &mut [Matrix3<f64>],
-        targets: &mut [Matrix3<f64>],
-        rotations: &mut [Matrix3<f64>],
-        pulls: &mut [[Vector3<f64>; 4]],
-        arap_sweeps: usize,
-    ) {
-        let n = tets.len();
-        assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
-        assert_eq!(pulls.len(), n);
-        lanes::tet_batch_dispatch(tets, model, x, duals, targets, rotations, pulls, arap_sweeps);
-    }
-
     /// A tet from rest positions; `None` when its rest volume is not positive.
     pub fn tet(rest: &[[f64; 3]], vertices: [usize; 4], model: Constitutive, lame: Lame) -> Option<Self> {
         let p = vertices.map(|v| Vector3::from(rest[v]));

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::Gradient;
-use crate::element::lanes::LANES;
+use crate::element::lanes::{tet_local_step, LANES};
 use crate::element::Constitutive;
 use crate::element::{Element, TetElement};
 
@@ -162,7 +162,7 @@ fn project_tets(
         .zip(p.tet_pulls.par_chunks_mut(LANES))
         .zip(tets.par_chunks(LANES))
         .with_min_len(32)
-        .for_each(|((((o, u), r), w), e)| TetElement::local_step_lanes(e, model, x, u, o, r, w, arap_sweeps));
+        .for_each(|((((o, u), r), w), e)| tet_local_step(e, model, x, u, o, r, w, arap_sweeps));
 }
 
 fn project<const D: usize, const N: usize>(

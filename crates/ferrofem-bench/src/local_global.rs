@@ -101,7 +101,8 @@ pub struct LocalGlobalRecord {
     pub iterations_to_1e3: Option<usize>,
     /// Frame time per iteration (ms; acceleration rows).
     pub iteration_ms: Option<f64>,
-    /// Global step bandwidth: bytes of `S` streamed twice plus the vectors, per `global_ms` (GB/s;
+    /// Global step bandwidth: bytes of `S` (sparse inverse) or of the factor
+    /// (triangular) streamed twice plus the vectors, per `global_ms` (GB/s;
     /// on the GPU, the bytes its two CSR products read, over the whole step with transfers).
     pub global_gbs: Option<f64>,
     /// Copy bandwidth measured in the same run (GB/s).
@@ -251,9 +252,12 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
     r.frame_ms = median_p90(&mut frame).0;
     let g = lg(w).global_solver(0);
     // On the device: its two CSR layouts of S and the vectors; on the CPU:
-    // two passes over S, plus b, x and the intermediate vectors (~6 × 3n doubles).
-    let cpu = |s: &ferrofem_linalg::SparseInverse| 2 * s.stream_bytes() + 6 * 8 * w.model.bodies[0].dofs();
-    if let Some(bytes) = g.device_bytes().or_else(|| g.sparse_inverse().map(cpu)) {
+    // two passes over S (sparse inverse) or over the factor (triangular),
+    // plus b, x and the intermediate vectors (~6 × 3n doubles).
+    let vectors = 6 * 8 * w.model.bodies[0].dofs();
+    let cpu =
+        g.sparse_inverse().map(|s| 2 * s.stream_bytes()).or_else(|| g.factor().map(|f| 2 * f.sweep_bytes()));
+    if let Some(bytes) = g.device_bytes().or(cpu.map(|b| b + vectors)) {
         r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
     }
     Ok(())
@@ -419,7 +423,7 @@ fn mb(bytes: usize) -> f64 {
 
 fn print(records: &[LocalGlobalRecord]) {
     println!(
-        "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10}",
+        "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10} {:>7}",
         "exp",
         "scene",
         "verts",
@@ -432,11 +436,12 @@ fn print(records: &[LocalGlobalRecord]) {
         "S MB",
         "S(3n) MB",
         "paper MB",
-        "rel err@k"
+        "rel err@k",
+        "% copy"
     );
     for r in records {
         println!(
-            "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>10.1} {:>9} {:>10}",
+            "{:<9} {:<26} {:>7} {:>8} {:<13} {:<16} {:>9.2} {:>9.2} {:>9.2} {:>9.1} {:>10.1} {:>9} {:>10} {:>7}",
             r.experiment,
             r.scene,
             r.vertices,
@@ -450,6 +455,7 @@ fn print(records: &[LocalGlobalRecord]) {
             mb(r.s_bytes_3n),
             r.paper.map_or("-".into(), |p| format!("{:.1}", p.s_mb)),
             r.rel_error.map_or("-".into(), |e| format!("{e:.2e}")),
+            r.global_gbs.map_or("-".into(), |g| format!("{:.0}", 100.0 * g / r.copy_gbs)),
         );
     }
 }

@@ -400,6 +400,14 @@ impl Ldlt {
         &values[start..start + (sn.width(s) + sn.pattern(s).len()) * sn.width(s)]
     }
 
+    /// Bytes one sweep of the supernodal solve reads from the factor: the
+    /// panels' values and their row patterns (a forward and a backward
+    /// sweep read it twice).
+    pub fn sweep_bytes(&self) -> usize {
+        let sn = &self.symbolic.supernodes;
+        8 * self.supernodal.len() + 4 * sn.pattern.len() + 8 * (sn.begin.len() + sn.pattern_ptr.len())
+    }
+
     /// Keeps (`true`) or drops a single-precision copy of the factor for
     /// [`Self::solve_one_in`] with [`Precision::Single`]: a preconditioner
     /// whose applications read half the bytes. Refreshed by every

@@ -161,15 +161,13 @@ pub fn solve_in_space(
     };
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
-        let mut w = AssembledDelassus(delassus);
         let out = match pgs.settings.precision {
-            Precision::Double => pgs.solve_in(&mut w, free_gaps, laws, impulses, blocks),
+            Precision::Double => pgs.solve_assembled(delassus, delassus, free_gaps, laws, impulses, blocks),
             Precision::Single => {
-                let mut op = SingleDelassus { single: rounded(delassus, single), double: delassus };
-                pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks)
+                pgs.solve_assembled(rounded(delassus, single), delassus, free_gaps, laws, impulses, blocks)
             }
         };
-        (out, max_violation(&w, free_gaps, laws, impulses))
+        (out, max_violation(&AssembledDelassus(delassus), free_gaps, laws, impulses))
     } else {
         let parts = unbuilt
             .iter()

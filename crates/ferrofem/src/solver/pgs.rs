@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::coulomb::resolve_contact;
 
+mod pipelined;
+
 /// One group of consecutive constraint rows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ConstraintGroup {
@@ -139,12 +141,53 @@ fn group_rows_times<P: Stored>(w: &[P], c: usize, r0: usize, lambda: &[f64]) -> 
     Vector3::new(d[0], d[1], d[2])
 }
 
+/// A group's λ from its local problem `δ = d + W_αα λ` under its law.
+fn group_update(law: &ConstraintGroup, waa: &Matrix3<f64>, d: &Vector3<f64>) -> Vector3<f64> {
+    match law {
+        ConstraintGroup::Contact { mu } => resolve_contact(waa, d, *mu).0,
+        ConstraintGroup::Attachment => waa.cholesky().map_or(Vector3::zeros(), |ch| ch.solve(&(-d))),
+    }
+}
+
+/// The diagonal blocks `(r0, W_αα)` of the groups, in `blocks`.
+fn diagonal_blocks(
+    w: &impl DelassusOperator,
+    groups: &[ConstraintGroup],
+    blocks: &mut Vec<(usize, Matrix3<f64>)>,
+) {
+    blocks.clear();
+    blocks.extend(groups.iter().scan(0, |r, g| {
+        let r0 = *r;
+        *r += g.rows();
+        Some((r0, w.diagonal_block(r0)))
+    }));
+}
+
 impl Pgs {
     /// Solves `δ = δ_free + W λ` under the groups' laws; `w` is `c×c`
     /// row-major, `lambda` holds the warm start and receives the result.
     pub fn solve(&self, w: &[f64], free: &[f64], groups: &[ConstraintGroup], lambda: &mut [f64]) -> PgsSolve {
         assert_eq!(w.len(), free.len() * free.len(), "W must be c×c");
-        self.solve_with(&mut AssembledDelassus(w), free, groups, lambda)
+        self.solve_assembled(w, w, free, groups, lambda, &mut Vec::new())
+    }
+
+    /// As [`Self::solve`] on an assembled, symmetric `W` (`double`, row-major
+    /// `c × c`) whose off-diagonal rows the sweeps read from `rows` (`W`
+    /// itself or its `f32` copy), keeping the diagonal blocks in `blocks`:
+    /// the sweeps of [`Self::solve_in`] in the same order, their upper sums
+    /// formed by a second thread when the pool has one (results do not
+    /// depend on the thread count).
+    pub fn solve_assembled<P: Stored>(
+        &self,
+        rows: &[P],
+        double: &[f64],
+        free: &[f64],
+        groups: &[ConstraintGroup],
+        lambda: &mut [f64],
+        blocks: &mut Vec<(usize, Matrix3<f64>)>,
+    ) -> PgsSolve {
+        diagonal_blocks(&AssembledDelassus(double), groups, blocks);
+        pipelined::solve(self, rows, free, groups, blocks, lambda)
     }
 
     /// As [`Self::solve`], for any form of `W`.
@@ -170,12 +213,7 @@ impl Pgs {
     ) -> PgsSolve {
         assert_eq!(w.rows(), free.len(), "W must be c×c");
         let mut out = PgsSolve::default();
-        blocks.clear();
-        blocks.extend(groups.iter().scan(0, |r, g| {
-            let r0 = *r;
-            *r += g.rows();
-            Some((r0, w.diagonal_block(r0)))
-        }));
+        diagonal_blocks(w, groups, blocks);
         for it in 1..=self.settings.max_iterations.max(1) {
             let (mut change, mut size) = (0.0f64, 0.0f64);
             for (g, &(r0, waa)) in groups.iter().zip(blocks.iter()) {
@@ -184,12 +222,7 @@ impl Pgs {
                     let own: f64 = (0..3).map(|j| waa[(i, j)] * lambda[r0 + j]).sum();
                     free[r0 + i] + coupled[i] - own
                 });
-                let new = match g {
-                    ConstraintGroup::Contact { mu } => resolve_contact(&waa, &d, *mu).0,
-                    ConstraintGroup::Attachment => {
-                        waa.cholesky().map_or(Vector3::zeros(), |ch| ch.solve(&(-d)))
-                    }
-                };
+                let new = group_update(g, &waa, &d);
                 let delta = Vector3::from_fn(|i, _| new[i] - lambda[r0 + i]);
                 for i in 0..3 {
                     change = change.max(delta[i].abs());
@@ -269,11 +302,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn single_precision_rows_reach_the_double_precision_forces() {
-        // W = J Jᵀ for 40 contacts on 30 particles (3 DOFs each, unit mass),
-        // each contact on two particles: dense-ish coupling, as a body's W.
-        let (groups_n, dofs) = (40, 90);
+    /// `W = J Jᵀ + 10⁻³ I` for `groups_n` contacts on 30 particles (3 DOFs
+    /// each, unit mass), each contact on two particles: dense-ish coupling,
+    /// as a body's `W`; free gaps pushing most contacts in, some sliding.
+    fn coupled_contacts(groups_n: usize) -> (Vec<f64>, Vec<f64>) {
+        let dofs = 90;
         let j: Vec<Vec<f64>> = (0..3 * groups_n)
             .map(|r| {
                 let (g, d) = (r / 3, r % 3);
@@ -295,6 +328,82 @@ mod tests {
         let free: Vec<f64> = (0..c)
             .map(|r| if r % 3 == 0 { -0.01 * (1.0 + (r % 7) as f64) } else { 0.004 * ((r % 5) as f64 - 2.0) })
             .collect();
+        (w, free)
+    }
+
+    /// The largest difference of two λ relative to the largest entry of the first.
+    fn relative_difference(a: &[f64], b: &[f64]) -> f64 {
+        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max) / scale
+    }
+
+    #[test]
+    fn pipelined_sweeps_are_the_row_sweeps() {
+        // 70 groups: above the size at which the sweeps take a second thread;
+        // a fixed 40 sweeps (tolerance 0), stick, slip and separation mixed.
+        let (w, free) = coupled_contacts(70);
+        let c = free.len();
+        let groups: Vec<_> =
+            (0..70).map(|g| ConstraintGroup::Contact { mu: [0.05, 0.3, 1.0][g % 3] }).collect();
+        let pgs = Pgs { settings: PgsSettings::new(40, 0.0) };
+        let single_w: Vec<f32> = w.iter().map(|&x| x as f32).collect();
+        let warm: Vec<f64> = (0..c).map(|r| if r % 3 == 0 { 0.002 } else { 0.0 }).collect();
+        let (mut rows, mut pipelined) = (warm.clone(), warm.clone());
+        let a = pgs.solve_in(&mut AssembledDelassus(&w), &free, &groups, &mut rows, &mut Vec::new());
+        let b = pgs.solve_assembled(&w, &w, &free, &groups, &mut pipelined, &mut Vec::new());
+        assert_eq!((a.iterations, b.iterations), (40, 40));
+        let diff = relative_difference(&rows, &pipelined);
+        assert!(diff < 1e-12, "double: {diff:e}");
+        // In single precision the row sweep reads the diagonal block rounded
+        // inside its full row and takes it back out in double; the pipelined
+        // sweep never reads it there, so it is the nearer to the double λ.
+        let double = pipelined;
+        let (mut rows, mut pipelined) = (warm.clone(), warm);
+        let mut op = SingleDelassus { single: &single_w, double: &w };
+        pgs.solve_in(&mut op, &free, &groups, &mut rows, &mut Vec::new());
+        pgs.solve_assembled(&single_w, &w, &free, &groups, &mut pipelined, &mut Vec::new());
+        let (by_rows, by_pipeline) =
+            (relative_difference(&double, &rows), relative_difference(&double, &pipelined));
+        assert!(by_pipeline < 1e-5 && by_pipeline <= by_rows, "single: {by_pipeline:e} against {by_rows:e}");
+        // The contacts took every branch of their law.
+        let states: Vec<_> = (0..70)
+            .map(|g| {
+                let r = 3 * g;
+                let (n, t) = (pipelined[r], pipelined[r + 1].hypot(pipelined[r + 2]));
+                if n == 0.0 {
+                    0
+                } else if t < 0.999 * [0.05, 0.3, 1.0][g % 3] * n {
+                    1
+                } else {
+                    2
+                }
+            })
+            .collect();
+        assert!((0..3).all(|s| states.contains(&s)), "{states:?}");
+    }
+
+    #[test]
+    fn pipelined_sweeps_do_not_depend_on_the_thread_count() {
+        let (w, free) = coupled_contacts(90);
+        let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; 90];
+        let pgs = Pgs { settings: PgsSettings::new(60, 1e-13) };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let mut lambda = vec![0.0; free.len()];
+            let out = pool.install(|| pgs.solve(&w, &free, &groups, &mut lambda));
+            (out, lambda)
+        };
+        let (one, two) = (run(1), run(2));
+        assert_eq!(one.0, two.0);
+        assert!(one.1.iter().zip(&two.1).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(one.1.iter().any(|&l| l > 0.0));
+    }
+
+    #[test]
+    fn single_precision_rows_reach_the_double_precision_forces() {
+        let groups_n = 40;
+        let (w, free) = coupled_contacts(groups_n);
+        let c = free.len();
         let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; groups_n];
         let settings = PgsSettings::new(5000, 1e-12);
         let mut double = vec![0.0; c];

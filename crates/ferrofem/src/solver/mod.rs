@@ -22,9 +22,7 @@ use nalgebra::Vector3;
 
 pub use coulomb::{resolve_contact, ContactState};
 pub use newton::{Complementarity, ComplementarityScale, NewtonScratch, NewtonSettings, NewtonSolve};
-pub use pgs::{
-    AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve, SingleDelassus,
-};
+pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve};
 
 use ferrofem_linalg::Precision;
 pub(crate) use settings::non_negative;

@@ -108,30 +108,6 @@ impl DelassusOperator for AssembledDelassus<'_> {
     }
 }
 
-/// An assembled `W` whose rows PGS reads from an f32 copy (`single`,
-/// row-major `c × c`), its diagonal blocks from the f64 `double`.
-#[derive(Debug, Clone, Copy)]
-pub struct SingleDelassus<'a> {
-    /// `W` rounded to f32.
-    pub single: &'a [f32],
-    /// `W`.
-    pub double: &'a [f64],
-}
-
-impl DelassusOperator for SingleDelassus<'_> {
-    fn rows(&self) -> usize {
-        AssembledDelassus(self.double).rows()
-    }
-
-    fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
-        AssembledDelassus(self.double).diagonal_block(r0)
-    }
-
-    fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
-        group_rows_times(self.single, self.rows(), r0, lambda)
-    }
-}
-
 /// `(W λ)` on rows `r0..r0 + 3` of a row-major `c × c` `W` stored in `P`:
 /// the group's three rows in one pass over λ (the fourth column of the
 /// four-column product repeats the third).
@@ -302,6 +278,28 @@ mod tests {
         }
     }
 
+    /// The row sweep's single-precision operator, the reference the
+    /// pipelined sweep replaced: an assembled `W` whose full rows are read
+    /// from an f32 copy, its diagonal blocks from the f64 `double`.
+    struct SingleDelassus<'a> {
+        single: &'a [f32],
+        double: &'a [f64],
+    }
+
+    impl DelassusOperator for SingleDelassus<'_> {
+        fn rows(&self) -> usize {
+            AssembledDelassus(self.double).rows()
+        }
+
+        fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
+            AssembledDelassus(self.double).diagonal_block(r0)
+        }
+
+        fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
+            group_rows_times(self.single, self.rows(), r0, lambda)
+        }
+    }
+
     /// `W = J Jᵀ + 10⁻³ I` for `groups_n` contacts on 30 particles (3 DOFs
     /// each, unit mass), each contact on two particles: dense-ish coupling,
     /// as a body's `W`; free gaps pushing most contacts in, some sliding.
@@ -410,8 +408,7 @@ mod tests {
         Pgs { settings }.solve(&w, &free, &groups, &mut double);
         let single_w: Vec<f32> = w.iter().map(|&x| x as f32).collect();
         let mut single = vec![0.0; c];
-        let mut op = SingleDelassus { single: &single_w, double: &w };
-        Pgs { settings }.solve_with(&mut op, &free, &groups, &mut single);
+        Pgs { settings }.solve_assembled(&single_w, &w, &free, &groups, &mut single, &mut Vec::new());
         let scale = double.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let diff = double.iter().zip(&single).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / scale;
         assert!(scale > 0.0 && diff < 1e-5, "{diff:e}");

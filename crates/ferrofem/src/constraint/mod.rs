@@ -43,8 +43,8 @@ pub struct ConstraintSpace {
     pub violation: f64,
     /// The law of each group (scratch of the solve).
     pub(crate) laws: Vec<ConstraintGroup>,
-    /// Diagonal blocks `W_αα` (scratch of PGS).
-    pub(crate) blocks: Vec<(usize, nalgebra::Matrix3<f64>)>,
+    /// Scratch of PGS (diagonal blocks, upper sums).
+    pub(crate) pgs: crate::solver::PgsScratch,
     /// Complementarity scale `r` per row (scratch of the non-smooth Newton).
     pub(crate) scale: Vec<f64>,
     /// Scratch of the non-smooth Newton.

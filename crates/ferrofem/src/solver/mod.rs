@@ -22,7 +22,7 @@ use nalgebra::Vector3;
 
 pub use coulomb::{resolve_contact, ContactState};
 pub use newton::{Complementarity, ComplementarityScale, NewtonScratch, NewtonSettings, NewtonSolve};
-pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings, PgsSolve};
+pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
 
 use ferrofem_linalg::Precision;
 pub(crate) use settings::non_negative;
@@ -127,7 +127,7 @@ pub fn solve_in_space(
         solve,
         violation,
         laws,
-        blocks,
+        pgs: pgs_scratch,
         scale,
         newton,
         delassus_single: single,
@@ -160,10 +160,17 @@ pub fn solve_in_space(
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
         let out = match pgs.settings.precision {
-            Precision::Double => pgs.solve_assembled(delassus, delassus, free_gaps, laws, impulses, blocks),
-            Precision::Single => {
-                pgs.solve_assembled(rounded(delassus, single), delassus, free_gaps, laws, impulses, blocks)
+            Precision::Double => {
+                pgs.solve_assembled(delassus, delassus, free_gaps, laws, impulses, pgs_scratch)
             }
+            Precision::Single => pgs.solve_assembled(
+                rounded(delassus, single),
+                delassus,
+                free_gaps,
+                laws,
+                impulses,
+                pgs_scratch,
+            ),
         };
         (out, max_violation(&AssembledDelassus(delassus), free_gaps, laws, impulses))
     } else {
@@ -179,7 +186,7 @@ pub fn solve_in_space(
             .collect();
         let assembled = (!delassus.is_empty()).then_some(delassus.as_slice());
         let mut op = MixedDelassus::new(free_gaps.len(), assembled, parts, h, impulses);
-        let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, blocks);
+        let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, pgs_scratch.blocks());
         (out, max_violation(&op, free_gaps, laws, impulses))
     };
     *solve = ConstraintSolve {

@@ -117,6 +117,23 @@ fn group_rows_times<P: Stored>(w: &[P], c: usize, r0: usize, lambda: &[f64]) -> 
     Vector3::new(d[0], d[1], d[2])
 }
 
+/// What PGS keeps from solve to solve, so that a steady state allocates
+/// nothing once it has grown.
+#[derive(Debug, Clone, Default)]
+pub struct PgsScratch {
+    /// Diagonal blocks `(r0, W_αα)` of the groups.
+    blocks: Vec<(usize, Matrix3<f64>)>,
+    /// The pipelined sweep's two buffers of upper sums.
+    sums: Vec<f64>,
+}
+
+impl PgsScratch {
+    /// The diagonal blocks' buffer, for [`Pgs::solve_in`].
+    pub fn blocks(&mut self) -> &mut Vec<(usize, Matrix3<f64>)> {
+        &mut self.blocks
+    }
+}
+
 /// A group's λ from its local problem `δ = d + W_αα λ` under its law.
 fn group_update(law: &ConstraintGroup, waa: &Matrix3<f64>, d: &Vector3<f64>) -> Vector3<f64> {
     match law {
@@ -144,12 +161,12 @@ impl Pgs {
     /// row-major, `lambda` holds the warm start and receives the result.
     pub fn solve(&self, w: &[f64], free: &[f64], groups: &[ConstraintGroup], lambda: &mut [f64]) -> PgsSolve {
         assert_eq!(w.len(), free.len() * free.len(), "W must be c×c");
-        self.solve_assembled(w, w, free, groups, lambda, &mut Vec::new())
+        self.solve_assembled(w, w, free, groups, lambda, &mut PgsScratch::default())
     }
 
     /// As [`Self::solve`] on an assembled, symmetric `W` (`double`, row-major
     /// `c × c`) whose off-diagonal rows the sweeps read from `rows` (`W`
-    /// itself or its `f32` copy), keeping the diagonal blocks in `blocks`:
+    /// itself or its `f32` copy), with its buffers in `scratch`:
     /// the sweeps of [`Self::solve_in`] in the same order, their upper sums
     /// formed by a second thread when the pool has one (results do not
     /// depend on the thread count).
@@ -160,10 +177,10 @@ impl Pgs {
         free: &[f64],
         groups: &[ConstraintGroup],
         lambda: &mut [f64],
-        blocks: &mut Vec<(usize, Matrix3<f64>)>,
+        scratch: &mut PgsScratch,
     ) -> PgsSolve {
-        diagonal_blocks(&AssembledDelassus(double), groups, blocks);
-        pipelined::solve(self, rows, free, groups, blocks, lambda)
+        diagonal_blocks(&AssembledDelassus(double), groups, &mut scratch.blocks);
+        pipelined::solve(self, rows, free, groups, &scratch.blocks, &mut scratch.sums, lambda)
     }
 
     /// As [`Self::solve`], for any form of `W`.
@@ -348,7 +365,7 @@ mod tests {
         let warm: Vec<f64> = (0..c).map(|r| if r % 3 == 0 { 0.002 } else { 0.0 }).collect();
         let (mut rows, mut pipelined) = (warm.clone(), warm.clone());
         let a = pgs.solve_in(&mut AssembledDelassus(&w), &free, &groups, &mut rows, &mut Vec::new());
-        let b = pgs.solve_assembled(&w, &w, &free, &groups, &mut pipelined, &mut Vec::new());
+        let b = pgs.solve_assembled(&w, &w, &free, &groups, &mut pipelined, &mut PgsScratch::default());
         assert_eq!((a.iterations, b.iterations), (40, 40));
         let diff = relative_difference(&rows, &pipelined);
         assert!(diff < 1e-12, "double: {diff:e}");
@@ -359,7 +376,7 @@ mod tests {
         let (mut rows, mut pipelined) = (warm.clone(), warm);
         let mut op = SingleDelassus { single: &single_w, double: &w };
         pgs.solve_in(&mut op, &free, &groups, &mut rows, &mut Vec::new());
-        pgs.solve_assembled(&single_w, &w, &free, &groups, &mut pipelined, &mut Vec::new());
+        pgs.solve_assembled(&single_w, &w, &free, &groups, &mut pipelined, &mut PgsScratch::default());
         let (by_rows, by_pipeline) =
             (relative_difference(&double, &rows), relative_difference(&double, &pipelined));
         assert!(by_pipeline < 1e-5 && by_pipeline <= by_rows, "single: {by_pipeline:e} against {by_rows:e}");
@@ -408,7 +425,14 @@ mod tests {
         Pgs { settings }.solve(&w, &free, &groups, &mut double);
         let single_w: Vec<f32> = w.iter().map(|&x| x as f32).collect();
         let mut single = vec![0.0; c];
-        Pgs { settings }.solve_assembled(&single_w, &w, &free, &groups, &mut single, &mut Vec::new());
+        Pgs { settings }.solve_assembled(
+            &single_w,
+            &w,
+            &free,
+            &groups,
+            &mut single,
+            &mut PgsScratch::default(),
+        );
         let scale = double.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let diff = double.iter().zip(&single).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / scale;
         assert!(scale > 0.0 && diff < 1e-5, "{diff:e}");

@@ -145,7 +145,7 @@ impl<P: Stored> Pipeline<'_, P> {
 
 /// PGS on the assembled `W` whose rows are `rows` (row-major `c × c`, in
 /// `f64` or an `f32` copy) and whose diagonal blocks are `blocks` (`f64`),
-/// warm-started from `lambda`; sweeps as [`Pgs::solve_in`] does, in the
+/// warm-started from `lambda`, the upper sums in `sums` (resized to `2c`); sweeps as [`Pgs::solve_in`] does, in the
 /// same order, with the upper sums formed by a second thread.
 pub(super) fn solve<P: Stored>(
     pgs: &Pgs,
@@ -153,6 +153,7 @@ pub(super) fn solve<P: Stored>(
     free: &[f64],
     groups: &[ConstraintGroup],
     blocks: &[(usize, Matrix3<f64>)],
+    sums: &mut Vec<f64>,
     lambda: &mut [f64],
 ) -> PgsSolve {
     let (c, g) = (free.len(), groups.len());
@@ -160,13 +161,15 @@ pub(super) fn solve<P: Stored>(
         rows.len() == c * c && c == 3 * g && lambda.len() == c,
         "W must be c×c over groups of three rows"
     );
-    let (mut upper, mut next) = (vec![0.0; c], vec![0.0; c]);
+    sums.clear();
+    sums.resize(2 * c, 0.0);
+    let (upper, next) = sums.split_at_mut(c);
     let p = Pipeline {
         rows,
         c,
         groups: g,
         lambda: Shared::new(lambda),
-        sums: [Shared::new(&mut upper), Shared::new(&mut next)],
+        sums: [Shared::new(upper), Shared::new(next)],
         resolved: Counter(AtomicUsize::new(g)),
         scattered: Counter::default(),
         busy: AtomicBool::new(false),

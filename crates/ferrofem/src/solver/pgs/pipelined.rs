@@ -145,8 +145,9 @@ impl<P: Stored> Pipeline<'_, P> {
 
 /// PGS on the assembled `W` whose rows are `rows` (row-major `c × c`, in
 /// `f64` or an `f32` copy) and whose diagonal blocks are `blocks` (`f64`),
-/// warm-started from `lambda`, the upper sums in `sums` (resized to `2c`); sweeps as [`Pgs::solve_in`] does, in the
-/// same order, with the upper sums formed by a second thread.
+/// warm-started from `lambda`, the upper sums in `sums` (resized to `2c`):
+/// sweeps as [`Pgs::solve_in`] does, in the same order, with the upper sums
+/// formed by a second thread.
 pub(super) fn solve<P: Stored>(
     pgs: &Pgs,
     rows: &[P],

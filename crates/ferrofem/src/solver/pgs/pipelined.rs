@@ -128,7 +128,7 @@ impl<P: Stored> Pipeline<'_, P> {
             if ready > self.scattered.0.load(Ordering::Relaxed)
                 && self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
             {
-                self.scatter_until(ready.max(self.scattered.0.load(Ordering::Relaxed)));
+                self.scatter_until(ready);
                 self.busy.store(false, Ordering::Release);
                 idle = 0;
                 continue;

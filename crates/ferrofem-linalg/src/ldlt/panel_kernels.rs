@@ -11,23 +11,23 @@
 //! stored in `f32` ([`Stored`]): half the bytes, widened on load, the
 //! right-hand sides and all arithmetic in `f64`.
 
-use rayon::prelude::*;
-
 use crate::simd::{Stored, COLUMNS};
 
-/// Rows per thread, at least, in a parallel update.
-const LANES: usize = 8;
-
-/// Panels with at least this many values are solved by blocks of columns on all threads.
+/// Panels with at least this many values are solved by blocks of columns,
+/// whose row updates the solve shares between threads.
 const PARALLEL_PANEL: usize = 1 << 16;
 
-/// A parallel panel is cut into at most this many blocks of columns: each
-/// block is one hand-off between threads, which costs microseconds.
+/// A blocked panel is cut into at most this many blocks of columns: each
+/// block is one hand-off between threads.
 const BLOCKS: usize = 4;
 
-/// Columns per block of a panel with `w` columns.
-fn block_width<P>(panel: &[P], w: usize, parallel: bool) -> usize {
-    if parallel && panel.len() >= PARALLEL_PANEL {
+/// Columns per block of a panel of `len` values with `w` columns: `w` (one
+/// block) for a small panel. Blocks are whole groups of [`COLUMNS`], so a
+/// blocked forward sweep does each row's arithmetic in the same order as an
+/// unblocked one (a blocked backward sweep sums the rows below a block in
+/// one pass instead of one per group).
+pub(super) fn block_width(len: usize, w: usize) -> usize {
+    if len >= PARALLEL_PANEL {
         w.div_ceil(BLOCKS).next_multiple_of(COLUMNS)
     } else {
         w.max(1)
@@ -37,46 +37,70 @@ fn block_width<P>(panel: &[P], w: usize, parallel: bool) -> usize {
 /// Forward substitution on a supernode, `z = [x; y_b]` (`K` right-hand
 /// sides interleaved, one row of `z` per matrix row):
 /// `x ← L_ss⁻¹ x`, then `y_b ← y_b − L_bs x`.
-pub(super) fn forward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, parallel: bool) {
+pub(super) fn forward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize) {
     let ld = z.len();
-    let step = block_width(panel, w, parallel);
-    for k0 in (0..w).step_by(step) {
-        let k1 = (k0 + step).min(w);
-        let (head, below) = z.split_at_mut(k1);
-        let xs = &mut head[k0..];
-        triangle_lower(panel, ld, k0, xs);
-        let xs = &*xs;
-        if step == w {
-            update_below(panel, ld, k0, k1, xs, below);
-        } else {
-            let chunk = below.len().div_ceil(rayon::current_num_threads()).max(LANES);
-            below.par_chunks_mut(chunk).enumerate().for_each(|(c, rows)| {
-                update_below(panel, ld, k0, k1 + c * chunk, xs, rows);
-            });
-        }
-    }
+    let (xs, below) = z.split_at_mut(w);
+    triangle_lower(panel, ld, 0, xs);
+    update_below(panel, ld, 0, w, xs, below);
 }
 
 /// Backward substitution on a supernode, `z = [x; g]` with `g` final:
 /// `x ← L_ssᵀ⁻¹ (x − L_bsᵀ g)`.
-pub(super) fn backward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, parallel: bool) {
+pub(super) fn backward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize) {
     let ld = z.len();
-    let step = block_width(panel, w, parallel);
-    for k0 in (0..w).step_by(step).rev() {
-        let k1 = (k0 + step).min(w);
-        let (head, below) = z.split_at_mut(k1);
-        let xs = &mut head[k0..];
-        let below = &*below;
-        if step == w {
-            update_above(panel, ld, k0, k1, below, xs);
-        } else {
-            let chunk = xs.len().div_ceil(rayon::current_num_threads()).next_multiple_of(COLUMNS);
-            xs.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
-                update_above(panel, ld, k0 + c * chunk, k1, below, out);
-            });
-        }
-        triangle_upper(panel, ld, k0, xs);
-    }
+    let (xs, below) = z.split_at_mut(w);
+    update_above(panel, ld, 0, w, below, xs);
+    triangle_upper(panel, ld, 0, xs);
+}
+
+/// A block of the forward substitution: `x ← L⁻¹ x` for the unit-lower
+/// block of the panel's columns and rows `k0..k0 + x.len()` (the rows below
+/// it then take [`forward_rows`]).
+pub(super) fn forward_block<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    x: &mut [[f64; K]],
+) {
+    triangle_lower(panel, ld, k0, x);
+}
+
+/// `rows ← rows − P[r0.., k0..k0 + x.len()] x`: the update by a solved
+/// block `x` of the panel rows `r0..r0 + rows.len()` below it.
+pub(super) fn forward_rows<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    r0: usize,
+    x: &[[f64; K]],
+    rows: &mut [[f64; K]],
+) {
+    update_below(panel, ld, k0, r0, x, rows);
+}
+
+/// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v`: the part of a backward
+/// block's update that reads the final rows `r0..r0 + v.len()` below it.
+pub(super) fn backward_rows<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    r0: usize,
+    v: &[[f64; K]],
+    out: &mut [[f64; K]],
+) {
+    update_above(panel, ld, k0, r0, v, out);
+}
+
+/// A block of the backward substitution: `x ← L⁻ᵀ x` for the unit-lower
+/// block of columns and rows `k0..k0 + x.len()`, once [`backward_rows`] has
+/// applied the rows below it.
+pub(super) fn backward_block<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    x: &mut [[f64; K]],
+) {
+    triangle_upper(panel, ld, k0, x);
 }
 
 /// Rows `r0..r0 + len` of panel column `j`.
@@ -235,11 +259,55 @@ fn update_above_one<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, v: 
 mod tests {
     use super::*;
 
-    /// Random panels, blocked and parallel or not, against plain loops.
+    /// The sweeps by blocks of `step` columns as the solve schedules them
+    /// (serially here), each block's update split in two parts.
+    fn forward_blocked<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, step: usize) {
+        let ld = z.len();
+        for k0 in (0..w).step_by(step) {
+            let k1 = (k0 + step).min(w);
+            let (head, below) = z.split_at_mut(k1);
+            forward_block(panel, ld, k0, &mut head[k0..]);
+            let half = below.len() / 2;
+            let (a, b) = below.split_at_mut(half);
+            forward_rows(panel, ld, k0, k1, &head[k0..], a);
+            forward_rows(panel, ld, k0, k1 + half, &head[k0..], b);
+        }
+    }
+
+    /// [`forward_blocked`]'s backward sweep.
+    fn backward_blocked<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, step: usize) {
+        let ld = z.len();
+        for k0 in (0..w).step_by(step).rev() {
+            let k1 = (k0 + step).min(w);
+            let (head, below) = z.split_at_mut(k1);
+            let xs = &mut head[k0..];
+            let half = (xs.len() / 2).next_multiple_of(COLUMNS).min(xs.len());
+            let (a, b) = xs.split_at_mut(half);
+            backward_rows(panel, ld, k0, k1, below, a);
+            backward_rows(panel, ld, k0 + half, k1, below, b);
+            backward_block(panel, ld, k0, xs);
+        }
+    }
+
+    /// Both sweeps, whole or by blocks of `step` columns (`0`: whole).
+    fn sweeps<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]], w: usize, step: usize, fwd: bool) {
+        match (fwd, step) {
+            (true, 0) => forward(panel, z, w),
+            (false, 0) => backward(panel, z, w),
+            (true, _) => forward_blocked(panel, z, w, step),
+            (false, _) => backward_blocked(panel, z, w, step),
+        }
+    }
+
+    /// Random panels, whole and by blocks, against plain loops; the blocked
+    /// forward sweep equals the whole one bitwise.
     #[test]
     fn kernels_match_plain_loops_for_every_shape() {
         let shapes = [(1, 0), (3, 5), (4, 0), (7, 13), (9, 2), (16, 33), (150, 0), (210, 190), (301, 0)];
-        assert!(shapes.iter().any(|&(w, q)| (w + q) * w >= PARALLEL_PANEL), "the blocked path is tested");
+        assert!(
+            shapes.iter().any(|&(w, q)| (w + q) * w >= PARALLEL_PANEL),
+            "a panel the solve blocks is tested"
+        );
         for (w, q) in shapes {
             let ld = w + q;
             let panel: Vec<f64> = (0..ld * w).map(|i| ((i * 37 % 101) as f64 / 101.0 - 0.5) * 0.2).collect();
@@ -258,39 +326,54 @@ mod tests {
             // Three right-hand sides: z0, 2 z0 and −z0, interleaved.
             let three = |z: &[f64]| z.iter().map(|&v| [v, 2.0 * v, -v]).collect::<Vec<_>>();
             let flat = |z: &[[f64; 1]]| z.as_flattened().to_vec();
-            for parallel in [false, true] {
-                let mut z: Vec<[f64; 1]> = z0.iter().map(|&v| [v]).collect();
-                forward(&panel, &mut z, w, parallel);
-                assert!(close(&flat(&z), &y), "forward, w = {w}, q = {q}, parallel {parallel}");
-                let mut z: Vec<[f64; 1]> = z0.iter().map(|&v| [v]).collect();
-                backward(&panel, &mut z, w, parallel);
-                assert!(close(&flat(&z), &u), "backward, w = {w}, q = {q}, parallel {parallel}");
-                let mut z = three(&z0);
-                forward(&panel, &mut z, w, parallel);
-                assert!(close(z.as_flattened(), three(&y).as_flattened()), "forward ×3, w = {w}, q = {q}");
-                let mut z = three(&z0);
-                backward(&panel, &mut z, w, parallel);
-                assert!(close(z.as_flattened(), three(&u).as_flattened()), "backward ×3, w = {w}, q = {q}");
-                // Three padded to four (the interleaved solve's rows): the row primitives.
-                let four = |z: &[f64]| z.iter().map(|&v| [v, 2.0 * v, -v, 0.0]).collect::<Vec<_>>();
-                let mut z = four(&z0);
-                forward(&panel, &mut z, w, parallel);
-                assert!(close(z.as_flattened(), four(&y).as_flattened()), "forward ×4, w = {w}, q = {q}");
-                let mut z = four(&z0);
-                backward(&panel, &mut z, w, parallel);
-                assert!(close(z.as_flattened(), four(&u).as_flattened()), "backward ×4, w = {w}, q = {q}");
+            // Three padded to four (the interleaved solve's rows): the row primitives.
+            let four = |z: &[f64]| z.iter().map(|&v| [v, 2.0 * v, -v, 0.0]).collect::<Vec<_>>();
+            let one = |z: &[f64]| z.iter().map(|&v| [v]).collect::<Vec<_>>();
+            for (fwd, want) in [(true, &y), (false, &u)] {
+                let (mut whole1, mut whole3, mut whole4) = (one(&z0), three(&z0), four(&z0));
+                sweeps(&panel, &mut whole1, w, 0, fwd);
+                sweeps(&panel, &mut whole3, w, 0, fwd);
+                sweeps(&panel, &mut whole4, w, 0, fwd);
+                assert!(close(&flat(&whole1), want), "forward {fwd}, w = {w}, q = {q}");
+                assert!(
+                    close(whole3.as_flattened(), three(want).as_flattened()),
+                    "×3 forward {fwd}, w = {w}, q = {q}"
+                );
+                assert!(
+                    close(whole4.as_flattened(), four(want).as_flattened()),
+                    "×4 forward {fwd}, w = {w}, q = {q}"
+                );
+                for step in [COLUMNS, 2 * COLUMNS, block_width(PARALLEL_PANEL, w)] {
+                    let (mut z1, mut z3, mut z4) = (one(&z0), three(&z0), four(&z0));
+                    sweeps(&panel, &mut z1, w, step, fwd);
+                    sweeps(&panel, &mut z3, w, step, fwd);
+                    sweeps(&panel, &mut z4, w, step, fwd);
+                    let blocked = format!("blocks of {step}, forward {fwd}, w = {w}, q = {q}");
+                    if fwd {
+                        // Each row takes the same groups of columns in the same order.
+                        assert_eq!(
+                            (z1, z3, z4),
+                            (whole1.clone(), whole3.clone(), whole4.clone()),
+                            "{blocked}"
+                        );
+                    } else {
+                        // A block's columns sum the rows below it in one pass.
+                        assert!(close(&flat(&z1), want), "{blocked}");
+                        assert!(close(z3.as_flattened(), three(want).as_flattened()), "×3 {blocked}");
+                        assert!(close(z4.as_flattened(), four(want).as_flattened()), "×4 {blocked}");
+                    }
+                }
             }
             // A single-precision panel: the same operations on its widened values.
             let single: Vec<f32> = panel.iter().map(|&v| v as f32).collect();
             let widened: Vec<f64> = single.iter().map(|&v| f64::from(v)).collect();
-            for parallel in [false, true] {
-                let (mut p, mut q): (Vec<[f64; 1]>, Vec<[f64; 1]>) =
-                    (z0.iter().map(|&v| [v]).collect(), z0.iter().map(|&v| [v]).collect());
-                forward(&single, &mut p, w, parallel);
-                forward(&widened, &mut q, w, parallel);
-                backward(&single, &mut p, w, parallel);
-                backward(&widened, &mut q, w, parallel);
-                assert_eq!(p, q, "f32 panel, w = {w}, parallel {parallel}");
+            for step in [0, COLUMNS] {
+                let (mut p, mut q) = (one(&z0), one(&z0));
+                for fwd in [true, false] {
+                    sweeps(&single, &mut p, w, step, fwd);
+                    sweeps(&widened, &mut q, w, step, fwd);
+                }
+                assert_eq!(p, q, "f32 panel, w = {w}, blocks of {step}");
             }
         }
     }

@@ -10,24 +10,67 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
 use super::{panel_kernels, Ldlt, Precision, SupernodeLayout};
-use crate::simd::Stored;
+use crate::simd::{Stored, COLUMNS};
+use crate::split::{Dag, SharedColumns};
 
 /// How a solve is split: disjoint subtrees of the supernodal tree, each a
-/// contiguous range of supernodes and of columns, solved in parallel, and the
-/// remaining supernodes (their common ancestors, the large top separators)
-/// by levels: the supernodes of a level are not ancestors of one another
-/// and are solved in parallel; a level of one supernode is shared by blocks
-/// of its columns. Depends on the pattern only, so results do not depend on
-/// the thread count.
+/// contiguous range of supernodes and of columns, and the remaining
+/// supernodes (their common ancestors, the large top separators), each one
+/// step, or, for a large panel, a step per block of columns and two per
+/// block's update. The steps of each sweep form a [`Dag`] that the two
+/// threads run with one hand-off per sweep. Every row's arithmetic is fixed
+/// by the pattern (the updates a supernode gathers are added in one order),
+/// so results do not depend on the thread count.
 #[derive(Debug, Clone, Default)]
 pub struct SolvePlan {
     tasks: Vec<Subtree>,
-    /// The remaining supernodes by height above the subtrees, lowest first.
-    levels: Vec<Vec<usize>>,
+    /// The remaining supernodes, by height above the subtrees, then index.
+    top: Vec<Top>,
+    /// Updates of the top supernodes' rows in the order they are added:
+    /// `(scratch row, own row)`, `top[t].gather` of them for `t`.
+    contributions: Vec<(u32, u32)>,
+    forward: Dag,
+    forward_steps: Vec<Step>,
+    backward: Dag,
+    backward_steps: Vec<Step>,
+    /// Rows of a sweep's scratch: each subtree's updates of rows outside it,
+    /// then each top supernode's `[own; pattern]` rows.
+    scratch_rows: usize,
 }
+
+/// A top supernode (not in any subtree).
+#[derive(Debug, Clone)]
+struct Top {
+    s: usize,
+    /// Columns per block ([`panel_kernels::block_width`]), and blocks.
+    step: usize,
+    blocks: usize,
+    /// First of its `w + q` rows in the scratch.
+    offset: usize,
+    /// Its updates in [`SolvePlan::contributions`].
+    gather: Range<usize>,
+}
+
+/// One step of a sweep (indices into [`SolvePlan`]'s subtrees and tops).
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// A subtree, supernode by supernode.
+    Subtree(usize),
+    /// Forward: block `block` of top `t`'s triangle (after gathering its
+    /// rows, for the first block); a one-block panel also updates its rows
+    /// below. Backward: the block's triangle (gathering first, and writing
+    /// the solved rows back, as a one-block panel does).
+    Triangle { t: usize, block: usize },
+    /// The update by block `block` of top `t`: part `part` of the rows below
+    /// it (forward), or of its columns (backward).
+    Update { t: usize, block: usize, part: usize },
+    /// Backward: top `t`'s rows read from the solution.
+    Gather(usize),
+}
+
+/// Rows of a block's update per part, at least, when it is split in two.
+const PART_ROWS: usize = 8;
 
 #[derive(Debug, Clone)]
 struct Subtree {
@@ -39,6 +82,8 @@ struct Subtree {
     /// in supernode and pattern order: its position in the root's pattern
     /// (where the forward sweep keeps its update until the merge).
     slots: Vec<u32>,
+    /// First row of its outside updates in the scratch.
+    offset: usize,
 }
 
 impl Subtree {
@@ -52,7 +97,7 @@ impl Subtree {
                 outside.binary_search(r).expect("a subtree's outside rows are in its root's pattern") as u32
             })
             .collect();
-        Subtree { supernodes: first..root + 1, columns, root, slots }
+        Subtree { supernodes: first..root + 1, columns, root, slots, offset: 0 }
     }
 }
 
@@ -65,7 +110,7 @@ impl SolvePlan {
     /// heaviest subtree is replaced by its children until every subtree is
     /// light. A subtree whose supernodes are not a contiguous index range
     /// (never the case for a postordered factor) leaves no subtrees: every
-    /// supernode then goes by levels.
+    /// supernode is then a top supernode.
     pub fn new(sn: &SupernodeLayout) -> SolvePlan {
         let m = sn.len();
         // Entries read per supernode, summed below into subtree weights.
@@ -103,16 +148,156 @@ impl SolvePlan {
         tasks.sort_unstable();
         let contiguous = tasks.iter().all(|&t| (t + 1 - size[t]..=t).all(|s| reaches(sn, s, t)));
         if !contiguous || tasks.len() < 2 {
-            return SolvePlan { tasks: Vec::new(), levels: levels(sn, &(0..m).collect::<Vec<_>>()) };
+            return SolvePlan::scheduled(sn, Vec::new(), &(0..m).collect::<Vec<_>>());
         }
-        let levels = levels(sn, &top);
-        let tasks = tasks.into_iter().map(|t| Subtree::new(sn, t + 1 - size[t], t)).collect();
-        SolvePlan { tasks, levels }
+        let subtrees = tasks.into_iter().map(|t| Subtree::new(sn, t + 1 - size[t], t)).collect();
+        SolvePlan::scheduled(sn, subtrees, &top)
     }
 
     /// Number of subtrees solved in parallel.
     pub fn subtrees(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Number of top supernodes whose panels are shared by blocks.
+    pub fn blocked(&self) -> usize {
+        self.top.iter().filter(|t| t.blocks > 1).count()
+    }
+
+    /// The plan of `subtrees` and the supernodes `top` above them: scratch
+    /// rows, the order of each top supernode's gathered updates, and the
+    /// steps of both sweeps.
+    fn scheduled(sn: &SupernodeLayout, mut tasks: Vec<Subtree>, top: &[usize]) -> SolvePlan {
+        let mut rows = 0;
+        for task in &mut tasks {
+            task.offset = rows;
+            rows += sn.pattern(task.root).len();
+        }
+        let mut top_of = vec![usize::MAX; sn.len()];
+        let mut tops = Vec::with_capacity(top.len());
+        for level in levels(sn, top) {
+            for &s in &level {
+                top_of[s] = tops.len();
+                let (w, q) = (sn.width(s), sn.pattern(s).len());
+                // A supernode alone at its height is shared by blocks; the
+                // others run beside each other whole.
+                let step = if level.len() == 1 { panel_kernels::block_width((w + q) * w, w) } else { w };
+                tops.push(Top { s, step, blocks: w.div_ceil(step), offset: rows, gather: 0..0 });
+                rows += w + q;
+            }
+        }
+        // Each top supernode adds the subtrees' updates of its rows, then
+        // those of the top supernodes below it, in the order the sweeps
+        // used to merge them (subtrees, then levels).
+        let mut gathered: Vec<Vec<(u32, u32)>> = vec![Vec::new(); tops.len()];
+        let sources = tasks.iter().map(|task| (task.root, task.offset));
+        for (s, offset) in sources.chain(tops.iter().map(|u| (u.s, u.offset + sn.width(u.s)))) {
+            for (k, &r) in sn.pattern(s).iter().enumerate() {
+                let t = top_of[sn.of_column[r as usize] as usize];
+                gathered[t].push(((offset + k) as u32, (r as usize - sn.begin[tops[t].s]) as u32));
+            }
+        }
+        let mut contributions = Vec::with_capacity(gathered.iter().map(Vec::len).sum());
+        for (top, updates) in tops.iter_mut().zip(gathered) {
+            top.gather = contributions.len()..contributions.len() + updates.len();
+            contributions.extend(updates);
+        }
+        let parent_top = |s: usize| sn.parent.get(s).copied().filter(|&p| p < sn.len()).map(|p| top_of[p]);
+        let mut plan = SolvePlan { contributions, scratch_rows: rows, ..SolvePlan::default() };
+        // Forward: the subtrees, then each top supernode after its children.
+        let mut finish: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
+        let subtree_steps: Vec<usize> =
+            (0..tasks.len()).map(|i| plan.forward_step(Vec::new(), Step::Subtree(i))).collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
+        for (i, task) in tasks.iter().enumerate() {
+            if let Some(p) = parent_top(task.root) {
+                children[p].push(subtree_steps[i]);
+            }
+        }
+        for t in 0..tops.len() {
+            let (ld, blocks) = (tops[t].rows(sn), tops[t].blocks);
+            let mut prev = std::mem::take(&mut children[t]);
+            for block in 0..blocks {
+                let triangle = plan.forward_step(prev, Step::Triangle { t, block });
+                let below = ld - tops[t].block(sn, block).1;
+                let parts =
+                    if blocks == 1 { 0 } else { (below >= 2 * PART_ROWS) as usize + (below > 0) as usize };
+                prev = (0..parts)
+                    .map(|part| plan.forward_step(vec![triangle], Step::Update { t, block, part }))
+                    .collect();
+                if parts == 0 {
+                    prev = vec![triangle];
+                }
+            }
+            if let Some(p) = parent_top(tops[t].s) {
+                children[p].extend_from_slice(&prev);
+            }
+            finish[t] = prev;
+        }
+        // Backward: each top supernode after its parent, then the subtrees.
+        let mut finish: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
+        for t in (0..tops.len()).rev() {
+            let blocks = tops[t].blocks;
+            let mut prev = parent_top(tops[t].s).map(|p| finish[p].clone()).unwrap_or_default();
+            if blocks > 1 {
+                prev = vec![plan.backward_step(prev, Step::Gather(t))];
+            }
+            for block in (0..blocks).rev() {
+                let (k0, k1) = tops[t].block(sn, block);
+                let parts = if blocks == 1 { 0 } else { 1 + (k1 - k0 >= 2 * COLUMNS) as usize };
+                if parts > 0 {
+                    prev = (0..parts)
+                        .map(|part| plan.backward_step(prev.clone(), Step::Update { t, block, part }))
+                        .collect();
+                }
+                prev = vec![plan.backward_step(prev, Step::Triangle { t, block })];
+            }
+            finish[t] = prev;
+        }
+        for (i, task) in tasks.iter().enumerate().rev() {
+            let deps = parent_top(task.root).map(|p| finish[p].clone()).unwrap_or_default();
+            plan.backward_step(deps, Step::Subtree(i));
+        }
+        plan.tasks = tasks;
+        plan.top = tops;
+        plan
+    }
+
+    fn forward_step(&mut self, deps: Vec<usize>, step: Step) -> usize {
+        self.forward_steps.push(step);
+        self.forward.push(deps)
+    }
+
+    fn backward_step(&mut self, deps: Vec<usize>, step: Step) -> usize {
+        self.backward_steps.push(step);
+        self.backward.push(deps)
+    }
+}
+
+impl Top {
+    /// Its panel's rows, `w + q`.
+    fn rows(&self, sn: &SupernodeLayout) -> usize {
+        sn.width(self.s) + sn.pattern(self.s).len()
+    }
+
+    /// Columns `k0..k1` of block `block`.
+    fn block(&self, sn: &SupernodeLayout, block: usize) -> (usize, usize) {
+        let k0 = block * self.step;
+        (k0, (k0 + self.step).min(sn.width(self.s)))
+    }
+
+    /// Forward: the rows below block `block` in part `part` of two (or one).
+    fn rows_part(&self, sn: &SupernodeLayout, block: usize, part: usize) -> Range<usize> {
+        let (ld, k1) = (self.rows(sn), self.block(sn, block).1);
+        let half = if ld - k1 >= 2 * PART_ROWS { (ld - k1).div_ceil(2) } else { ld - k1 };
+        [k1..k1 + half, k1 + half..ld][part].clone()
+    }
+
+    /// Backward: the columns of block `block` in part `part` of two (or one).
+    fn columns_part(&self, sn: &SupernodeLayout, block: usize, part: usize) -> Range<usize> {
+        let (k0, k1) = self.block(sn, block);
+        let half = if k1 - k0 >= 2 * COLUMNS { ((k1 - k0) / 2).next_multiple_of(COLUMNS) } else { k1 - k0 };
+        [k0..k0 + half, k0 + half..k1][part].clone()
     }
 }
 
@@ -240,147 +425,191 @@ impl Ldlt {
         self.backward(values, y);
     }
 
-    /// `L y = y`: subtrees in parallel, each adding its updates of rows
-    /// outside itself (all in its root's pattern) to a private buffer that is
-    /// then merged in subtree order; then the levels of common ancestors,
-    /// whose updates of shared rows are likewise added in a fixed order.
+    /// `L y = y`: the forward steps of the plan. A subtree keeps its updates
+    /// of rows outside it in its part of the scratch; a top supernode adds
+    /// the updates of its rows in the plan's order, solves its panel, and
+    /// keeps its updates of the rows above it in its part of the scratch.
     fn forward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
-        let outside: Vec<Vec<[f64; K]>> = split_by_subtree(y, &plan.tasks)
-            .into_par_iter()
-            .map(|(task, local)| {
-                let (lo, hi) = (task.columns.start, task.columns.end);
-                // The updates of rows outside the subtree, by position in the root's pattern.
-                let mut above = vec![[0.0; K]; sn.pattern(task.root).len()];
-                let (mut z, mut slots) = (Vec::new(), 0);
-                for s in task.supernodes.clone() {
-                    if s + 1 < task.supernodes.end {
-                        crate::simd::prefetch(self.panel_values(values, s + 1));
-                    }
-                    let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
-                    let first_slot = slots;
-                    z.clear();
-                    z.extend_from_slice(&local[own.clone()]);
-                    z.extend(sn.pattern(s).iter().map(|&r| match r as usize {
-                        r if r >= hi => {
-                            slots += 1;
-                            above[task.slots[slots - 1] as usize]
-                        }
-                        r => local[r - lo],
-                    }));
-                    panel_kernels::forward(self.panel_values(values, s), &mut z, own.len(), false);
-                    local[own.clone()].copy_from_slice(&z[..own.len()]);
-                    let mut slot = task.slots[first_slot..slots].iter();
-                    for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
-                        match r as usize {
-                            r if r >= hi => {
-                                above[*slot.next().expect("one slot per outside row") as usize] = v
-                            }
-                            r => local[r - lo] = v,
-                        }
+        let mut scratch = vec![[0.0; K]; plan.scratch_rows];
+        let (ys, zs) = (SharedColumns::new(y), SharedColumns::new(&mut scratch));
+        // SAFETY (every access below): a step writes only rows that are its
+        // own (a subtree's columns and updates, a top supernode's rows, a
+        // part of a block's rows) and reads rows that the steps it depends
+        // on finished; no other step touches them meanwhile.
+        plan.forward.run(|i| match plan.forward_steps[i] {
+            Step::Subtree(k) => {
+                let task = &plan.tasks[k];
+                let local = unsafe { ys.column(task.columns.start, task.columns.len()) };
+                let above = unsafe { zs.column(task.offset, sn.pattern(task.root).len()) };
+                self.forward_subtree(values, task, local, above);
+            }
+            Step::Triangle { t, block } => {
+                let top = &plan.top[t];
+                let (s, w) = (top.s, sn.width(top.s));
+                let z = unsafe { zs.column(top.offset, top.rows(sn)) };
+                if block == 0 {
+                    z[..w].copy_from_slice(unsafe { ys.finished(sn.begin[s], w) });
+                    z[w..].fill([0.0; K]);
+                    for &(from, to) in &plan.contributions[top.gather.clone()] {
+                        add_row(&mut z[to as usize], &unsafe { zs.finished(from as usize, 1) }[0]);
                     }
                 }
-                above
-            })
-            .collect();
-        for (task, above) in plan.tasks.iter().zip(&outside) {
-            for (&r, v) in sn.pattern(task.root).iter().zip(above) {
-                add_row(&mut y[r as usize], v);
+                let panel = self.panel_values(values, s);
+                let (k0, k1) = top.block(sn, block);
+                if top.blocks == 1 {
+                    panel_kernels::forward(panel, z, w);
+                } else {
+                    panel_kernels::forward_block(panel, z.len(), k0, &mut z[k0..k1]);
+                }
+                if k1 == w {
+                    unsafe { ys.column(sn.begin[s], w) }.copy_from_slice(&z[..w]);
+                }
             }
-        }
-        for level in &plan.levels {
-            let parallel = level.len() == 1;
-            let zs: Vec<Vec<[f64; K]>> = level
-                .par_iter()
-                .map(|&s| {
-                    let w = sn.width(s);
-                    let mut z: Vec<[f64; K]> = y[sn.begin[s]..sn.begin[s] + w].to_vec();
-                    z.resize(w + sn.pattern(s).len(), [0.0; K]);
-                    panel_kernels::forward(self.panel_values(values, s), &mut z, w, parallel);
-                    z
-                })
-                .collect();
-            for (&s, z) in level.iter().zip(&zs) {
-                let (x, update) = z.split_at(sn.width(s));
-                y[sn.begin[s]..sn.begin[s + 1]].copy_from_slice(x);
-                sn.pattern(s).iter().zip(update).for_each(|(&r, v)| add_row(&mut y[r as usize], v));
+            Step::Update { t, block, part } => {
+                let top = &plan.top[t];
+                let (k0, k1) = top.block(sn, block);
+                let rows = top.rows_part(sn, block, part);
+                let x = unsafe { zs.finished(top.offset + k0, k1 - k0) };
+                let out = unsafe { zs.column(top.offset + rows.start, rows.len()) };
+                panel_kernels::forward_rows(
+                    self.panel_values(values, top.s),
+                    top.rows(sn),
+                    k0,
+                    rows.start,
+                    x,
+                    out,
+                );
             }
-        }
+            Step::Gather(_) => unreachable!("the forward sweep gathers in its first triangle"),
+        });
     }
 
-    /// `[y_own; y_pattern]` of supernode `s`, and its own columns.
-    fn gather<const K: usize>(&self, s: usize, y: &[[f64; K]]) -> (Range<usize>, Vec<[f64; K]>) {
+    /// The forward sweep of one subtree, on its columns `local`, keeping
+    /// its updates of the rows outside it in `above` (by position in its
+    /// root's pattern).
+    fn forward_subtree<P: Stored, const K: usize>(
+        &self,
+        values: &[P],
+        task: &Subtree,
+        local: &mut [[f64; K]],
+        above: &mut [[f64; K]],
+    ) {
         let sn = &self.symbolic().supernodes;
-        let own = sn.begin[s]..sn.begin[s + 1];
-        let z = y[own.clone()].iter().copied().chain(sn.pattern(s).iter().map(|&r| y[r as usize])).collect();
-        (own, z)
+        let (lo, hi) = (task.columns.start, task.columns.end);
+        let (mut z, mut slots) = (Vec::new(), 0);
+        for s in task.supernodes.clone() {
+            if s + 1 < task.supernodes.end {
+                crate::simd::prefetch(self.panel_values(values, s + 1));
+            }
+            let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
+            let first_slot = slots;
+            z.clear();
+            z.extend_from_slice(&local[own.clone()]);
+            z.extend(sn.pattern(s).iter().map(|&r| match r as usize {
+                r if r >= hi => {
+                    slots += 1;
+                    above[task.slots[slots - 1] as usize]
+                }
+                r => local[r - lo],
+            }));
+            panel_kernels::forward(self.panel_values(values, s), &mut z, own.len());
+            local[own.clone()].copy_from_slice(&z[..own.len()]);
+            let mut slot = task.slots[first_slot..slots].iter();
+            for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
+                match r as usize {
+                    r if r >= hi => above[*slot.next().expect("one slot per outside row") as usize] = v,
+                    r => local[r - lo] = v,
+                }
+            }
+        }
     }
 
-    /// `Lᵀ x = y`: the common ancestors first, then the subtrees in parallel,
-    /// each reading the (final) rows of its ancestors from a snapshot.
+    /// `Lᵀ x = y`: the backward steps of the plan. A top supernode reads its
+    /// pattern rows (final) into its part of the scratch and solves its
+    /// panel; a subtree then reads the rows of its ancestors.
     fn backward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
-        for level in plan.levels.iter().rev() {
-            let parallel = level.len() == 1;
-            let xs: Vec<(Range<usize>, Vec<[f64; K]>)> = level
-                .par_iter()
-                .map(|&s| {
-                    let (own, mut z) = self.gather(s, y);
-                    panel_kernels::backward(self.panel_values(values, s), &mut z, own.len(), parallel);
-                    z.truncate(own.len());
-                    (own, z)
-                })
-                .collect();
-            for (own, x) in xs {
-                y[own].copy_from_slice(&x);
+        let mut scratch = vec![[0.0; K]; plan.scratch_rows];
+        let (ys, zs) = (SharedColumns::new(y), SharedColumns::new(&mut scratch));
+        let gather = |top: &Top, z: &mut [[f64; K]]| {
+            let w = sn.width(top.s);
+            z[..w].copy_from_slice(unsafe { ys.finished(sn.begin[top.s], w) });
+            for (v, &r) in z[w..].iter_mut().zip(sn.pattern(top.s)) {
+                *v = unsafe { ys.finished(r as usize, 1) }[0];
             }
-        }
-        if plan.tasks.is_empty() {
-            return;
-        }
-        let snapshot = y.to_vec();
-        split_by_subtree(y, &plan.tasks).into_par_iter().for_each(|(task, local)| {
-            let (lo, hi) = (task.columns.start, task.columns.end);
-            let mut z = Vec::new();
-            for s in task.supernodes.clone().rev() {
-                if s > task.supernodes.start {
-                    crate::simd::prefetch(self.panel_values(values, s - 1));
+        };
+        // SAFETY: as in the forward sweep; a step reads rows of the solution
+        // only once the steps that finish them are done.
+        plan.backward.run(|i| match plan.backward_steps[i] {
+            Step::Subtree(k) => {
+                let task = &plan.tasks[k];
+                let local = unsafe { ys.column(task.columns.start, task.columns.len()) };
+                self.backward_subtree(values, task, local, |r| unsafe { ys.finished(r, 1) }[0]);
+            }
+            Step::Gather(t) => {
+                gather(&plan.top[t], unsafe { zs.column(plan.top[t].offset, plan.top[t].rows(sn)) })
+            }
+            Step::Triangle { t, block } => {
+                let top = &plan.top[t];
+                let (s, w) = (top.s, sn.width(top.s));
+                let panel = self.panel_values(values, s);
+                let z = unsafe { zs.column(top.offset, top.rows(sn)) };
+                if top.blocks == 1 {
+                    gather(top, z);
+                    panel_kernels::backward(panel, z, w);
+                } else {
+                    let (k0, k1) = top.block(sn, block);
+                    panel_kernels::backward_block(panel, z.len(), k0, &mut z[k0..k1]);
                 }
-                let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
-                z.clear();
-                z.extend_from_slice(&local[own.clone()]);
-                z.extend(sn.pattern(s).iter().map(|&r| {
-                    let r = r as usize;
-                    if r < hi {
-                        local[r - lo]
-                    } else {
-                        snapshot[r]
-                    }
-                }));
-                panel_kernels::backward(self.panel_values(values, s), &mut z, own.len(), false);
-                local[own.clone()].copy_from_slice(&z[..own.len()]);
+                if block == 0 {
+                    unsafe { ys.column(sn.begin[s], w) }.copy_from_slice(&z[..w]);
+                }
+            }
+            Step::Update { t, block, part } => {
+                let top = &plan.top[t];
+                let k1 = top.block(sn, block).1;
+                let columns = top.columns_part(sn, block, part);
+                let below = unsafe { zs.finished(top.offset + k1, top.rows(sn) - k1) };
+                let out = unsafe { zs.column(top.offset + columns.start, columns.len()) };
+                let panel = self.panel_values(values, top.s);
+                panel_kernels::backward_rows(panel, top.rows(sn), columns.start, k1, below, out);
             }
         });
+    }
+
+    /// The backward sweep of one subtree, on its columns `local`, reading
+    /// the final rows outside it by `outside`.
+    fn backward_subtree<P: Stored, const K: usize>(
+        &self,
+        values: &[P],
+        task: &Subtree,
+        local: &mut [[f64; K]],
+        outside: impl Fn(usize) -> [f64; K],
+    ) {
+        let sn = &self.symbolic().supernodes;
+        let (lo, hi) = (task.columns.start, task.columns.end);
+        let mut z = Vec::new();
+        for s in task.supernodes.clone().rev() {
+            if s > task.supernodes.start {
+                crate::simd::prefetch(self.panel_values(values, s - 1));
+            }
+            let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
+            z.clear();
+            z.extend_from_slice(&local[own.clone()]);
+            z.extend(sn.pattern(s).iter().map(|&r| match r as usize {
+                r if r < hi => local[r - lo],
+                r => outside(r),
+            }));
+            panel_kernels::backward(self.panel_values(values, s), &mut z, own.len());
+            local[own.clone()].copy_from_slice(&z[..own.len()]);
+        }
     }
 }
 
 /// `a ← a + b`, row by row.
 fn add_row<const K: usize>(a: &mut [f64; K], b: &[f64; K]) {
     (0..K).for_each(|c| a[c] += b[c]);
-}
-
-/// Disjoint mutable views of `y` on each subtree's columns.
-fn split_by_subtree<'a, 'p, T>(y: &'a mut [T], tasks: &'p [Subtree]) -> Vec<(&'p Subtree, &'a mut [T])> {
-    let mut views = Vec::with_capacity(tasks.len());
-    let (mut rest, mut offset) = (y, 0);
-    for task in tasks {
-        let (_, tail) = rest.split_at_mut(task.columns.start - offset);
-        let (mine, tail) = tail.split_at_mut(task.columns.len());
-        views.push((task, mine));
-        rest = tail;
-        offset = task.columns.end;
-    }
-    views
 }

@@ -116,19 +116,25 @@ pub struct SimulationSpec {
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
-    /// refactorized in the background without pause (a new one starts as
-    /// soon as the last lands), read in single precision and warped by the
-    /// body's rotation since its matrix was assembled, cut at 3 iterations
+    /// refactorized in the background every [`REAL_TIME_REFRESH`] steps
+    /// (the factor of step `s` serves from step `s + 50`, so runs are
+    /// reproducible), read in single precision and warped by the body's
+    /// rotation since its matrix was assembled, cut at 3 iterations
     /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps. dahl2019's
     /// early termination with zeng2022's preconditioner: one iteration from
     /// `v(t)` keeps the kinetic energy within 2 %, five within 0.05 %; the
-    /// warped, fresh factor keeps the contact compliance close to the
-    /// current `A` (the 5k drop within 0.35–0.57 % of its size after 1 s).
+    /// warp keeps the contact compliance close to the current `A` (the 5k
+    /// drop within 0.72 % of its size after 1 s, where a factorization
+    /// without pause gave 0.35–0.76 % at 15–20 % more time per step, its
+    /// core and memory bus shared with the step).
     RealTime,
     /// PCG to 1e-8 (up to 200 iterations) with an LDLᵀ factor refreshed
     /// every step; PGS to 1e-8 within 500 sweeps.
     Accurate,
 }
+
+/// Steps between the real-time preset's background refactorizations.
+pub const REAL_TIME_REFRESH: usize = 50;
 
 impl Preset {
     /// Fills the keys of `[implicit_euler]` and `[constraint_solver]` that
@@ -147,7 +153,7 @@ impl Preset {
         }
         if !has("implicit_euler", "refresh") {
             ie.refresh = if realtime {
-                Refresh { every: 1, asynchronous: true, deterministic: false }
+                Refresh { every: REAL_TIME_REFRESH, asynchronous: true, deterministic: true }
             } else {
                 Refresh::default()
             };

@@ -173,11 +173,9 @@ impl SolvePlan {
             task.offset = rows;
             rows += sn.pattern(task.root).len();
         }
-        let mut top_of = vec![usize::MAX; sn.len()];
         let mut tops = Vec::with_capacity(top.len());
         for level in levels(sn, top) {
             for &s in &level {
-                top_of[s] = tops.len();
                 let (w, q) = (sn.width(s), sn.pattern(s).len());
                 // A supernode alone at its height is shared by blocks; the
                 // others run beside each other whole.
@@ -186,88 +184,100 @@ impl SolvePlan {
                 rows += w + q;
             }
         }
-        // Each top supernode adds the subtrees' updates of its rows, then
-        // those of the top supernodes below it, in the order the sweeps
-        // used to merge them (subtrees, then levels).
-        let mut gathered: Vec<Vec<(u32, u32)>> = vec![Vec::new(); tops.len()];
-        let sources = tasks.iter().map(|task| (task.root, task.offset));
-        for (s, offset) in sources.chain(tops.iter().map(|u| (u.s, u.offset + sn.width(u.s)))) {
-            for (k, &r) in sn.pattern(s).iter().enumerate() {
-                let t = top_of[sn.of_column[r as usize] as usize];
-                gathered[t].push(((offset + k) as u32, (r as usize - sn.begin[tops[t].s]) as u32));
-            }
-        }
-        let mut contributions = Vec::with_capacity(gathered.iter().map(Vec::len).sum());
-        for (top, updates) in tops.iter_mut().zip(gathered) {
-            top.gather = contributions.len()..contributions.len() + updates.len();
-            contributions.extend(updates);
-        }
+        let mut top_of = vec![usize::MAX; sn.len()];
+        tops.iter().enumerate().for_each(|(t, top)| top_of[top.s] = t);
+        let mut plan = SolvePlan { tasks, top: tops, scratch_rows: rows, ..SolvePlan::default() };
+        plan.order_gathers(sn, &top_of);
         let parent_top = |s: usize| sn.parent.get(s).copied().filter(|&p| p < sn.len()).map(|p| top_of[p]);
-        let mut plan = SolvePlan { contributions, scratch_rows: rows, ..SolvePlan::default() };
-        // Forward: the subtrees, then each top supernode after its children.
-        let mut finish: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
-        let subtree_steps: Vec<usize> =
-            (0..tasks.len()).map(|i| plan.forward_step(Vec::new(), Step::Subtree(i))).collect();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
-        for (i, task) in tasks.iter().enumerate() {
-            if let Some(p) = parent_top(task.root) {
-                children[p].push(subtree_steps[i]);
-            }
-        }
-        for t in 0..tops.len() {
-            let (ld, blocks) = (tops[t].rows(sn), tops[t].blocks);
-            let mut prev = std::mem::take(&mut children[t]);
-            for block in 0..blocks {
-                let triangle = plan.forward_step(prev, Step::Triangle { t, block });
-                let below = ld - tops[t].block(sn, block).1;
-                let parts =
-                    if blocks == 1 { 0 } else { (below >= 2 * PART_ROWS) as usize + (below > 0) as usize };
-                prev = (0..parts)
-                    .map(|part| plan.forward_step(vec![triangle], Step::Update { t, block, part }))
-                    .collect();
-                if parts == 0 {
-                    prev = vec![triangle];
-                }
-            }
-            if let Some(p) = parent_top(tops[t].s) {
-                children[p].extend_from_slice(&prev);
-            }
-            finish[t] = prev;
-        }
-        // Backward: each top supernode after its parent, then the subtrees.
-        let mut finish: Vec<Vec<usize>> = vec![Vec::new(); tops.len()];
-        for t in (0..tops.len()).rev() {
-            let blocks = tops[t].blocks;
-            let mut prev = parent_top(tops[t].s).map(|p| finish[p].clone()).unwrap_or_default();
-            if blocks > 1 {
-                prev = vec![plan.backward_step(prev, Step::Gather(t))];
-            }
-            for block in (0..blocks).rev() {
-                let (k0, k1) = tops[t].block(sn, block);
-                let parts = if blocks == 1 { 0 } else { 1 + (k1 - k0 >= 2 * COLUMNS) as usize };
-                if parts > 0 {
-                    prev = (0..parts)
-                        .map(|part| plan.backward_step(prev.clone(), Step::Update { t, block, part }))
-                        .collect();
-                }
-                prev = vec![plan.backward_step(prev, Step::Triangle { t, block })];
-            }
-            finish[t] = prev;
-        }
-        for (i, task) in tasks.iter().enumerate().rev() {
-            let deps = parent_top(task.root).map(|p| finish[p].clone()).unwrap_or_default();
-            plan.backward_step(deps, Step::Subtree(i));
-        }
-        plan.tasks = tasks;
-        plan.top = tops;
+        plan.forward_schedule(sn, parent_top);
+        plan.backward_schedule(sn, parent_top);
         plan
     }
 
+    /// Each top supernode adds the subtrees' updates of its rows, then those
+    /// of the top supernodes below it, in the order the sweeps used to merge
+    /// them (subtrees, then levels of top supernodes).
+    fn order_gathers(&mut self, sn: &SupernodeLayout, top_of: &[usize]) {
+        let mut gathered: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.top.len()];
+        let subtrees = self.tasks.iter().map(|task| (task.root, task.offset));
+        for (s, offset) in subtrees.chain(self.top.iter().map(|u| (u.s, u.offset + sn.width(u.s)))) {
+            for (k, &r) in sn.pattern(s).iter().enumerate() {
+                let t = top_of[sn.of_column[r as usize] as usize];
+                gathered[t].push(((offset + k) as u32, (r as usize - sn.begin[self.top[t].s]) as u32));
+            }
+        }
+        for (top, updates) in self.top.iter_mut().zip(gathered) {
+            top.gather = self.contributions.len()..self.contributions.len() + updates.len();
+            self.contributions.extend(updates);
+        }
+    }
+
+    /// Forward steps: the subtrees, then each top supernode after its
+    /// children (its blocks in order, each block's update in parts).
+    fn forward_schedule(&mut self, sn: &SupernodeLayout, parent_top: impl Fn(usize) -> Option<usize>) {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.top.len()];
+        for i in 0..self.tasks.len() {
+            let step = self.forward_step(Vec::new(), Step::Subtree(i));
+            if let Some(p) = parent_top(self.tasks[i].root) {
+                children[p].push(step);
+            }
+        }
+        for t in 0..self.top.len() {
+            let (ld, blocks) = (self.top[t].rows(sn), self.top[t].blocks);
+            let mut last = std::mem::take(&mut children[t]);
+            for block in 0..blocks {
+                let triangle = self.forward_step(last, Step::Triangle { t, block });
+                let below = ld - self.top[t].block(sn, block).1;
+                let parts =
+                    if blocks == 1 { 0 } else { (below >= 2 * PART_ROWS) as usize + (below > 0) as usize };
+                last = (0..parts)
+                    .map(|part| self.forward_step(vec![triangle], Step::Update { t, block, part }))
+                    .collect();
+                if parts == 0 {
+                    last = vec![triangle];
+                }
+            }
+            if let Some(p) = parent_top(self.top[t].s) {
+                children[p].extend_from_slice(&last);
+            }
+        }
+    }
+
+    /// Backward steps: each top supernode after its parent (its blocks from
+    /// the last, each block's update in parts), then the subtrees.
+    fn backward_schedule(&mut self, sn: &SupernodeLayout, parent_top: impl Fn(usize) -> Option<usize>) {
+        let mut finish: Vec<Vec<usize>> = vec![Vec::new(); self.top.len()];
+        for t in (0..self.top.len()).rev() {
+            let blocks = self.top[t].blocks;
+            let mut last = parent_top(self.top[t].s).map(|p| finish[p].clone()).unwrap_or_default();
+            if blocks > 1 {
+                last = vec![self.backward_step(last, Step::Gather(t))];
+            }
+            for block in (0..blocks).rev() {
+                let (k0, k1) = self.top[t].block(sn, block);
+                let parts = if blocks == 1 { 0 } else { 1 + (k1 - k0 >= 2 * COLUMNS) as usize };
+                if parts > 0 {
+                    last = (0..parts)
+                        .map(|part| self.backward_step(last.clone(), Step::Update { t, block, part }))
+                        .collect();
+                }
+                last = vec![self.backward_step(last, Step::Triangle { t, block })];
+            }
+            finish[t] = last;
+        }
+        for i in (0..self.tasks.len()).rev() {
+            let deps = parent_top(self.tasks[i].root).map(|p| finish[p].clone()).unwrap_or_default();
+            self.backward_step(deps, Step::Subtree(i));
+        }
+    }
+
+    /// Appends a forward step after `deps`.
     fn forward_step(&mut self, deps: Vec<usize>, step: Step) -> usize {
         self.forward_steps.push(step);
         self.forward.push(deps)
     }
 
+    /// Appends a backward step after `deps`.
     fn backward_step(&mut self, deps: Vec<usize>, step: Step) -> usize {
         self.backward_steps.push(step);
         self.backward.push(deps)

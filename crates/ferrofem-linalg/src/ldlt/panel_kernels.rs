@@ -53,56 +53,6 @@ pub(super) fn backward<P: Stored, const K: usize>(panel: &[P], z: &mut [[f64; K]
     triangle_upper(panel, ld, 0, xs);
 }
 
-/// A block of the forward substitution: `x ← L⁻¹ x` for the unit-lower
-/// block of the panel's columns and rows `k0..k0 + x.len()` (the rows below
-/// it then take [`forward_rows`]).
-pub(super) fn forward_block<P: Stored, const K: usize>(
-    panel: &[P],
-    ld: usize,
-    k0: usize,
-    x: &mut [[f64; K]],
-) {
-    triangle_lower(panel, ld, k0, x);
-}
-
-/// `rows ← rows − P[r0.., k0..k0 + x.len()] x`: the update by a solved
-/// block `x` of the panel rows `r0..r0 + rows.len()` below it.
-pub(super) fn forward_rows<P: Stored, const K: usize>(
-    panel: &[P],
-    ld: usize,
-    k0: usize,
-    r0: usize,
-    x: &[[f64; K]],
-    rows: &mut [[f64; K]],
-) {
-    update_below(panel, ld, k0, r0, x, rows);
-}
-
-/// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v`: the part of a backward
-/// block's update that reads the final rows `r0..r0 + v.len()` below it.
-pub(super) fn backward_rows<P: Stored, const K: usize>(
-    panel: &[P],
-    ld: usize,
-    k0: usize,
-    r0: usize,
-    v: &[[f64; K]],
-    out: &mut [[f64; K]],
-) {
-    update_above(panel, ld, k0, r0, v, out);
-}
-
-/// A block of the backward substitution: `x ← L⁻ᵀ x` for the unit-lower
-/// block of columns and rows `k0..k0 + x.len()`, once [`backward_rows`] has
-/// applied the rows below it.
-pub(super) fn backward_block<P: Stored, const K: usize>(
-    panel: &[P],
-    ld: usize,
-    k0: usize,
-    x: &mut [[f64; K]],
-) {
-    triangle_upper(panel, ld, k0, x);
-}
-
 /// Rows `r0..r0 + len` of panel column `j`.
 fn column<P>(panel: &[P], ld: usize, j: usize, r0: usize, len: usize) -> &[P] {
     &panel[j * ld + r0..j * ld + r0 + len]
@@ -115,7 +65,12 @@ fn sub_scaled<const K: usize>(a: &mut [f64; K], l: f64, b: &[f64; K]) {
 
 /// `x ← L⁻¹ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time: their small triangle, then the rows below them.
-fn triangle_lower<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, x: &mut [[f64; K]]) {
+pub(super) fn triangle_lower<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    x: &mut [[f64; K]],
+) {
     for j0 in (0..x.len()).step_by(COLUMNS) {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
@@ -131,7 +86,12 @@ fn triangle_lower<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, 
 
 /// `x ← L⁻ᵀ x` for the unit-lower block of columns and rows `k0..k0 + x.len()`,
 /// four columns at a time from the last: the rows below them, then their small triangle.
-fn triangle_upper<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, x: &mut [[f64; K]]) {
+pub(super) fn triangle_upper<P: Stored, const K: usize>(
+    panel: &[P],
+    ld: usize,
+    k0: usize,
+    x: &mut [[f64; K]],
+) {
     for j0 in (0..x.len()).step_by(COLUMNS).rev() {
         let j1 = (j0 + COLUMNS).min(x.len());
         let (head, below) = x.split_at_mut(j1);
@@ -146,7 +106,7 @@ fn triangle_upper<P: Stored, const K: usize>(panel: &[P], ld: usize, k0: usize, 
 }
 
 /// `rows ← rows − P[r0.., k0..k0 + x.len()] x` for the rows `r0..r0 + rows.len()`.
-fn update_below<P: Stored, const K: usize>(
+pub(super) fn update_below<P: Stored, const K: usize>(
     panel: &[P],
     ld: usize,
     k0: usize,
@@ -200,7 +160,7 @@ fn update_below_one<P: Stored>(panel: &[P], ld: usize, k0: usize, r0: usize, x: 
 }
 
 /// `out ← out − P[r0.., k0..k0 + out.len()]ᵀ v` for the rows `r0..r0 + v.len()`.
-fn update_above<P: Stored, const K: usize>(
+pub(super) fn update_above<P: Stored, const K: usize>(
     panel: &[P],
     ld: usize,
     k0: usize,
@@ -266,11 +226,11 @@ mod tests {
         for k0 in (0..w).step_by(step) {
             let k1 = (k0 + step).min(w);
             let (head, below) = z.split_at_mut(k1);
-            forward_block(panel, ld, k0, &mut head[k0..]);
+            triangle_lower(panel, ld, k0, &mut head[k0..]);
             let half = below.len() / 2;
             let (a, b) = below.split_at_mut(half);
-            forward_rows(panel, ld, k0, k1, &head[k0..], a);
-            forward_rows(panel, ld, k0, k1 + half, &head[k0..], b);
+            update_below(panel, ld, k0, k1, &head[k0..], a);
+            update_below(panel, ld, k0, k1 + half, &head[k0..], b);
         }
     }
 
@@ -283,9 +243,9 @@ mod tests {
             let xs = &mut head[k0..];
             let half = (xs.len() / 2).next_multiple_of(COLUMNS).min(xs.len());
             let (a, b) = xs.split_at_mut(half);
-            backward_rows(panel, ld, k0, k1, below, a);
-            backward_rows(panel, ld, k0 + half, k1, below, b);
-            backward_block(panel, ld, k0, xs);
+            update_above(panel, ld, k0, k1, below, a);
+            update_above(panel, ld, k0 + half, k1, below, b);
+            triangle_upper(panel, ld, k0, xs);
         }
     }
 

@@ -471,7 +471,7 @@ impl Ldlt {
                 if top.blocks == 1 {
                     panel_kernels::forward(panel, z, w);
                 } else {
-                    panel_kernels::forward_block(panel, z.len(), k0, &mut z[k0..k1]);
+                    panel_kernels::triangle_lower(panel, z.len(), k0, &mut z[k0..k1]);
                 }
                 if k1 == w {
                     unsafe { ys.column(sn.begin[s], w) }.copy_from_slice(&z[..w]);
@@ -483,7 +483,7 @@ impl Ldlt {
                 let rows = top.rows_part(sn, block, part);
                 let x = unsafe { zs.finished(top.offset + k0, k1 - k0) };
                 let out = unsafe { zs.column(top.offset + rows.start, rows.len()) };
-                panel_kernels::forward_rows(
+                panel_kernels::update_below(
                     self.panel_values(values, top.s),
                     top.rows(sn),
                     k0,
@@ -572,7 +572,7 @@ impl Ldlt {
                     panel_kernels::backward(panel, z, w);
                 } else {
                     let (k0, k1) = top.block(sn, block);
-                    panel_kernels::backward_block(panel, z.len(), k0, &mut z[k0..k1]);
+                    panel_kernels::triangle_upper(panel, z.len(), k0, &mut z[k0..k1]);
                 }
                 if block == 0 {
                     unsafe { ys.column(sn.begin[s], w) }.copy_from_slice(&z[..w]);
@@ -585,7 +585,7 @@ impl Ldlt {
                 let below = unsafe { zs.finished(top.offset + k1, top.rows(sn) - k1) };
                 let out = unsafe { zs.column(top.offset + columns.start, columns.len()) };
                 let panel = self.panel_values(values, top.s);
-                panel_kernels::backward_rows(panel, top.rows(sn), columns.start, k1, below, out);
+                panel_kernels::update_above(panel, top.rows(sn), columns.start, k1, below, out);
             }
         });
     }

@@ -1,5 +1,6 @@
-//! Work split across threads: contiguous ranges of about equal cost, and a
-//! buffer that concurrent tasks write in disjoint parts.
+//! Work split across threads: contiguous ranges of about equal cost, a
+//! buffer that concurrent tasks write in disjoint parts, and a graph of
+//! dependent steps that two threads run with one hand-off.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -728,7 +728,11 @@ mod tests {
             (ie.initial_guess, ie.preconditioner),
             (InitialGuess::PreviousVelocity, PreconditionerKind::Ldlt)
         );
-        assert!(ie.refresh.asynchronous && ie.refresh.every == 1);
+        assert!(
+            ie.refresh.asynchronous
+                && ie.refresh.deterministic
+                && ie.refresh.every == super::REAL_TIME_REFRESH
+        );
         assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Single);
         assert!(ie.warp);
         assert!(

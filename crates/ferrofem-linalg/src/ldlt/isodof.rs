@@ -113,29 +113,44 @@ fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
     let mut sorted = dofs.to_vec();
     sorted.sort_unstable_by_key(|&d| key(d));
     sorted.dedup();
-    let mut range: HashMap<usize, (usize, usize)> = HashMap::new();
+    // Span index of each supernode of the reach (`NONE` elsewhere); each
+    // path is walked up to the first supernode already reached.
+    let mut index = vec![NONE; sn.parent.len()];
+    let mut spans: Vec<Span> = Vec::new();
     for (i, &d) in sorted.iter().enumerate() {
         let mut t = sn.of_column[s.perm_inv[d]] as usize;
-        while t != NONE {
-            let r = range.entry(t).or_insert((i, i + 1));
-            r.0 = r.0.min(i);
-            r.1 = r.1.max(i + 1);
+        while t != NONE && index[t] == NONE {
+            index[t] = spans.len();
+            spans.push(Span { sn: t, lo: usize::MAX, hi: 0, rho: sn.width(t) });
             t = sn.parent[t];
         }
+        let x = &mut spans[index[sn.of_column[s.perm_inv[d]] as usize]];
+        (x.lo, x.hi) = (x.lo.min(i), x.hi.max(i + 1));
     }
-    let mut spans: Vec<Span> =
-        range.into_iter().map(|(t, (lo, hi))| Span { sn: t, lo, hi, rho: sn.width(t) }).collect();
+    // The DOFs sorted by postorder are contiguous in every subtree: a
+    // supernode's columns run from its descendants' first to their last.
+    spans.sort_unstable_by_key(|x| sn.postorder_rank[x.sn]);
+    spans.iter().enumerate().for_each(|(i, x)| index[x.sn] = i);
+    for i in 0..spans.len() {
+        let (t, lo, hi) = (sn.parent[spans[i].sn], spans[i].lo, spans[i].hi);
+        if t != NONE {
+            let p = &mut spans[index[t]];
+            (p.lo, p.hi) = (p.lo.min(lo), p.hi.max(hi));
+        }
+    }
     spans.sort_unstable_by_key(|x| x.sn);
-    let index: HashMap<usize, usize> = spans.iter().enumerate().map(|(i, x)| (x.sn, i)).collect();
+    spans.iter().enumerate().for_each(|(i, x)| index[x.sn] = i);
     let mut lower = |row: usize| {
-        let x = &mut spans[index[&(sn.of_column[row] as usize)]];
+        let x = &mut spans[index[sn.of_column[row] as usize]];
         x.rho = x.rho.min(row - sn.begin[x.sn]);
     };
     for &d in &sorted {
         lower(s.perm_inv[d]);
     }
-    for &t in index.keys() {
-        sn.pattern(t).iter().for_each(|&r| lower(r as usize));
+    for t in 0..sn.parent.len() {
+        if index[t] != NONE {
+            sn.pattern(t).iter().for_each(|&r| lower(r as usize));
+        }
     }
     (sorted, spans)
 }
@@ -776,11 +791,19 @@ impl IsodofCache {
         }
         let mut all = MatMut::from_column_major_slice_mut(&mut self.wbar, cap, cap);
         gen.add_lower_gram(all.rb_mut().submatrix_mut(old, old, m, m));
-        let mut offset = 0;
-        for g in &self.generations {
-            gen.add_cross(g, all.rb_mut().submatrix_mut(old, offset, m, g.len()));
-            offset += g.len();
-        }
+        // The new–old blocks, one per old generation, side by side (a
+        // generation of a few columns is a single task of its own).
+        let mut start = 0;
+        let ranges: Vec<Range<usize>> = self
+            .generations
+            .iter()
+            .map(|g| {
+                start += g.len();
+                start - g.len()..start
+            })
+            .collect();
+        let cross = split_columns(all.submatrix_mut(old, 0, m, old), &ranges);
+        cross.into_par_iter().zip(&self.generations).for_each(|(dst, g)| gen.add_cross(g, dst));
         crate::dense::mirror(&mut self.wbar, cap, old..old + m);
         for (i, &d) in gen.dofs().iter().enumerate() {
             self.slot.insert(d, old + i);

@@ -416,6 +416,16 @@ impl Ldlt {
         self.single = keep.then(|| self.supernodal.iter().map(|&v| v as f32).collect());
     }
 
+    /// The precision of the lightest copy of the factor kept: single when
+    /// [`Self::keep_single_precision`] keeps one, double otherwise.
+    pub fn lightest_precision(&self) -> Precision {
+        if self.single.is_some() {
+            Precision::Single
+        } else {
+            Precision::Double
+        }
+    }
+
     /// Solves `A X = B` in place for `ncols` right-hand sides stored
     /// column-major: one by [`Self::solve_one`], several by faer's blocked solve.
     pub fn solve_in_place(&self, b: &mut [f64], ncols: usize) {

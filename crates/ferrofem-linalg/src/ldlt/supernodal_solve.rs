@@ -377,11 +377,32 @@ impl Ldlt {
     ///
     /// [`IsodofColumns`]: super::IsodofColumns
     pub fn solve_from_forward<const K: usize>(&self, z: &mut [[f64; K]], x: &mut [f64]) {
+        self.solve_from_forward_in(z, x, Precision::Double);
+    }
+
+    /// [`Self::solve_from_forward`] with the backward sweep reading the
+    /// factor in `precision` (as [`Self::solve_one_in`] does).
+    ///
+    /// # Panics
+    /// In single precision, if no single-precision copy is kept.
+    pub fn solve_from_forward_in<const K: usize>(
+        &self,
+        z: &mut [[f64; K]],
+        x: &mut [f64],
+        precision: Precision,
+    ) {
         let s = &**self.symbolic();
         let j = x.len() / s.n().max(1);
         assert!(z.len() == s.n() && j <= K && x.len() == j * s.n(), "solve_from_forward: lengths");
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
-        self.backward(&self.supernodal, z);
+        match precision {
+            Precision::Double => self.backward(&self.supernodal, z),
+            Precision::Single => {
+                let single =
+                    self.single.as_deref().expect("solve_from_forward_in: no single-precision copy kept");
+                self.backward(single, z)
+            }
+        }
         s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[j * o..j * o + j].copy_from_slice(&v[..j]));
     }
 

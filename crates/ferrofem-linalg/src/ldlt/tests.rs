@@ -537,6 +537,18 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     let scale = expected3.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let err = x3.iter().zip(&expected3).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
     assert!(err < 1e-13, "three sides: {err:e}");
+    // The backward half in single precision is the single-precision solve.
+    let mut single = f.as_ref().clone();
+    single.keep_single_precision(true);
+    assert_eq!(single.lightest_precision(), Precision::Single);
+    assert_eq!(f.lightest_precision(), Precision::Double);
+    let mut expected = b.clone();
+    single.solve_one_in(&mut expected, Precision::Single);
+    assert!(cache.forward(&f, &b, &mut z));
+    single.solve_from_forward_in(&mut z, &mut x, Precision::Single);
+    let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = x.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+    assert!(err < 1e-6, "single-precision backward half: {err:e}");
     // A DOF outside the cache, or another factor: refused.
     let mut outside = b3.clone();
     outside[3 + 2] = 1.0;

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 use ferrofem_linalg::{CsrMatrix, Ldlt};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::constraint::{Compliance, ConstraintSpace};
@@ -260,13 +261,30 @@ pub fn build_delassus(
         if delassus.is_empty() {
             delassus.resize(c * c, 0.0);
         }
-        let r = &body.rows;
-        for (i, &gi) in r.iter().enumerate() {
-            for (j, &gj) in r.iter().enumerate() {
-                delassus[gi * c + gj] += h * h * wb[i * r.len() + j];
+        add_rows(delassus, c, &body.rows, wb, h * h);
+    }
+}
+
+/// `W[rows[i], rows[j]] += s · W_b[i, j]` (`W` row-major `c × c`, `W_b`
+/// row-major over `rows`): its rows side by side when `rows` are
+/// distinct; in order otherwise (a self-contact lists a row once per side).
+fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64], s: f64) {
+    let m = rows.len();
+    let mut of_row = vec![usize::MAX; c];
+    let distinct = rows.iter().enumerate().all(|(i, &g)| std::mem::replace(&mut of_row[g], i) == usize::MAX);
+    if !distinct {
+        for (i, &gi) in rows.iter().enumerate() {
+            for (j, &gj) in rows.iter().enumerate() {
+                w[gi * c + gj] += s * wb[i * m + j];
             }
         }
+        return;
     }
+    w.par_chunks_mut(c.max(1)).zip(&of_row).filter(|(_, &i)| i != usize::MAX).for_each(|(wr, &i)| {
+        for (&gj, &x) in rows.iter().zip(&wb[i * m..(i + 1) * m]) {
+            wr[gj] += s * x;
+        }
+    });
 }
 
 /// How `W` is obtained (`[constraint_solver] delassus`).

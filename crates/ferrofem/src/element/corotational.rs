@@ -35,8 +35,14 @@ impl TetElement {
         method: PolarMethod,
     ) -> TetEval {
         let f = self.deformation_gradient(x);
-        let r = rotation(&f, previous_rotation, method);
-        let (eps, sigma) = self.co_rotated_stress(&f, &r);
+        self.evaluate_at(&f, rotation(&f, previous_rotation, method))
+    }
+
+    /// [`Self::evaluate`] given the deformation gradient `F` and its
+    /// rotation `R` (from the polar iteration run elsewhere, e.g. in lanes).
+    #[inline]
+    pub fn evaluate_at(&self, f: &Matrix3<f64>, r: Matrix3<f64>) -> TetEval {
+        let (eps, sigma) = self.co_rotated_stress(f, &r);
         let tr = eps.trace();
         let rs = r * sigma;
         TetEval {

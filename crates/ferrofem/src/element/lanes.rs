@@ -503,6 +503,51 @@ dispatch!(
     ) -> ()
 );
 
+/// The kernel of [`tet_rotations`]: `F` per lane, then the polar
+/// iteration from each tet's rotation.
+#[inline(always)]
+fn rotation_batch(
+    tets: &[TetElement],
+    x: &[f64],
+    rotations: &mut [Matrix3<f64>],
+    gradients_out: &mut [Matrix3<f64>],
+    max_sweeps: usize,
+    tolerance: f64,
+) {
+    let n = tets.len();
+    assert!(n > 0 && n <= LANES && rotations.len() == n && gradients_out.len() == n);
+    let f = gradients::<LANES>(tets, x);
+    let mut r = [[0.0; LANES]; 9];
+    for (k, entry) in r.iter_mut().enumerate() {
+        for (l, e) in entry.iter_mut().enumerate() {
+            *e = rotations[l.min(n - 1)][k];
+        }
+    }
+    rotation_jacobi(&f, &mut r, max_sweeps, tolerance);
+    for l in 0..n {
+        rotations[l] = unpack(&r, l);
+        gradients_out[l] = unpack(&f, l);
+    }
+}
+
+dispatch!(
+    /// The deformation gradients `F = Σₐ xₐ gₐᵀ` of `n ≤ LANES` tets into
+    /// `gradients`, and their rotations by the polar iteration of
+    /// dahl2019 §3.3 (at most `max_sweeps` sweeps to `tolerance`) from and
+    /// into `rotations`, one tet per SIMD lane: bitwise
+    /// [`super::polar::rotation_jacobi`] of each tet (implicit Euler's
+    /// co-rotational assembly, zeng2022 §3.1). Missing lanes repeat the
+    /// last tet and are discarded.
+    tet_rotations, tet_rotations_avx2 => rotation_batch(
+        tets: &[TetElement],
+        x: &[f64],
+        rotations: &mut [Matrix3<f64>],
+        gradients: &mut [Matrix3<f64>],
+        max_sweeps: usize,
+        tolerance: f64
+    ) -> ()
+);
+
 dispatch!(
     /// [`energy_and_stress`] of [`LANES`] tets.
     energy_and_stress_dispatch, energy_and_stress_avx2 => energy_and_stress(
@@ -693,6 +738,47 @@ mod tests {
                     let trace = |r: &Matrix3<f64>| (r.transpose() * f[l]).trace();
                     assert!(trace(&p[l]) >= trace(&warm[l]) - 1e-14 * f[l].norm());
                     assert!((p[l].transpose() * p[l] - Matrix3::identity()).norm() < 1e-14);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tet_rotations_are_the_one_element_polar_iteration() {
+        // 19 tets (a full batch and a partial one), rotated and stretched,
+        // from the identity (a cold start) and from a nearby rotation.
+        let rest: Vec<[f64; 3]> = (0..24)
+            .map(|i| {
+                let a = i as f64;
+                [a.sin(), (1.3 * a).cos(), 0.2 * (0.7 * a).sin() + 0.05 * a]
+            })
+            .collect();
+        let x: Vec<f64> = rest
+            .iter()
+            .flat_map(|r| (gradient(3) * Vector3::from(*r)).iter().copied().collect::<Vec<_>>())
+            .collect();
+        let tets: Vec<TetElement> = (0..19)
+            .map(|t| {
+                let v = [t, t + 2, t + 3, t + 5];
+                let model = Constitutive::Corotational;
+                TetElement::tet(&rest, v, model, LAME)
+                    .or_else(|| TetElement::tet(&rest, [v[1], v[0], v[2], v[3]], model, LAME))
+                    .expect("a tet of positive volume")
+            })
+            .collect();
+        for (sweeps, tolerance) in [(4, 1e-12), (10, 1e-14), (1, 0.0)] {
+            for start in [Matrix3::identity(), svd_rotation(&(gradient(3) * 1.01))] {
+                let mut rotations = vec![start; tets.len()];
+                let mut f = vec![Matrix3::zeros(); tets.len()];
+                for (k, batch) in tets.chunks(LANES).enumerate() {
+                    let r = k * LANES..k * LANES + batch.len();
+                    tet_rotations(batch, &x, &mut rotations[r.clone()], &mut f[r], sweeps, tolerance);
+                }
+                for (e, t) in tets.iter().enumerate() {
+                    let one =
+                        crate::element::polar::rotation_jacobi(&t.gradient(&x), &start, sweeps, tolerance);
+                    assert_eq!(f[e], t.gradient(&x), "tet {e}: F");
+                    assert_eq!(rotations[e], one, "tet {e}, {sweeps} sweeps to {tolerance:e}");
                 }
             }
         }

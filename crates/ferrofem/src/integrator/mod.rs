@@ -159,7 +159,9 @@ pub struct ImplicitEulerSettings {
     /// Precision the LDLᵀ preconditioner's factor is read in by PCG:
     /// `single` keeps an `f32` copy (half the bytes per application; the
     /// iterates, residuals and tolerance stay `f64`). The Delassus operator
-    /// and the correction always use the `f64` factor.
+    /// uses the `f64` factor; the correction does too, except under `warp`,
+    /// where its backward sweep reads the `f32` copy (an old factor stands
+    /// in for the current `A`; the rounding is ≈ 1e-7 of the compliance).
     pub preconditioner_precision: Precision,
     /// Warp an outdated LDLᵀ factor by the body's rotation since its
     /// matrix was assembled, `A⁻¹ ≈ G A_s⁻¹ Gᵀ`, in PCG, the Delassus

@@ -118,8 +118,9 @@ pub enum Preset {
     /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
     /// refactorized in the background every [`REAL_TIME_REFRESH`] steps
     /// (the factor of step `s` serves from step `s + 50`, so runs are
-    /// reproducible), read in single precision and warped by the body's
-    /// rotation since its matrix was assembled, cut at 3 iterations
+    /// reproducible), read in single precision (PCG and the correction's
+    /// backward sweep) and warped by the body's rotation since its matrix
+    /// was assembled, cut at 3 iterations
     /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps. dahl2019's
     /// early termination with zeng2022's preconditioner: one iteration from
     /// `v(t)` keeps the kinetic energy within 2 %, five within 0.05 %; the

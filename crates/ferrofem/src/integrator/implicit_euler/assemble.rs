@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::pattern::AssemblyPattern;
 use super::BodyWorkspace;
 use crate::body::Body;
-use crate::element::PolarMethod;
+use crate::element::{lanes, PolarMethod, TetElement, TetEval};
 use crate::state::BodyState;
 
 /// Vertices per parallel task of the row gather.
@@ -54,19 +54,34 @@ fn prescribe(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepI
 /// Rotation, rotated gradients, forces, energy and `Kₑ v` of every tet, in
 /// parallel; each tet's polar decomposition is warm-started from its
 /// rotation in the state (identity on the first step), which it updates.
+/// The Jacobi iteration runs [`lanes::LANES`] tets at a time, one per SIMD
+/// lane, with the bits of the one-tet iteration.
 fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
     state.rotations.resize(body.tets.len(), Matrix3::identity());
     let (x, v) = (&state.positions, &state.velocities);
     let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
-    let rotations = state.rotations.par_iter_mut();
-    ws.evals.par_iter_mut().zip(&mut ws.stiffness_velocity).zip(rotations).enumerate().for_each(
-        |(e, ((ev, kv), r))| {
-            let t = &body.tets[e];
-            *ev = t.evaluate(&t.vertices.map(|i| at(x, i)), r, polar);
-            *kv = t.stiffness_times(&ev.rotated_grads, &t.vertices.map(|i| at(v, i)));
-            *r = ev.rotation;
-        },
-    );
+    let kv =
+        |t: &TetElement, ev: &TetEval| t.stiffness_times(&ev.rotated_grads, &t.vertices.map(|i| at(v, i)));
+    let evals = ws.evals.par_chunks_mut(lanes::LANES).zip(ws.stiffness_velocity.par_chunks_mut(lanes::LANES));
+    let batches =
+        evals.zip(state.rotations.par_chunks_mut(lanes::LANES)).zip(body.tets.par_chunks(lanes::LANES));
+    batches.for_each(|(((evs, kvs), rs), tets)| match polar {
+        PolarMethod::Jacobi { max_sweeps, tolerance } => {
+            let mut f = [Matrix3::zeros(); lanes::LANES];
+            lanes::tet_rotations(tets, x, rs, &mut f[..tets.len()], max_sweeps, tolerance);
+            for (l, t) in tets.iter().enumerate() {
+                evs[l] = t.evaluate_at(&f[l], rs[l]);
+                kvs[l] = kv(t, &evs[l]);
+            }
+        }
+        PolarMethod::Svd => {
+            for (l, t) in tets.iter().enumerate() {
+                evs[l] = t.evaluate(&t.vertices.map(|i| at(x, i)), &rs[l], polar);
+                rs[l] = evs[l].rotation;
+                kvs[l] = kv(t, &evs[l]);
+            }
+        }
+    });
     ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
 }
 

@@ -626,15 +626,33 @@ mod tests {
         }
     }
 
-    #[test]
-    fn tet_batches_are_the_one_element_local_step() {
-        // Scattered points, 19 tets: a full batch and a partial one.
-        let rest: Vec<[f64; 3]> = (0..24)
+    /// 24 scattered points.
+    fn scattered_points() -> Vec<[f64; 3]> {
+        (0..24)
             .map(|i| {
                 let a = i as f64;
                 [a.sin(), (1.3 * a).cos(), 0.2 * (0.7 * a).sin() + 0.05 * a]
             })
-            .collect();
+            .collect()
+    }
+
+    /// 19 tets of `model` on `rest` (a full batch and a partial one), each
+    /// of positive volume.
+    fn scattered_tets(rest: &[[f64; 3]], model: Constitutive) -> Vec<TetElement> {
+        (0..19)
+            .map(|t| {
+                let v = [t, t + 2, t + 3, t + 5];
+                TetElement::tet(rest, v, model, LAME)
+                    .or_else(|| TetElement::tet(rest, [v[1], v[0], v[2], v[3]], model, LAME))
+                    .expect("a tet of positive volume")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tet_batches_are_the_one_element_local_step() {
+        // Scattered points, 19 tets: a full batch and a partial one.
+        let rest = scattered_points();
         let x: Vec<f64> = rest
             .iter()
             .enumerate()
@@ -649,14 +667,7 @@ mod tests {
             })
             .collect();
         for model in [Constitutive::Arap, Constitutive::Corotational, Constitutive::NeoHookean] {
-            let tets: Vec<TetElement> = (0..19)
-                .map(|t| {
-                    let v = [t, t + 2, t + 3, t + 5];
-                    TetElement::tet(&rest, v, model, LAME)
-                        .or_else(|| TetElement::tet(&rest, [v[1], v[0], v[2], v[3]], model, LAME))
-                        .expect("a tet of positive volume")
-                })
-                .collect();
+            let tets = scattered_tets(&rest, model);
             let n = tets.len();
             let start_duals: Vec<Matrix3<f64>> = (0..n).map(|e| gradient(e) * 0.01).collect();
             let (mut duals, mut targets) = (start_duals.clone(), vec![Matrix3::zeros(); n]);
@@ -747,25 +758,12 @@ mod tests {
     fn tet_rotations_are_the_one_element_polar_iteration() {
         // 19 tets (a full batch and a partial one), rotated and stretched,
         // from the identity (a cold start) and from a nearby rotation.
-        let rest: Vec<[f64; 3]> = (0..24)
-            .map(|i| {
-                let a = i as f64;
-                [a.sin(), (1.3 * a).cos(), 0.2 * (0.7 * a).sin() + 0.05 * a]
-            })
-            .collect();
+        let rest = scattered_points();
         let x: Vec<f64> = rest
             .iter()
             .flat_map(|r| (gradient(3) * Vector3::from(*r)).iter().copied().collect::<Vec<_>>())
             .collect();
-        let tets: Vec<TetElement> = (0..19)
-            .map(|t| {
-                let v = [t, t + 2, t + 3, t + 5];
-                let model = Constitutive::Corotational;
-                TetElement::tet(&rest, v, model, LAME)
-                    .or_else(|| TetElement::tet(&rest, [v[1], v[0], v[2], v[3]], model, LAME))
-                    .expect("a tet of positive volume")
-            })
-            .collect();
+        let tets = scattered_tets(&rest, Constitutive::Corotational);
         for (sweeps, tolerance) in [(4, 1e-12), (10, 1e-14), (1, 0.0)] {
             for start in [Matrix3::identity(), svd_rotation(&(gradient(3) * 1.01))] {
                 let mut rotations = vec![start; tets.len()];

@@ -46,10 +46,10 @@ pub struct Accuracy {
 }
 
 /// Tolerances of the reference: PCG to 1e-12 with an LDLᵀ preconditioner
-/// refreshed every step; PGS to 1e-12 (up to 10,000 sweeps) or the
+/// refreshed every step and read in double precision; PGS to 1e-12 (up to 10,000 sweeps) or the
 /// non-smooth Newton to 1e-12; local-global to a 1e-10 relative residual
 /// (up to 1,000 iterations).
-pub const REFERENCE: &str = "implicit Euler: LDLT-PCG to 1e-12 refreshed every step; PGS to 1e-12 \
+pub const REFERENCE: &str = "implicit Euler: LDLT-PCG to 1e-12 refreshed every step, f64; PGS to 1e-12 \
                              (10,000 sweeps) or non-smooth Newton to 1e-12; local-global to 1e-10 \
                              (1,000 iterations)";
 
@@ -60,6 +60,7 @@ pub fn reference_scene(scene: &Scene) -> Scene {
     let ie = &mut spec.implicit_euler;
     ie.preconditioner = PreconditionerKind::Ldlt;
     ie.refresh = Refresh { every: 1, asynchronous: false, deterministic: false };
+    ie.preconditioner_precision = ferrofem_linalg::Precision::Double;
     ie.max_iterations = Some(10_000);
     ie.rel_tolerance = Some(1e-12);
     let cs = &mut spec.constraint_solver;

@@ -212,9 +212,14 @@ fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
             &[
                 "implicit_euler.preconditioner_precision",
                 "unknown variant `half`",
-                "`double` or `single`",
+                "`double`, `single`, `bfloat16`",
                 "line 7",
             ],
+        ),
+        (
+            &["run", "pgs-bfloat16.toml", "--no-output"],
+            1,
+            &["constraint_solver", "PGS reads W in \"double\" or \"single\"", "line 5"],
         ),
         (
             &["run", "implicit-keys-explicit.toml", "--no-output"],

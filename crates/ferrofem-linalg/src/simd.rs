@@ -4,9 +4,10 @@
 //! Each primitive sums in a fixed order, so its result depends only on its
 //! inputs (and on which of the two builds runs).
 //!
-//! The stored operand (a matrix column) may be `f64` or `f32` ([`Stored`]):
-//! a matrix kept in single precision halves its bytes, and is widened to
-//! double in registers, so products and sums stay in double.
+//! The stored operand (a matrix column) may be `f64`, `f32` or [`Bf16`]
+//! ([`Stored`]): a matrix kept in single precision halves its bytes, in
+//! bfloat16 quarters them, and is widened to double in registers, so
+//! products and sums stay in double.
 
 /// Columns the four-column primitives combine.
 pub const COLUMNS: usize = 4;
@@ -24,7 +25,36 @@ fn fused() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
-/// The precision a matrix is stored in: `f64`, or `f32` widened on load.
+/// A bfloat16 number: the top 16 bits of an `f32` (8 exponent bits, 8
+/// significant bits: relative rounding error ≤ 2⁻⁸), for a matrix read
+/// where a quarter of `f64`'s bytes matters more than its digits (a
+/// preconditioner's factor). Widening is a shift, so the fused primitives
+/// load four values with one integer widening (the `half` crate's `bf16`
+/// widens to `f64` through a branching software routine).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+impl Bf16 {
+    /// `v` rounded to the nearest bfloat16 (via `f32`, ties to even).
+    pub fn from_f64(v: f64) -> Bf16 {
+        let b = (v as f32).to_bits();
+        if (v as f32).is_nan() {
+            return Bf16((b >> 16) as u16 | 0x0040);
+        }
+        Bf16((b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16) as u16)
+    }
+}
+
+impl From<Bf16> for f64 {
+    #[inline(always)]
+    fn from(v: Bf16) -> f64 {
+        f64::from(f32::from_bits(u32::from(v.0) << 16))
+    }
+}
+
+/// The precision a matrix is stored in: `f64`, or `f32` or [`Bf16`]
+/// widened on load.
 /// Vectors (`y`, `g`, `b`) and all arithmetic are `f64`.
 pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
     /// `y ← y + a x`.
@@ -101,6 +131,7 @@ macro_rules! stored {
 }
 stored!(f64);
 stored!(f32);
+stored!(Bf16);
 
 /// `y ← y + a x`.
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
@@ -186,7 +217,7 @@ mod portable {
 mod avx {
     use std::arch::x86_64::*;
 
-    use super::{Row4, COLUMNS};
+    use super::{Bf16, Row4, COLUMNS};
 
     /// A stored type loaded four at a time into double lanes.
     pub(super) trait Load: Copy + Into<f64> {
@@ -210,6 +241,17 @@ mod avx {
         unsafe fn load4(p: *const f32) -> __m256d {
             // SAFETY: the caller's contract.
             unsafe { _mm256_cvtps_pd(_mm_loadu_ps(p)) }
+        }
+    }
+
+    impl Load for Bf16 {
+        #[inline(always)]
+        unsafe fn load4(p: *const Bf16) -> __m256d {
+            // SAFETY: the caller's contract; `Bf16` is a transparent `u16`,
+            // so four of them are 64 readable bits.
+            let bits = unsafe { _mm_loadl_epi64(p.cast::<__m128i>()) };
+            // Zeros interleaved below each u16: the f32 whose top half it is, widened.
+            unsafe { _mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), bits))) }
         }
     }
 
@@ -412,6 +454,53 @@ mod tests {
                 y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
                 "sub_rows4 f32, n = {n}"
             );
+            // Bfloat16 columns, widened: the same sums as the f64 build on the rounded values.
+            let bf = |v: &[f64]| v.iter().map(|&x| Bf16::from_f64(x)).collect::<Vec<Bf16>>();
+            let (ab, bb, cb, db) = (bf(&a), bf(&b), bf(&c), bf(&d));
+            let widened = |v: &[Bf16]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+            let (aw, bw, cw, dw) = (widened(&ab), widened(&bb), widened(&cb), widened(&db));
+            let (fused, plain) = (Bf16::dot4([&ab, &bb, &cb, &db], &g), dot4([&aw, &bw, &cw, &dw], &g));
+            assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4 bf16, n = {n}");
+            assert!(close(Bf16::dot(&ab, &g), dot(&aw, &g)), "dot bf16, n = {n}");
+            let (mut y, mut z) = (g.clone(), g.clone());
+            Bf16::axpy4([&ab, &bb, &cb, &db], [0.5, -1.0, 2.0, 0.25], &mut y);
+            axpy4([&aw, &bw, &cw, &dw], [0.5, -1.0, 2.0, 0.25], &mut z);
+            Bf16::axpy(-0.3, &ab, &mut y);
+            axpy(-0.3, &aw, &mut z);
+            assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy bf16, n = {n}");
+            let (mut y, mut z) = (rows.clone(), rows.clone());
+            Bf16::sub_rows4([&ab, &bb, &cb, &db], x, &mut y);
+            f64::sub_rows4([&aw, &bw, &cw, &dw], x, &mut z);
+            assert!(
+                y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
+                "sub_rows4 bf16, n = {n}"
+            );
+            let (fused, plain) =
+                (Bf16::rows_dot4([&ab, &bb, &cb, &db], &rows), f64::rows_dot4([&aw, &bw, &cw, &dw], &rows));
+            assert!(
+                fused.iter().flatten().zip(plain.iter().flatten()).all(|(p, q)| close(*p, *q)),
+                "rows_dot4 bf16, n = {n}"
+            );
         }
+    }
+
+    #[test]
+    fn bfloat16_rounds_to_nearest_with_ties_to_even() {
+        // Values with 8 significant bits are kept exactly.
+        for v in [0.0, -0.0, 1.0, -1.5, 3.0 * 2f64.powi(-40), 255.0 * 2f64.powi(20), 0.99609375] {
+            assert_eq!(f64::from(Bf16::from_f64(v)).to_bits(), v.to_bits(), "{v}");
+        }
+        // Halfway between 1 and 1 + 2⁻⁷: down to the even 1; halfway between
+        // 1 + 2⁻⁷ and 1 + 2⁻⁶: up to the even 1 + 2⁻⁶; just above a halfway: up.
+        assert_eq!(f64::from(Bf16::from_f64(1.0 + 2f64.powi(-8))), 1.0);
+        assert_eq!(f64::from(Bf16::from_f64(1.0 + 3.0 * 2f64.powi(-8))), 1.0 + 2f64.powi(-6));
+        assert_eq!(f64::from(Bf16::from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-20))), 1.0 + 2f64.powi(-7));
+        // Relative error at most 2⁻⁸ (8 significant bits) over many magnitudes.
+        for i in 1..2000 {
+            let v = (i as f64 * 0.731).sin() * 10f64.powi(i % 30 - 15);
+            let r = f64::from(Bf16::from_f64(v));
+            assert!((r - v).abs() <= 2f64.powi(-8) * v.abs() * (1.0 + 1e-6), "{v} -> {r}");
+        }
+        assert!(f64::from(Bf16::from_f64(f64::NAN)).is_nan());
     }
 }

@@ -31,6 +31,7 @@ pub use solve::{PathScratch, SparseColumn};
 pub use sparse_inverse::{SparseInverse, SparseInverseScratch};
 pub use supernodal_solve::SolvePlan;
 
+use crate::simd::Bf16;
 use crate::{CsrMatrix, CsrPattern, LinalgError};
 
 /// Everything that depends only on the sparsity pattern: permutation, faer's
@@ -75,6 +76,12 @@ pub enum Precision {
     Double,
     /// Its copy rounded to `f32` (half the bytes; vectors and arithmetic in `f64`).
     Single,
+    /// Its copy rounded to bfloat16 ([`Bf16`]: a quarter of the bytes, 8
+    /// significant bits; vectors and arithmetic in `f64`): for a
+    /// preconditioner only.
+    ///
+    /// [`Bf16`]: crate::simd::Bf16
+    Bfloat16,
 }
 
 /// How the symbolic analysis treats supernodes.
@@ -312,6 +319,8 @@ pub struct Ldlt {
     supernodal: Vec<f64>,
     /// `supernodal` rounded to `f32`, when kept ([`Self::keep_single_precision`]).
     single: Option<Vec<f32>>,
+    /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`]).
+    bfloat16: Option<Vec<Bf16>>,
     /// Values of `L` below the diagonal, aligned with `symbolic.l_row_idx`.
     pub l_values: Vec<f64>,
     /// The diagonal `D`.
@@ -326,6 +335,7 @@ impl Ldlt {
         let mut f = Ldlt {
             supernodal: vec![0.0; symbolic.faer.len_val()],
             single: None,
+            bfloat16: None,
             l_values: vec![0.0; symbolic.l_src.len()],
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
@@ -374,6 +384,9 @@ impl Ldlt {
         if let Some(single) = &mut self.single {
             single.iter_mut().zip(&self.supernodal).for_each(|(s, &v)| *s = v as f32);
         }
+        if let Some(b) = &mut self.bfloat16 {
+            b.iter_mut().zip(&self.supernodal).for_each(|(b, &v)| *b = Bf16::from_f64(v));
+        }
         self.numeric_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(())
     }
@@ -416,8 +429,18 @@ impl Ldlt {
         self.single = keep.then(|| self.supernodal.iter().map(|&v| v as f32).collect());
     }
 
-    /// The precision of the lightest copy of the factor kept: single when
-    /// [`Self::keep_single_precision`] keeps one, double otherwise.
+    /// Keeps (`true`) or drops a bfloat16 copy of the factor for
+    /// [`Self::solve_one_in`] with [`Precision::Bfloat16`]: a preconditioner
+    /// whose applications read a quarter of the bytes. Refreshed by every
+    /// [`Self::refactorize`] while kept.
+    pub fn keep_bfloat16(&mut self, keep: bool) {
+        self.bfloat16 = keep.then(|| self.supernodal.iter().map(|&v| Bf16::from_f64(v)).collect());
+    }
+
+    /// The precision of the lightest copy of the factor kept that is fit
+    /// for a solve rather than a preconditioner: single when
+    /// [`Self::keep_single_precision`] keeps one, double otherwise (a
+    /// bfloat16 copy is never chosen).
     pub fn lightest_precision(&self) -> Precision {
         if self.single.is_some() {
             Precision::Single

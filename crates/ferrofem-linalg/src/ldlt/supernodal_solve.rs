@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use super::{panel_kernels, Ldlt, Precision, SupernodeLayout};
-use crate::simd::{Stored, COLUMNS};
+use crate::simd::{Bf16, Stored, COLUMNS};
 use crate::split::{Dag, SharedColumns};
 
 /// How a solve is split: disjoint subtrees of the supernodal tree, each a
@@ -346,22 +346,21 @@ impl Ldlt {
 
     /// [`Self::solve_one`] reading the factor in `precision`: in
     /// [`Precision::Single`], the `f32` copy kept by
-    /// [`Self::keep_single_precision`] (half the bytes; `b`, the sweeps'
-    /// vectors and all arithmetic stay `f64`, so the result is the exact
-    /// solve with the rounded factor).
+    /// [`Self::keep_single_precision`] (half the bytes), in
+    /// [`Precision::Bfloat16`] the copy kept by [`Self::keep_bfloat16`] (a
+    /// quarter); `b`, the sweeps' vectors and all arithmetic stay `f64`, so
+    /// the result is the exact solve with the rounded factor.
     ///
     /// # Panics
-    /// In single precision, if no single-precision copy is kept.
+    /// If the copy `precision` names is not kept.
     pub fn solve_one_in(&self, b: &mut [f64], precision: Precision) {
         let s = &**self.symbolic();
         assert_eq!(b.len(), s.n(), "right-hand side length");
         let mut y: Vec<[f64; 1]> = s.perm.iter().map(|&o| [b[o]]).collect();
         match precision {
             Precision::Double => self.solve_permuted(&self.supernodal, &mut y),
-            Precision::Single => {
-                let single = self.single.as_deref().expect("solve_one_in: no single-precision copy kept");
-                self.solve_permuted(single, &mut y)
-            }
+            Precision::Single => self.solve_permuted(self.single_values("solve_one_in"), &mut y),
+            Precision::Bfloat16 => self.solve_permuted(self.bfloat16_values("solve_one_in"), &mut y),
         }
         s.perm.iter().zip(&y).for_each(|(&o, v)| b[o] = v[0]);
     }
@@ -384,7 +383,7 @@ impl Ldlt {
     /// factor in `precision` (as [`Self::solve_one_in`] does).
     ///
     /// # Panics
-    /// In single precision, if no single-precision copy is kept.
+    /// If the copy `precision` names is not kept.
     pub fn solve_from_forward_in<const K: usize>(
         &self,
         z: &mut [[f64; K]],
@@ -397,11 +396,8 @@ impl Ldlt {
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
         match precision {
             Precision::Double => self.backward(&self.supernodal, z),
-            Precision::Single => {
-                let single =
-                    self.single.as_deref().expect("solve_from_forward_in: no single-precision copy kept");
-                self.backward(single, z)
-            }
+            Precision::Single => self.backward(self.single_values("solve_from_forward_in"), z),
+            Precision::Bfloat16 => self.backward(self.bfloat16_values("solve_from_forward_in"), z),
         }
         s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[j * o..j * o + j].copy_from_slice(&v[..j]));
     }
@@ -445,6 +441,16 @@ impl Ldlt {
         let mut y: Vec<[f64; K]> = s.perm.iter().map(|&o| b[o]).collect();
         self.solve_permuted(&self.supernodal, &mut y);
         s.perm.iter().zip(&y).for_each(|(&o, v)| x[o] = *v);
+    }
+
+    /// The kept `f32` copy of the factor (`caller` names who asked, if none is).
+    fn single_values(&self, caller: &str) -> &[f32] {
+        self.single.as_deref().unwrap_or_else(|| panic!("{caller}: no single-precision copy kept"))
+    }
+
+    /// The kept bfloat16 copy of the factor (`caller` names who asked, if none is).
+    fn bfloat16_values(&self, caller: &str) -> &[Bf16] {
+        self.bfloat16.as_deref().unwrap_or_else(|| panic!("{caller}: no bfloat16 copy kept"))
     }
 
     /// `L D Lᵀ y = y` in the factor's numbering, with the supernodal

@@ -424,39 +424,51 @@ fn interleaved_solves_match_one_vector_solves() {
     }
 }
 
-/// A single-precision solve is the double solve with the factor rounded to
-/// `f32` (bitwise: the same operations on the widened values), independent
-/// of the thread count, refreshed by `refactorize`, and close to the exact solve.
+/// A single-precision (bfloat16) solve is the double solve with the factor
+/// rounded to `f32` (bfloat16) (bitwise: the same operations on the widened
+/// values), independent of the thread count, refreshed by `refactorize`,
+/// and close to the exact solve: within the rounding's relative error
+/// (2⁻²⁴, 2⁻⁸) times a modest growth.
 #[test]
-fn single_precision_solve_is_the_solve_with_the_rounded_factor() {
-    for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
-        let a = random_spd(nx, 5);
-        let mut f =
-            Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a).unwrap();
-        f.keep_single_precision(true);
-        let mut a2 = a.clone();
-        a2.values.iter_mut().for_each(|v| *v *= 1.5);
-        f.refactorize(&a2).unwrap();
-        let mut rounded = f.clone();
-        rounded.supernodal.iter_mut().for_each(|v| *v = f64::from(*v as f32));
-        let n = a.nrows();
-        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
-        let solve = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let mut x = b.clone();
-            pool.install(|| f.solve_one_in(&mut x, Precision::Single));
-            x
-        };
-        let single = solve(1);
-        assert_eq!(single, solve(3), "{ordering:?}: independent of the thread count");
-        let mut reference = b.clone();
-        rounded.solve_one(&mut reference);
-        assert_eq!(single, reference, "{ordering:?}: the solve with the rounded factor");
-        let mut exact = b.clone();
-        f.solve_one(&mut exact);
-        let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = single.iter().zip(&exact).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
-        assert!(diff > 0.0 && diff < 1e-4 * scale, "{ordering:?}: single vs double {diff:e} of {scale:e}");
+fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
+    use crate::simd::Bf16;
+    let cases = [
+        (Precision::Single, (|v| f64::from(v as f32)) as fn(f64) -> f64, 1e-4),
+        (Precision::Bfloat16, |v| f64::from(Bf16::from_f64(v)), 5e-2),
+    ];
+    for (precision, round, bound) in cases {
+        for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
+            let a = random_spd(nx, 5);
+            let mut f =
+                Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a)
+                    .unwrap();
+            f.keep_single_precision(precision == Precision::Single);
+            f.keep_bfloat16(precision == Precision::Bfloat16);
+            let mut a2 = a.clone();
+            a2.values.iter_mut().for_each(|v| *v *= 1.5);
+            f.refactorize(&a2).unwrap();
+            let mut rounded = f.clone();
+            rounded.supernodal.iter_mut().for_each(|v| *v = round(*v));
+            let n = a.nrows();
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
+            let solve = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut x = b.clone();
+                pool.install(|| f.solve_one_in(&mut x, precision));
+                x
+            };
+            let low = solve(1);
+            let case = format!("{precision:?}, {ordering:?}");
+            assert_eq!(low, solve(3), "{case}: independent of the thread count");
+            let mut reference = b.clone();
+            rounded.solve_one(&mut reference);
+            assert_eq!(low, reference, "{case}: the solve with the rounded factor");
+            let mut exact = b.clone();
+            f.solve_one(&mut exact);
+            let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let diff = low.iter().zip(&exact).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+            assert!(diff > 0.0 && diff < bound * scale, "{case}: rounded vs double {diff:e} of {scale:e}");
+        }
     }
 }
 
@@ -549,6 +561,15 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let err = x.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
     assert!(err < 1e-6, "single-precision backward half: {err:e}");
+    // A bfloat16 copy serves preconditioners, never a solve: the lightest stays single.
+    single.keep_bfloat16(true);
+    assert_eq!(single.lightest_precision(), Precision::Single);
+    let mut expected = b.clone();
+    single.solve_one_in(&mut expected, Precision::Bfloat16);
+    assert!(cache.forward(&f, &b, &mut z));
+    single.solve_from_forward_in(&mut z, &mut x, Precision::Bfloat16);
+    let err = x.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+    assert!(err < 1e-3, "bfloat16 backward half: {err:e}");
     // A DOF outside the cache, or another factor: refused.
     let mut outside = b3.clone();
     outside[3 + 2] = 1.0;

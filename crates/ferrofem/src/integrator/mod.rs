@@ -158,10 +158,13 @@ pub struct ImplicitEulerSettings {
     pub refresh: Refresh,
     /// Precision the LDLᵀ preconditioner's factor is read in by PCG:
     /// `single` keeps an `f32` copy (half the bytes per application; the
-    /// iterates, residuals and tolerance stay `f64`). The Delassus operator
-    /// uses the `f64` factor; the correction does too, except under `warp`,
-    /// where its backward sweep reads the `f32` copy (an old factor stands
-    /// in for the current `A`; the rounding is ≈ 1e-7 of the compliance).
+    /// iterates, residuals and tolerance stay `f64`), `bfloat16` a bfloat16
+    /// copy beside it (a quarter of the bytes; PCG's tolerance is reached
+    /// as before, in a few more iterations when it is tight). The Delassus
+    /// operator uses the `f64` factor; the correction does too, except
+    /// under `warp`, where its backward sweep reads the `f32` copy (an old
+    /// factor stands in for the current `A`; the rounding is ≈ 1e-7 of the
+    /// compliance).
     pub preconditioner_precision: Precision,
     /// Warp an outdated LDLᵀ factor by the body's rotation since its
     /// matrix was assembled, `A⁻¹ ≈ G A_s⁻¹ Gᵀ`, in PCG, the Delassus

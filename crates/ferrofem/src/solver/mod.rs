@@ -163,7 +163,7 @@ pub fn solve_in_space(
             Precision::Double => {
                 pgs.solve_assembled(delassus, delassus, free_gaps, laws, impulses, pgs_scratch)
             }
-            Precision::Single => pgs.solve_assembled(
+            Precision::Single | Precision::Bfloat16 => pgs.solve_assembled(
                 rounded(delassus, single),
                 delassus,
                 free_gaps,

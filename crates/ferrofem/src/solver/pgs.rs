@@ -41,7 +41,9 @@ pub struct PgsSettings {
     pub tolerance: f64,
     /// The precision the sweeps read an assembled `W`'s rows in: `single`
     /// reads an f32 copy (half the bytes of every sweep; the diagonal
-    /// blocks, λ and all arithmetic stay f64).
+    /// blocks, λ and all arithmetic stay f64). `bfloat16` reads the same
+    /// f32 copy (8 significant bits would move the forces; scene files
+    /// refuse it).
     pub precision: Precision,
 }
 

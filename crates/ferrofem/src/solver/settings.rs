@@ -141,6 +141,11 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
         at_least_one(s.max_iterations, "max_iterations")?;
         at_least_one(s.newton_iterations, "newton_iterations")?;
         at_least_one(s.cr_iterations, "cr_iterations")?;
+        if s.delassus_precision == Some(ferrofem_linalg::Precision::Bfloat16) {
+            return Err("delassus_precision = \"bfloat16\": PGS reads W in \"double\" or \"single\" \
+                        (bfloat16 is for the implicit-Euler preconditioner)"
+                .into());
+        }
         let solver = match s.kind()? {
             None => None,
             Some(SolverKind::Pgs) => {

@@ -226,16 +226,18 @@ impl Worker {
     }
 }
 
-/// `Ldlt::factorize`, keeping the single-precision copy when the
-/// preconditioner reads the factor in single precision (on the thread that
-/// factorizes: in the background when the refresh is asynchronous).
+/// `Ldlt::factorize`, keeping the rounded copy the preconditioner reads
+/// (on the thread that factorizes: in the background when the refresh is
+/// asynchronous). Under bfloat16 the `f32` copy is kept too: the warped
+/// correction solves with the factor, which 8 significant bits do not serve.
 fn factorize_in(
     symbolic: Arc<LdltSymbolic>,
     a: &CsrMatrix,
     precision: Precision,
 ) -> Result<Ldlt, LinalgError> {
     let mut f = Ldlt::factorize(symbolic, a)?;
-    f.keep_single_precision(precision == Precision::Single);
+    f.keep_single_precision(precision != Precision::Double);
+    f.keep_bfloat16(precision == Precision::Bfloat16);
     Ok(f)
 }
 

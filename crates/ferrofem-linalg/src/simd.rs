@@ -226,6 +226,16 @@ mod avx {
         /// # Safety
         /// `p..p + 4` is readable and the processor has AVX.
         unsafe fn load4(p: *const Self) -> __m256d;
+
+        /// Eight values from `p`, widened: `p..p + 4` and `p + 4..p + 8`.
+        ///
+        /// # Safety
+        /// `p..p + 8` is readable and the processor has AVX.
+        #[inline(always)]
+        unsafe fn load8(p: *const Self) -> [__m256d; 2] {
+            // SAFETY: the caller's contract.
+            unsafe { [Self::load4(p), Self::load4(p.add(4))] }
+        }
     }
 
     impl Load for f64 {
@@ -252,6 +262,15 @@ mod avx {
             let bits = unsafe { _mm_loadl_epi64(p.cast::<__m128i>()) };
             // Zeros interleaved below each u16: the f32 whose top half it is, widened.
             unsafe { _mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), bits))) }
+        }
+
+        #[inline(always)]
+        unsafe fn load8(p: *const Bf16) -> [__m256d; 2] {
+            // SAFETY: the caller's contract: eight `u16`, 128 readable bits.
+            let bits = unsafe { _mm_loadu_si128(p.cast::<__m128i>()) };
+            let zero = _mm_setzero_si128();
+            let widen = |v: __m128i| unsafe { _mm256_cvtps_pd(_mm_castsi128_ps(v)) };
+            [widen(_mm_unpacklo_epi16(zero, bits)), widen(_mm_unpackhi_epi16(zero, bits))]
         }
     }
 
@@ -312,6 +331,15 @@ mod avx {
         assert!(x.len() >= n);
         let (av, (xp, yp)) = (_mm256_set1_pd(a), (x.as_ptr(), y.as_mut_ptr()));
         let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ both lengths.
+            unsafe {
+                let [x0, x1] = T::load8(xp.add(i));
+                _mm256_storeu_pd(yp.add(i), _mm256_fmadd_pd(x0, av, _mm256_loadu_pd(yp.add(i))));
+                _mm256_storeu_pd(yp.add(i + 4), _mm256_fmadd_pd(x1, av, _mm256_loadu_pd(yp.add(i + 4))));
+            }
+            i += 8;
+        }
         while i + 4 <= n {
             // SAFETY: i + 4 ≤ n ≤ both lengths.
             unsafe {
@@ -334,6 +362,21 @@ mod avx {
         let av = a.map(|v| _mm256_set1_pd(v));
         let (cp, yp) = (c.map(|col| col.as_ptr()), y.as_mut_ptr());
         let mut i = 0;
+        // Eight rows per pass (each row's chain as in the four-row pass below).
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ every length.
+            unsafe {
+                let (mut r0, mut r1) = (_mm256_loadu_pd(yp.add(i)), _mm256_loadu_pd(yp.add(i + 4)));
+                for k in 0..COLUMNS {
+                    let [c0, c1] = T::load8(cp[k].add(i));
+                    r0 = _mm256_fmadd_pd(c0, av[k], r0);
+                    r1 = _mm256_fmadd_pd(c1, av[k], r1);
+                }
+                _mm256_storeu_pd(yp.add(i), r0);
+                _mm256_storeu_pd(yp.add(i + 4), r1);
+            }
+            i += 8;
+        }
         while i + 4 <= n {
             // SAFETY: i + 4 ≤ n ≤ every length.
             unsafe {
@@ -361,8 +404,9 @@ mod avx {
         while i + 8 <= n {
             // SAFETY: i + 8 ≤ n ≤ both lengths.
             unsafe {
-                s0 = _mm256_fmadd_pd(T::load4(ap.add(i)), _mm256_loadu_pd(bp.add(i)), s0);
-                s1 = _mm256_fmadd_pd(T::load4(ap.add(i + 4)), _mm256_loadu_pd(bp.add(i + 4)), s1);
+                let [a0, a1] = T::load8(ap.add(i));
+                s0 = _mm256_fmadd_pd(a0, _mm256_loadu_pd(bp.add(i)), s0);
+                s1 = _mm256_fmadd_pd(a1, _mm256_loadu_pd(bp.add(i + 4)), s1);
             }
             i += 8;
         }
@@ -381,8 +425,9 @@ mod avx {
             unsafe {
                 let (g0, g1) = (_mm256_loadu_pd(gp.add(i)), _mm256_loadu_pd(gp.add(i + 4)));
                 for k in 0..COLUMNS {
-                    acc[k][0] = _mm256_fmadd_pd(T::load4(cp[k].add(i)), g0, acc[k][0]);
-                    acc[k][1] = _mm256_fmadd_pd(T::load4(cp[k].add(i + 4)), g1, acc[k][1]);
+                    let [c0, c1] = T::load8(cp[k].add(i));
+                    acc[k][0] = _mm256_fmadd_pd(c0, g0, acc[k][0]);
+                    acc[k][1] = _mm256_fmadd_pd(c1, g1, acc[k][1]);
                 }
             }
             i += 8;

@@ -462,19 +462,6 @@ mod tests {
             axpy(-0.3, &a, &mut y);
             portable::axpy(-0.3, &a, &mut z);
             assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy, n = {n}");
-            // Single-precision columns, widened: the same sums as the f64 build on the rounded values.
-            let single = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-            let (a32, b32, c32, d32) = (single(&a), single(&b), single(&c), single(&d));
-            let widened = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
-            let (aw, bw, cw, dw) = (widened(&a32), widened(&b32), widened(&c32), widened(&d32));
-            let (fused, plain) = (f32::dot4([&a32, &b32, &c32, &d32], &g), dot4([&aw, &bw, &cw, &dw], &g));
-            assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4 f32, n = {n}");
-            let (mut y, mut z) = (g.clone(), g.clone());
-            f32::axpy4([&a32, &b32, &c32, &d32], [0.5, -1.0, 2.0, 0.25], &mut y);
-            axpy4([&aw, &bw, &cw, &dw], [0.5, -1.0, 2.0, 0.25], &mut z);
-            f32::axpy(-0.3, &a32, &mut y);
-            axpy(-0.3, &aw, &mut z);
-            assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy f32, n = {n}");
             // Rows of four right-hand sides.
             let rows: Vec<Row4> = (0..n).map(|i| [g[i], a[i], -b[i], 0.5 * c[i]]).collect();
             let x: [Row4; COLUMNS] =
@@ -492,41 +479,50 @@ mod tests {
                 fused.iter().flatten().zip(plain.iter().flatten()).all(|(p, q)| close(*p, *q)),
                 "rows_dot4, n = {n}"
             );
-            let (mut y, mut z) = (rows.clone(), rows.clone());
-            f32::sub_rows4([&a32, &b32, &c32, &d32], x, &mut y);
-            f64::sub_rows4([&aw, &bw, &cw, &dw], x, &mut z);
-            assert!(
-                y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
-                "sub_rows4 f32, n = {n}"
-            );
-            // Bfloat16 columns, widened: the same sums as the f64 build on the rounded values.
-            let bf = |v: &[f64]| v.iter().map(|&x| Bf16::from_f64(x)).collect::<Vec<Bf16>>();
-            let (ab, bb, cb, db) = (bf(&a), bf(&b), bf(&c), bf(&d));
-            let widened = |v: &[Bf16]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
-            let (aw, bw, cw, dw) = (widened(&ab), widened(&bb), widened(&cb), widened(&db));
-            let (fused, plain) = (Bf16::dot4([&ab, &bb, &cb, &db], &g), dot4([&aw, &bw, &cw, &dw], &g));
-            assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4 bf16, n = {n}");
-            assert!(close(Bf16::dot(&ab, &g), dot(&aw, &g)), "dot bf16, n = {n}");
-            let (mut y, mut z) = (g.clone(), g.clone());
-            Bf16::axpy4([&ab, &bb, &cb, &db], [0.5, -1.0, 2.0, 0.25], &mut y);
-            axpy4([&aw, &bw, &cw, &dw], [0.5, -1.0, 2.0, 0.25], &mut z);
-            Bf16::axpy(-0.3, &ab, &mut y);
-            axpy(-0.3, &aw, &mut z);
-            assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy bf16, n = {n}");
-            let (mut y, mut z) = (rows.clone(), rows.clone());
-            Bf16::sub_rows4([&ab, &bb, &cb, &db], x, &mut y);
-            f64::sub_rows4([&aw, &bw, &cw, &dw], x, &mut z);
-            assert!(
-                y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
-                "sub_rows4 bf16, n = {n}"
-            );
-            let (fused, plain) =
-                (Bf16::rows_dot4([&ab, &bb, &cb, &db], &rows), f64::rows_dot4([&aw, &bw, &cw, &dw], &rows));
-            assert!(
-                fused.iter().flatten().zip(plain.iter().flatten()).all(|(p, q)| close(*p, *q)),
-                "rows_dot4 bf16, n = {n}"
-            );
+            // Columns stored in f32 or bfloat16, widened: the same sums as
+            // the f64 build on the rounded values.
+            let cols = [&a[..], &b, &c, &d];
+            matches_widened(|v| v as f32, cols, &g, &rows, x, "f32");
+            matches_widened(Bf16::from_f64, cols, &g, &rows, x, "bf16");
         }
+    }
+
+    /// The primitives on columns `cols` rounded by `round` to a stored type
+    /// give the f64 primitives' results on the rounded values, widened.
+    fn matches_widened<T: Stored>(
+        round: impl Fn(f64) -> T,
+        cols: [&[f64]; COLUMNS],
+        g: &[f64],
+        rows: &[Row4],
+        x: [Row4; COLUMNS],
+        name: &str,
+    ) {
+        let n = g.len();
+        let close = |p: f64, q: f64| (p - q).abs() <= 1e-13 * (1.0 + q.abs());
+        let stored = cols.map(|c| c.iter().map(|&v| round(v)).collect::<Vec<T>>());
+        let widened = stored.each_ref().map(|c| c.iter().map(|&v| v.into()).collect::<Vec<f64>>());
+        let (s, w) = (stored.each_ref().map(|c| &c[..]), widened.each_ref().map(|c| &c[..]));
+        assert!(close(T::dot(s[0], g), dot(w[0], g)), "dot {name}, n = {n}");
+        let (fused, plain) = (T::dot4(s, g), dot4(w, g));
+        assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4 {name}, n = {n}");
+        let (mut y, mut z) = (g.to_vec(), g.to_vec());
+        T::axpy4(s, [0.5, -1.0, 2.0, 0.25], &mut y);
+        axpy4(w, [0.5, -1.0, 2.0, 0.25], &mut z);
+        T::axpy(-0.3, s[0], &mut y);
+        axpy(-0.3, w[0], &mut z);
+        assert!(y.iter().zip(&z).all(|(p, q)| close(*p, *q)), "axpy {name}, n = {n}");
+        let (mut y, mut z) = (rows.to_vec(), rows.to_vec());
+        T::sub_rows4(s, x, &mut y);
+        f64::sub_rows4(w, x, &mut z);
+        assert!(
+            y.iter().flatten().zip(z.iter().flatten()).all(|(p, q)| close(*p, *q)),
+            "sub_rows4 {name}, n = {n}"
+        );
+        let (fused, plain) = (T::rows_dot4(s, rows), f64::rows_dot4(w, rows));
+        assert!(
+            fused.iter().flatten().zip(plain.iter().flatten()).all(|(p, q)| close(*p, *q)),
+            "rows_dot4 {name}, n = {n}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Procedural meshes with a resolution parameter. Volumes are structured
 //! hexahedral grids split into six tets each (Kuhn/Freudenthal split, which
-//! is conforming under translation), mapped onto the target shape. Every
+//! is conforming under translation and under mirroring across mid-planes),
+//! mapped onto the target shape. Every
 //! generator returns a validated, positively oriented mesh centred at the
 //! origin.
 
@@ -15,15 +16,28 @@ pub fn box_mesh(size: [f64; 3], cells: [usize; 3]) -> Result<TetMesh, MeshError>
 }
 
 /// Ball of `radius` with `resolution` cells across its diameter: a cube grid
-/// mapped onto the ball by `p ↦ p · ‖p‖∞ / ‖p‖₂`.
+/// `c ∈ [−1, 1]³` blended from the cube at the centre to the sphere at the
+/// surface, `p = (1 − t) c + t · t s(c / t)` with `t = ‖c‖∞` and `s` the
+/// cube-to-sphere map `s(u)ᵢ = uᵢ √(1 − u_j²/2 − u_k²/2 + u_j² u_k²/3)`,
+/// each cell split along the diagonal that points away from the centre.
+/// Every tet's quality (`6√2·V/ℓ_rms³`) is above 0.48 up to 26 cells
+/// across; the radial projection `c ↦ c ‖c‖∞ / ‖c‖₂` of one `+x+y+z`
+/// split made slivers of 0.003 at 16 cells, which a touch turned over.
 pub fn ball(radius: f64, resolution: usize) -> Result<TetMesh, MeshError> {
     positive("radius", &[radius])?;
-    let grid = KuhnGrid::new([resolution; 3], false)?;
+    let grid = KuhnGrid { mirrored: true, ..KuhnGrid::new([resolution; 3], false)? };
     grid.mesh(|p| {
         let c = p.map(|x| 2.0 * x - 1.0);
-        let (inf, two) = norms(&c);
-        let s = if two > 0.0 { radius * inf / two } else { 0.0 };
-        c.map(|x| x * s)
+        let t = norms(&c).0;
+        if t == 0.0 {
+            return [0.0; 3];
+        }
+        let u = c.map(|x| x / t);
+        let sphere = |i: usize| {
+            let (a, b) = (u[(i + 1) % 3].powi(2), u[(i + 2) % 3].powi(2));
+            u[i] * (1.0 - a / 2.0 - b / 2.0 + a * b / 3.0).sqrt()
+        };
+        [0, 1, 2].map(|i| radius * ((1.0 - t) * c[i] + t * t * sphere(i)))
     })
 }
 
@@ -136,6 +150,9 @@ fn disk(x: f64, y: f64) -> [f64; 2] {
 struct KuhnGrid {
     n: [usize; 3],
     periodic_z: bool,
+    /// Each cell's diagonal runs away from the grid's centre (the split
+    /// mirrored across the mid-planes) instead of along `+x+y+z` everywhere.
+    mirrored: bool,
 }
 
 impl KuhnGrid {
@@ -144,7 +161,7 @@ impl KuhnGrid {
             return Err(MeshError::Generator(format!("cell counts must be in 1..=2048, got {n:?}")));
         }
         check_total(n.iter().fold(1usize, |p, &c| p.saturating_mul(c)), 6)?;
-        Ok(KuhnGrid { n, periodic_z })
+        Ok(KuhnGrid { n, periodic_z, mirrored: false })
     }
 
     fn layers(&self) -> usize {
@@ -177,11 +194,15 @@ impl KuhnGrid {
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
+                    // Per axis, whether the diagonal runs towards lower indices.
+                    let cell = [i, j, k];
+                    let flip = [0, 1, 2].map(|a| self.mirrored && 2 * cell[a] + 1 < self.n[a]);
+                    let start = [0, 1, 2].map(|a| cell[a] + flip[a] as usize);
                     for path in PATHS {
-                        let mut c = [i, j, k];
-                        let mut t = [self.vertex(i, j, k); 4];
+                        let mut c = start;
+                        let mut t = [self.vertex(c[0], c[1], c[2]); 4];
                         for (s, &axis) in path.iter().enumerate() {
-                            c[axis] += 1;
+                            c[axis] = if flip[axis] { c[axis] - 1 } else { c[axis] + 1 };
                             t[s + 1] = self.vertex(c[0], c[1], c[2]);
                         }
                         tets.push(t);
@@ -213,6 +234,14 @@ mod tests {
         assert!((m.quality().total_volume - 1.0).abs() < 1e-12);
         // A closed surface with outward normals encloses the same volume.
         assert!((m.boundary().mesh.enclosed_volume() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ball_tets_are_well_shaped_at_every_resolution() {
+        for resolution in [4, 8, 16, 26] {
+            let q = ball(0.1, resolution).unwrap().quality();
+            assert!(q.min_quality > 0.45, "{resolution} cells: min quality {}", q.min_quality);
+        }
     }
 
     #[test]

@@ -48,26 +48,28 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// slope is nearly at rest, its kinetic energy a small difference).
 /// `drop-lg` again when its correction folded into the global step (one
 /// solve per constrained iteration): 9e-16 relative in kinetic energy
-/// after 6 steps, 2e-11 after 60.
+/// after 6 steps, 2e-11 after 60. `drop`, `drop-lg`, `multi-body`,
+/// `squeezing-ball` and `torus-pass` re-recorded when the generated ball,
+/// cylinder and torus meshes lost their slivers (a new mesh, same counts).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
     ("cloth-extension", 0x08de4218354d8675),
     ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
-    ("drop", 0xcfb260271a39d07a),
-    ("drop-lg", 0x1a4da8b92eed46ad),
+    ("drop", 0xd570fdf9b02ba42d),
+    ("drop-lg", 0xefa2e46f348c94cf),
     ("grasp-rotate", 0xe37ba6245bb9ab69),
     ("hanging-cloth", 0x74dfaae35ff804d7),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
-    ("multi-body", 0x07f41e7ccc833f66),
+    ("multi-body", 0x45902d2e190fb6ed),
     ("needle", 0x6ed500edf5c3e621),
     ("sharp-corner", 0xf8c5bdb9a790babd),
     ("sliding-indenter", 0xf2b7e19588eefc43),
     ("slope", 0x4553ca86ed6019f9),
-    ("squeezing-ball", 0xdb8a9e41cbe482b9),
+    ("squeezing-ball", 0xaeb3df4849e85323),
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0x2bdcd8a33a471260),
-    ("torus-pass", 0x5b9439ecc8454cda),
+    ("torus-pass", 0x4da92ded4b74b730),
     ("twisting-bar", 0x99bd6c12aaf1704b),
     ("twisting-bar-lg", 0xc2ab140c5de97be1),
 ];

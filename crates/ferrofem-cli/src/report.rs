@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use ferrofem::stats::{Stage, StepStats, Summary};
 use ferrofem::World;
+use ferrofem_mesh::SLIVER_QUALITY;
 
 use ferrofem_bench::sysinfo::Context;
 
@@ -91,4 +92,20 @@ pub fn stage_table(s: &Summary) -> String {
         format!("{} steps", s.steps)
     };
     out
+}
+
+/// A warning per body whose tet mesh holds slivers (quality below
+/// [`SLIVER_QUALITY`]): nearly flat tets turn over under small motions.
+pub fn sliver_warnings(world: &World) -> Vec<String> {
+    let meshes = world.model.bodies.iter().filter_map(|b| Some((&b.name, b.tet_mesh()?.quality())));
+    meshes
+        .filter(|(_, q)| q.slivers > 0)
+        .map(|(name, q)| {
+            format!(
+                "body `{name}`: {} of {} tets are slivers (quality below {SLIVER_QUALITY}, the smallest \
+                 {:.1e}); they turn over under small motions, so expect inverted elements: remesh",
+                q.slivers, q.tets, q.min_quality
+            )
+        })
+        .collect()
 }

@@ -11,7 +11,7 @@ use ferrofem::scene::Scene;
 use ferrofem::stats::{StepStats, Summary};
 use ferrofem::World;
 
-use crate::report::{bodies, stage_table, StatsFile};
+use crate::report::{bodies, sliver_warnings, stage_table, StatsFile};
 use crate::CliError;
 use ferrofem::scene::builtin;
 use ferrofem_bench::sysinfo::Context;
@@ -84,6 +84,9 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         sim.model.time_step,
         rayon::current_num_threads()
     );
+    for warning in sliver_warnings(&sim) {
+        eprintln!("warning: {warning}");
+    }
     if let Some(adapter) = gpu_adapter(&sim) {
         let stage = match sim.local_global().is_some() {
             true => "global step, Newton constraint solve and correction",

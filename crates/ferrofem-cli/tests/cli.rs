@@ -88,6 +88,23 @@ fn blow_up_reports_step_body_and_stage() {
 }
 
 #[test]
+fn a_mesh_with_slivers_is_warned_about() {
+    let dir = tmp("sliver");
+    std::fs::write(
+        dir.join("sliver.msh"),
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 0.3 0.3 0.01\n$EndNodes\n$Elements\n2\n1 4 2 1 1 1 2 3 4\n2 4 2 1 1 1 2 3 5\n$EndElements\n",
+    )
+    .unwrap();
+    let body = "[[body]]\nname = \"thin\"\nmesh = { file = { path = \"sliver.msh\" } }\nmaterial = { young = 1e5, poisson = 0.3, density = 1000.0 }\n";
+    let scene = dir.join("sliver.toml");
+    std::fs::write(&scene, format!("[simulation]\ntime_step = 0.01\nsteps = 1\n{body}")).unwrap();
+    let out = ferrofem().arg("run").arg(&scene).arg("--no-output").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("warning: body `thin`: 1 of 2 tets are slivers"), "{stderr}");
+}
+
+#[test]
 fn mesh_convert_and_info() {
     let dir = tmp("mesh");
     let src = dir.join("in.msh");

@@ -13,7 +13,7 @@ mod tet;
 mod tri;
 
 pub use error::MeshError;
-pub use tet::{BoundarySurface, QualityReport, TetMesh, ValidationOptions};
+pub use tet::{BoundarySurface, QualityReport, TetMesh, ValidationOptions, SLIVER_QUALITY};
 pub use tri::TriMesh;
 
 /// Axis-aligned bounding box `[min, max]`.

@@ -39,6 +39,11 @@ pub struct BoundarySurface {
     pub volume_vertex: Vec<usize>,
 }
 
+/// Quality (`6√2·V/ℓ_rms³`) below which a tet counts as a sliver in
+/// [`QualityReport::slivers`]: a regular tet has 1, the generated meshes
+/// have at least 0.14.
+pub const SLIVER_QUALITY: f64 = 0.05;
+
 /// Shape statistics of a tet mesh.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct QualityReport {
@@ -58,6 +63,9 @@ pub struct QualityReport {
     pub min_quality: f64,
     /// Mean quality.
     pub mean_quality: f64,
+    /// Tets of quality below [`SLIVER_QUALITY`] (inverted ones not counted):
+    /// nearly flat, they turn over under small motions.
+    pub slivers: usize,
     /// Shortest edge.
     pub min_edge: f64,
     /// Longest edge.
@@ -179,6 +187,7 @@ impl TetMesh {
             inverted: 0,
             min_quality: f64::INFINITY,
             mean_quality: 0.0,
+            slivers: 0,
             min_edge: f64::INFINITY,
             max_edge: 0.0,
             boundary_triangles: self.boundary().mesh.triangles.len(),
@@ -201,6 +210,7 @@ impl TetMesh {
             let l_rms = (sq / 6.0).sqrt();
             let q = 6.0 * std::f64::consts::SQRT_2 * v / l_rms.powi(3);
             r.min_quality = r.min_quality.min(q);
+            r.slivers += usize::from(v >= 0.0 && q < SLIVER_QUALITY);
             r.mean_quality += q / self.tets.len() as f64;
         }
         r
@@ -245,6 +255,19 @@ pub(crate) fn check_indices<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quality_report_counts_slivers_but_not_inverted_tets() {
+        let vertices =
+            vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.3, 0.3, 0.01]];
+        let mut mesh = TetMesh { vertices, tets: vec![[0, 1, 2, 3], [0, 1, 2, 4]] };
+        let q = mesh.quality();
+        assert_eq!((q.slivers, q.inverted), (1, 0), "{q:?}");
+        assert!(q.min_quality < SLIVER_QUALITY && q.min_quality > 0.0);
+        mesh.tets[1].swap(2, 3);
+        let q = mesh.quality();
+        assert_eq!((q.slivers, q.inverted), (0, 1), "{q:?}");
+    }
 
     fn unit_tet() -> TetMesh {
         TetMesh {

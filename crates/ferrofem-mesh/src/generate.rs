@@ -1,9 +1,8 @@
 //! Procedural meshes with a resolution parameter. Volumes are structured
 //! hexahedral grids split into six tets each (Kuhn/Freudenthal split, which
 //! is conforming under translation and under mirroring across mid-planes),
-//! mapped onto the target shape. Every
-//! generator returns a validated, positively oriented mesh centred at the
-//! origin.
+//! mapped onto the target shape. Every generator returns a validated,
+//! positively oriented mesh centred at the origin.
 
 use crate::{MeshError, TetMesh, TriMesh};
 
@@ -28,7 +27,7 @@ pub fn ball(radius: f64, resolution: usize) -> Result<TetMesh, MeshError> {
     let grid = KuhnGrid { mirrored: [true; 3], ..KuhnGrid::new([resolution; 3], false)? };
     grid.mesh(|p| {
         let c = p.map(|x| 2.0 * x - 1.0);
-        let t = norms(&c).0;
+        let t = c.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         if t == 0.0 {
             return [0.0; 3];
         }
@@ -134,11 +133,6 @@ fn positive(what: &str, values: &[f64]) -> Result<(), MeshError> {
     } else {
         Err(MeshError::Generator(format!("{what} must be finite and positive, got {values:?}")))
     }
-}
-
-fn norms(c: &[f64; 3]) -> (f64, f64) {
-    let inf = c.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    (inf, (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt())
 }
 
 /// Square `[−1,1]²` onto the unit disk, blended from the square at the

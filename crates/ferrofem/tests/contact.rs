@@ -573,6 +573,42 @@ fn lg_block_resting_on_a_plane_carries_its_weight() {
     }
 }
 
+/// `newton_schedule`: under "final" the block's iterations take one Newton
+/// step each but the last (up to 5: at most 4 + 5 per step), under "every"
+/// up to 5 each; both carry the block's weight with the final iterate's
+/// contact law exact.
+#[test]
+fn lg_newton_schedule_spends_its_steps_on_the_final_iteration() {
+    let mut most = Vec::new();
+    for schedule in ["final", "every"] {
+        let solver = format!("method = \"non-smooth-newton\"\nnewton_schedule = \"{schedule}\"");
+        let mut w = lg_block(&solver, 3, 1e5);
+        let weight = w.model.bodies[0].total_mass() * 9.81;
+        let mut steps = 0;
+        for step in 1..=150 {
+            let s = w.step().unwrap();
+            steps = steps.max(s.newton_iterations);
+            if step >= 100 {
+                let rel = (s.total_normal_force - weight).abs() / weight;
+                assert!(
+                    rel < 0.01,
+                    "{schedule}, step {step}: normal force {} vs {weight}",
+                    s.total_normal_force
+                );
+                assert!(
+                    s.max_penetration < 1e-5,
+                    "{schedule}, step {step}: penetration {}",
+                    s.max_penetration
+                );
+            }
+        }
+        most.push(steps);
+    }
+    println!("Newton steps per time step at most: final {}, every {}", most[0], most[1]);
+    assert!(most[0] <= 4 + 5, "final: {} Newton steps in a step", most[0]);
+    assert!(most[1] > most[0], "every iteration solves further: {most:?}");
+}
+
 #[test]
 fn lg_block_rests_where_implicit_euler_puts_it() {
     // Stiff enough that both integrators converge, soft enough to sag.

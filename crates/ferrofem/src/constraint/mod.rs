@@ -28,8 +28,12 @@ pub struct ConstraintSpace {
     pub groups: Vec<Group>,
     /// Per body: its rows `H_b`, forces and Delassus workspace.
     pub bodies: Vec<BodyRows>,
-    /// The assembled part of `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g` (empty when every body is unbuilt).
+    /// The assembled part of `h² H A⁻¹ Hᵀ`, row-major, `3g × 3g` (empty when every body is unbuilt
+    /// or `W` is factored).
     pub delassus: Vec<f64>,
+    /// `W` in factored form (local-global's non-smooth Newton), when
+    /// [`crate::delassus::build_delassus_factored`] built it this step.
+    pub factored: crate::delassus::FactoredDelassus,
     /// Bodies whose part of `W` is applied unbuilt.
     pub unbuilt: Vec<usize>,
     /// `δ_free` per row (m).

@@ -7,6 +7,7 @@
 mod dense;
 #[cfg(feature = "gpu")]
 mod device;
+mod factored;
 #[cfg(feature = "gpu")]
 pub use device::DeviceDelassus;
 mod isodof;
@@ -16,7 +17,7 @@ mod unbuilt;
 use std::sync::Arc;
 
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
-use ferrofem_linalg::{CsrMatrix, Ldlt};
+use ferrofem_linalg::{CsrMatrix, Ldlt, SparseInverse};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,7 @@ use crate::constraint::{Compliance, ConstraintSpace};
 use crate::stats::DelassusRecord;
 
 pub use dense::dense;
+pub use factored::FactoredDelassus;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
 pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse, kronecker_sparse_inverse};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
@@ -181,6 +183,30 @@ impl DelassusWorkspace {
         h: &CsrMatrix,
         method: DelassusMethod,
     ) -> &[f64] {
+        let (inverse, chosen, predicted) = self.kronecker_method(compliance, f, h, method);
+        let buf = &mut self.buffers;
+        let (w, reuse) = match (chosen, inverse) {
+            (DelassusMethod::Dense, _) => (dense(compliance, h, buf), Default::default()),
+            (DelassusMethod::Isodof, _) => kronecker_isodof(f, h, buf),
+            (DelassusMethod::SparseInverse, Some(s)) => kronecker_sparse_inverse(s, h, buf),
+            _ => kronecker_isodof_reuse(&mut self.cache, f, h, buf),
+        };
+        self.record = Some(record(chosen, h, reuse, predicted));
+        w
+    }
+}
+
+impl DelassusWorkspace {
+    /// The Kronecker build `method` names (`auto`: the cheaper predicted of
+    /// `isodof-reuse` and, when `S` is stored, `sparse-inverse`), with the
+    /// stored `S` and the prediction.
+    fn kronecker_method<'c>(
+        &self,
+        compliance: &'c Compliance,
+        f: &Arc<Ldlt>,
+        h: &CsrMatrix,
+        method: DelassusMethod,
+    ) -> (Option<&'c SparseInverse>, DelassusMethod, Option<DelassusCosts>) {
         let inverse = match compliance {
             Compliance::SparseInverse(s, _) => Some(s.as_ref()),
             _ => None,
@@ -193,15 +219,53 @@ impl DelassusWorkspace {
             (DelassusMethod::Auto, Some(_)) => predicted.map_or(method, |p| p.cheapest(true)),
             _ => DelassusMethod::IsodofReuse,
         };
+        (inverse, chosen, predicted)
+    }
+
+    /// Adds `h² H_b (W̄_b ⊗ I₃) H_bᵀ` to `w` in factored form, `W̄_b` over
+    /// the vertices `h` touches by the method [`Self::build`] would take
+    /// (zeng2025 eq. 27; `rows`: the rows of `W` of `h`'s rows, `scale`:
+    /// h²). `false`, adding nothing, where the compliance is not
+    /// `A_s ⊗ I₃` or the method is `dense`.
+    pub fn build_factored(
+        &mut self,
+        compliance: &Compliance,
+        h: &CsrMatrix,
+        rows: &[usize],
+        method: DelassusMethod,
+        scale: f64,
+        w: &mut FactoredDelassus,
+    ) -> bool {
+        let Some(f) = compliance.scalar_factor() else { return false };
+        let (inverse, chosen, predicted) = self.kronecker_method(compliance, f, h, method);
+        if chosen == DelassusMethod::Dense {
+            return false;
+        }
+        let verts = isovertices(h);
         let buf = &mut self.buffers;
-        let (w, reuse) = match (chosen, inverse) {
-            (DelassusMethod::Dense, _) => (dense(compliance, h, buf), Default::default()),
-            (DelassusMethod::Isodof, _) => kronecker_isodof(f, h, buf),
-            (DelassusMethod::SparseInverse, Some(s)) => kronecker_sparse_inverse(s, h, buf),
-            _ => kronecker_isodof_reuse(&mut self.cache, f, h, buf),
+        let (order, reuse) = match (chosen, inverse) {
+            (DelassusMethod::Isodof, _) => {
+                let cols = IsodofColumns::new(f, &verts);
+                cols.delassus_into(&mut buf.wbar);
+                (cols.dofs().to_vec(), IsodofReuse { isodofs: verts.len(), reused: 0 })
+            }
+            (DelassusMethod::SparseInverse, Some(s)) => {
+                s.gram(&verts, &mut buf.wbar);
+                let m = verts.len();
+                (verts, IsodofReuse { isodofs: m, reused: 0 })
+            }
+            _ => {
+                let reuse = self.cache.update(f, &verts);
+                let (values, ld) = self.cache.wbar();
+                let slots: Vec<usize> = verts.iter().map(|&v| self.cache.slot(v).expect("updated")).collect();
+                buf.wbar.clear();
+                buf.wbar.extend(slots.iter().flat_map(|&i| slots.iter().map(move |&j| values[j * ld + i])));
+                (verts, reuse)
+            }
         };
+        w.add_part(h, rows, &order, &buf.wbar, scale);
         self.record = Some(record(chosen, h, reuse, predicted));
-        w
+        true
     }
 }
 
@@ -244,10 +308,11 @@ pub fn build_delassus(
     method: DelassusMethod,
     assembled: bool,
 ) {
-    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, solve, .. } = space;
+    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, solve, factored, .. } = space;
     let c = 3 * groups.len();
     delassus.clear();
     delassus_single.clear();
+    factored.reset(c);
     unbuilt.clear();
     let sweeps = solve.iterations.max(10) as f64;
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
@@ -263,6 +328,33 @@ pub fn build_delassus(
         }
         add_rows(delassus, c, &body.rows, wb, h * h);
     }
+}
+
+/// Stage `build_delassus` for the non-smooth Newton under local-global
+/// (zeng2025 eq. 26–27): each body's `h² W̄_b` over its rows' vertices,
+/// `W` kept in factored form ([`FactoredDelassus`]) and never assembled.
+/// `false`, with nothing built, where a body's compliance is not
+/// `A_s ⊗ I₃` or `method` is `dense`: then [`build_delassus`] assembles it.
+pub fn build_delassus_factored(
+    space: &mut ConstraintSpace,
+    compliances: &[Option<Compliance>],
+    h: f64,
+    method: DelassusMethod,
+) -> bool {
+    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, factored, .. } = space;
+    delassus.clear();
+    delassus_single.clear();
+    unbuilt.clear();
+    factored.reset(3 * groups.len());
+    for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
+        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
+        let rows = &body.rows;
+        if !body.delassus.build_factored(compliance, &body.jacobian, rows, method, h * h, factored) {
+            factored.reset(3 * groups.len());
+            return false;
+        }
+    }
+    factored.is_built()
 }
 
 /// `W[rows[i], rows[j]] += s · W_b[i, j]` (`W` row-major `c × c`, `W_b`

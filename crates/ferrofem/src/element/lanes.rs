@@ -12,7 +12,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::hyperelastic::{corotational_projection, prox, signed_svd3};
+use super::hyperelastic::{prox, signed_svd3};
 use super::{Constitutive, Lame, TetElement};
 
 /// Elements per batch of the vectorized local step.
@@ -304,7 +304,7 @@ pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// rotation, warm-started from `rotation` by at most `arap_sweeps` sweeps
 /// of the polar iteration (bitwise the one-element iteration with that
 /// bound; the SVD's rotation where `rotation` is not one); for
-/// co-rotational [`corotational_projection`] at the converged rotation;
+/// co-rotational [`corotational_lanes`] at the converged rotation;
 /// for Neo-Hookean `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose
 /// singular values need the iteration converged. `rotation` is updated
 /// with the rotation of `F`.
@@ -325,18 +325,48 @@ pub fn local_projection<const L: usize>(
         return *rotation;
     }
     if model == Constitutive::Corotational {
-        let (r, _, converged) = polar(f, rotation, POLAR_SWEEPS);
-        return std::array::from_fn(|l| {
-            let fl = unpack(f, l);
-            rotation[l] = if converged[l] { unpack(&r, l) } else { svd_rotation(&fl) };
-            corotational_projection(lame[l], k[l], &fl, &rotation[l])
-        });
+        let (mut r, _, converged) = polar(f, rotation, POLAR_SWEEPS);
+        for (l, rotation) in rotation.iter_mut().enumerate() {
+            if !converged[l] {
+                let fallback = svd_rotation(&unpack(f, l));
+                (0..9).for_each(|e| r[e][l] = fallback[e]);
+            }
+            *rotation = unpack(&r, l);
+        }
+        let p = corotational_lanes(lame, k, f, &r);
+        return std::array::from_fn(|l| unpack(&p, l));
     }
     let svd = signed_svd(f, rotation);
     std::array::from_fn(|l| {
         let (u, sigma, v) = &svd[l];
         u * Matrix3::from_diagonal(&prox(model, lame[l], k[l], sigma)) * v.transpose()
     })
+}
+
+/// [`super::hyperelastic::corotational_projection`] per lane,
+/// `p = (k F + c R)/a`, with the
+/// same operations in the same order (bitwise the one-element result).
+#[inline(always)]
+fn corotational_lanes<const L: usize>(
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &Lanes<L>,
+    r: &Lanes<L>,
+) -> Lanes<L> {
+    let mut p = [[0.0; L]; 9];
+    for l in 0..L {
+        let (a, lambda) = (2.0 * lame[l].mu + k[l], lame[l].lambda);
+        let g = 2.0 * lame[l].mu + lambda * 3.0;
+        let mut t = 0.0;
+        for e in 0..9 {
+            t += r[e][l] * f[e][l];
+        }
+        let c = (g * a - lambda * k[l] * t) / (a + lambda * 3.0);
+        for e in 0..9 {
+            p[e][l] = (f[e][l] * k[l] + r[e][l] * c) / a;
+        }
+    }
+    p
 }
 
 /// `(ψ(F), P(F))` of `L` tets (per unit volume), each lane equal to
@@ -613,6 +643,16 @@ mod tests {
                     if model == Constitutive::Arap {
                         // Bitwise the one-element Jacobi iteration.
                         assert_eq!(p[l], f[l].closest_rotation(&warm), "lane {l} of batch {batch}");
+                    }
+                    if model == Constitutive::Corotational {
+                        // Bitwise the one-element closed form at the lane's rotation.
+                        let one = crate::element::hyperelastic::corotational_projection(
+                            LAME,
+                            k[l],
+                            &f[l],
+                            &rotation[l],
+                        );
+                        assert_eq!(p[l], one, "lane {l} of batch {batch}");
                     }
                     assert!(
                         (p[l] - expected).norm() <= 1e-12 * scale,

@@ -495,6 +495,14 @@ impl SceneFile {
                     .into(),
             ));
         }
+        if !local_global && cs.newton_schedule.is_some() {
+            return Err((
+                "constraint_solver.newton_schedule".into(),
+                "Newton steps per local-global iteration: implicit Euler solves the constraints once per step, \
+                 with up to newton_iterations"
+                    .into(),
+            ));
+        }
         if newton && cs.delassus == DelassusMethod::Unbuilt {
             return Err((
                 "constraint_solver.delassus".into(),

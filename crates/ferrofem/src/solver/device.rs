@@ -46,9 +46,11 @@ impl DeviceConstraintSolver {
             ConstraintGroup::Contact { mu } => GroupLaw::Contact(mu),
             ConstraintGroup::Attachment => GroupLaw::Attachment,
         }));
+        let c = space.free_gaps.len();
+        let w = &space.delassus;
         complementarity_scale(
             &space.groups,
-            &space.delassus,
+            |j| w[j * c + j],
             model,
             settings.preconditioner,
             &mut space.scale,
@@ -160,8 +162,9 @@ mod tests {
             let mut cpu = warm.clone();
             let mut w32 = Vec::new();
             crate::solver::newton::round_to_single(&w, &mut w32);
-            let pair = crate::solver::newton::DelassusPair { double: &w, single: &w32 };
-            let expected = settings.solve(pair, &free, &laws, &r, &mut cpu, &mut NewtonScratch::default());
+            let mut pair = crate::solver::newton::DelassusPair { double: &w, single: &w32 };
+            let expected =
+                settings.solve(&mut pair, &free, &laws, &r, &mut cpu, &mut NewtonScratch::default());
             for offset in [Offset::Free(&free), Offset::Gaps(&gaps)] {
                 let (mut gpu, mut delta) = (warm.clone(), vec![0.0; c]);
                 let out = dev.solve(&params(&settings), offset, &glaws, &r, &mut gpu, &mut delta).unwrap();

@@ -21,7 +21,9 @@ use std::collections::HashMap;
 use nalgebra::Vector3;
 
 pub use coulomb::{resolve_contact, ContactState};
-pub use newton::{Complementarity, ComplementarityScale, NewtonScratch, NewtonSettings, NewtonSolve};
+pub use newton::{
+    Complementarity, ComplementarityScale, NewtonSchedule, NewtonScratch, NewtonSettings, NewtonSolve,
+};
 pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
 
 use ferrofem_linalg::Precision;
@@ -131,6 +133,7 @@ pub fn solve_in_space(
         scale,
         newton,
         delassus_single: single,
+        factored,
         ..
     } = space;
     laws.clear();
@@ -139,9 +142,17 @@ pub fn solve_in_space(
         ConstraintSolver::Pgs(p) => Pgs { settings: p },
         ConstraintSolver::NonSmoothNewton(settings) => {
             assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
-            complementarity_scale(groups, delassus, model, settings.preconditioner, scale);
-            let pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
-            let out = settings.solve(pair, free_gaps, laws, scale, impulses, newton);
+            let out = if factored.is_built() {
+                let diagonal = |j| factored.block_entry(j, j);
+                complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
+                settings.solve(factored, free_gaps, laws, scale, impulses, newton)
+            } else {
+                let c = free_gaps.len();
+                let diagonal = |j| delassus[j * c + j];
+                complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
+                let mut pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
+                settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
+            };
             *violation = laws
                 .iter()
                 .zip(newton.gaps().chunks_exact(3))
@@ -206,13 +217,13 @@ fn rounded<'a>(delassus: &[f64], single: &'a mut Vec<f32>) -> &'a [f32] {
     single
 }
 
-/// The complementarity scale `r` per row (zeng2025 §5.4): the diagonal of
-/// the assembled `h² H A⁻¹ Hᵀ` (eq. 28), or `h² Σ w²/m` of the points'
+/// The complementarity scale `r` per row (zeng2025 §5.4): the diagonal
+/// `W_jj` of `h² H A⁻¹ Hᵀ` (eq. 28), or `h² Σ w²/m` of the points'
 /// vertices (Macklin et al. 2019's `h² [H M⁻¹ Hᵀ]_jj`, the same for a
 /// group's three unit rows).
 fn complementarity_scale(
     groups: &[Group],
-    w: &[f64],
+    diagonal: impl Fn(usize) -> f64,
     model: &Model,
     kind: ComplementarityScale,
     r: &mut Vec<f64>,
@@ -220,7 +231,7 @@ fn complementarity_scale(
     let c = 3 * groups.len();
     r.clear();
     match kind {
-        ComplementarityScale::SystemInverse => r.extend((0..c).map(|j| w[j * c + j])),
+        ComplementarityScale::SystemInverse => r.extend((0..c).map(diagonal)),
         ComplementarityScale::MassInverse => {
             let h2 = model.time_step * model.time_step;
             for g in groups {

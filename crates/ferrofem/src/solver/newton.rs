@@ -52,6 +52,32 @@ pub enum ComplementarityScale {
     MassInverse,
 }
 
+/// How many Newton steps each local-global iteration takes (zeng2025
+/// Algorithm 4 takes one per iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NewtonSchedule {
+    /// One step in each iteration but the final one, which takes up to
+    /// `newton_iterations`: the early iterates are not the step's answer,
+    /// the final one's gaps and slips are.
+    #[default]
+    Final,
+    /// Up to `newton_iterations` in every iteration.
+    Every,
+}
+
+impl NewtonSchedule {
+    /// The Newton settings of local-global iteration `k` of `iterations`
+    /// (`None`: the count is not fixed, a tolerance ends the iterations,
+    /// so every iteration may be the final one).
+    pub fn at(self, settings: NewtonSettings, k: usize, iterations: Option<usize>) -> NewtonSettings {
+        match (self, iterations) {
+            (NewtonSchedule::Final, Some(n)) if k + 1 < n => NewtonSettings { iterations: 1, ..settings },
+            _ => settings,
+        }
+    }
+}
+
 /// Settings of the non-smooth Newton solver.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -148,6 +174,49 @@ pub struct DelassusPair<'a> {
     pub single: &'a [f32],
 }
 
+/// What the non-smooth Newton reads of `W`: products and the entries of
+/// its groups' 3×3 diagonal blocks. The assembled `W` ([`DelassusPair`])
+/// or its factored form under local-global
+/// ([`crate::delassus::FactoredDelassus`]).
+pub trait NewtonDelassus {
+    /// `out = W v`.
+    fn times(&mut self, v: &[f64], out: &mut [f64]);
+    /// `out = W v` as the conjugate residuals read it (a rounded `W` may serve).
+    fn times_inner(&mut self, v: &[f64], out: &mut [f64]) {
+        self.times(v, out)
+    }
+    /// `out = W v` for a `v` with few nonzeros.
+    fn times_sparse(&mut self, v: &[f64], out: &mut [f64]) {
+        self.times(v, out)
+    }
+    /// `W[i, j]` for two rows of one group.
+    fn block_entry(&self, i: usize, j: usize) -> f64;
+}
+
+impl NewtonDelassus for DelassusPair<'_> {
+    fn times(&mut self, v: &[f64], out: &mut [f64]) {
+        delassus_times(self.double, v, out)
+    }
+    fn times_inner(&mut self, v: &[f64], out: &mut [f64]) {
+        delassus_times_f32(self.single, v, out)
+    }
+    fn times_sparse(&mut self, v: &[f64], out: &mut [f64]) {
+        delassus_times_sparse(self.double, v, out)
+    }
+    fn block_entry(&self, i: usize, j: usize) -> f64 {
+        self.double[i * self.double.len().isqrt() + j]
+    }
+}
+
+impl NewtonDelassus for crate::delassus::FactoredDelassus {
+    fn times(&mut self, v: &[f64], out: &mut [f64]) {
+        crate::delassus::FactoredDelassus::times(self, v, out)
+    }
+    fn block_entry(&self, i: usize, j: usize) -> f64 {
+        crate::delassus::FactoredDelassus::block_entry(self, i, j)
+    }
+}
+
 /// `out ← W` rounded to f32 (for [`DelassusPair`]).
 pub fn round_to_single(w: &[f64], out: &mut Vec<f32>) {
     out.clear();
@@ -203,15 +272,14 @@ impl NewtonSettings {
     /// projected on the cones.
     pub fn solve(
         &self,
-        pair: DelassusPair,
+        w: &mut impl NewtonDelassus,
         free: &[f64],
         laws: &[ConstraintGroup],
         r: &[f64],
         lambda: &mut [f64],
         s: &mut NewtonScratch,
     ) -> NewtonSolve {
-        let (c, w) = (free.len(), pair.double);
-        assert!(w.len() == c * c && pair.single.len() == c * c, "W must be c×c");
+        let c = free.len();
         let known = std::mem::take(&mut s.start_known) && s.delta.len() == c;
         if !known {
             s.delta.clear();
@@ -240,7 +308,7 @@ impl NewtonSettings {
             if out.residual <= self.ncp_tolerance {
                 break;
             }
-            out.linear_iterations += self.newton_direction(pair, s);
+            out.linear_iterations += self.newton_direction(w, s);
             s.base.clear();
             s.base.extend_from_slice(lambda);
             let mut alpha = 1.0;
@@ -272,14 +340,14 @@ impl NewtonSettings {
     /// `δ = free + W λ`, then `Φ`, `Ω`, `E` there; returns `‖Φ‖²`.
     fn evaluate(
         &self,
-        w: &[f64],
+        w: &mut impl NewtonDelassus,
         free: &[f64],
         laws: &[ConstraintGroup],
         r: &[f64],
         lambda: &[f64],
         s: &mut NewtonScratch,
     ) -> f64 {
-        delassus_times(w, lambda, &mut s.delta);
+        w.times(lambda, &mut s.delta);
         s.delta.iter_mut().zip(free).for_each(|(d, f)| *d += f);
         self.linearize_merit(laws, r, lambda, s)
     }
@@ -350,8 +418,7 @@ impl NewtonSettings {
     /// (`Q`, so that `Ω` and `E` are diagonal): rows with `ω = 0` directly,
     /// the others by CR on `(D W̃ D + E) y = D⁻¹(−Φ − Ω W̃ Δλ_Z)`,
     /// `W̃ = Q W Qᵀ`, `Δλ = D y`; then `Δλ ← Qᵀ Δλ`. Returns the CR iterations.
-    fn newton_direction(&self, pair: DelassusPair, s: &mut NewtonScratch) -> usize {
-        let w = pair.double;
+    fn newton_direction(&self, w: &mut impl NewtonDelassus, s: &mut NewtonScratch) -> usize {
         let c = s.phi.len();
         for j in 0..c {
             let zero = s.omega[j] <= OMEGA_ZERO;
@@ -363,7 +430,7 @@ impl NewtonSettings {
         for j in 0..c {
             let dj = s.d[j];
             s.rhs[j] = if dj == 0.0 { 0.0 } else { (-s.phi[j] - s.omega[j] * s.tmp[j]) / dj };
-            let wjj = rotated_diagonal(w, &s.rot, j);
+            let wjj = rotated_diagonal(&*w, &s.rot, j);
             if !s.bilateral[j / 3] {
                 s.e[j] = s.e[j].max(REGULARIZATION * wjj);
             }
@@ -372,7 +439,6 @@ impl NewtonSettings {
             s.y[j] = 0.0;
         }
         let NewtonScratch { d, e, rhs, y, tmp, scaled, direction: dv, inv_diag, cr, rot, .. } = s;
-        let w32 = pair.single;
         dv.clear();
         dv.resize(c, 0.0);
         let apply = |v: &[f64], out: &mut [f64]| {
@@ -380,7 +446,7 @@ impl NewtonSettings {
             scaled.clear();
             scaled.extend_from_slice(dv);
             rotate(rot, scaled, true);
-            delassus_times_f32(w32, scaled, tmp);
+            w.times_inner(scaled, tmp);
             rotate(rot, tmp, false);
             for j in 0..c {
                 out[j] = if d[j] == 0.0 { e[j] * v[j] } else { d[j] * tmp[j] + e[j] * v[j] };
@@ -411,24 +477,29 @@ fn rotate(rot: &[[f64; 2]], v: &mut [f64], back: bool) {
 }
 
 /// `out = Q W Qᵀ v` for a `v` with few nonzeros; `buf` is scratch.
-fn rotated_times(w: &[f64], rot: &[[f64; 2]], v: &[f64], out: &mut [f64], buf: &mut Vec<f64>) {
+fn rotated_times(
+    w: &mut impl NewtonDelassus,
+    rot: &[[f64; 2]],
+    v: &[f64],
+    out: &mut [f64],
+    buf: &mut Vec<f64>,
+) {
     buf.clear();
     buf.extend_from_slice(v);
     rotate(rot, buf, true);
-    delassus_times_sparse(w, buf, out);
+    w.times_sparse(buf, out);
     rotate(rot, out, false);
 }
 
 /// `(Q W Qᵀ)_jj`.
-fn rotated_diagonal(w: &[f64], rot: &[[f64; 2]], j: usize) -> f64 {
-    let c = rot.len() * 3;
+fn rotated_diagonal(w: &impl NewtonDelassus, rot: &[[f64; 2]], j: usize) -> f64 {
     let (k, row) = (j / 3, j % 3);
     let [cs, sn] = rot[k];
     if row == 0 || (cs == 1.0 && sn == 0.0) {
-        return w[j * c + j];
+        return w.block_entry(j, j);
     }
     let (i1, i2) = (3 * k + 1, 3 * k + 2);
-    let (a, b, d) = (w[i1 * c + i1], w[i1 * c + i2], w[i2 * c + i2]);
+    let (a, b, d) = (w.block_entry(i1, i1), w.block_entry(i1, i2), w.block_entry(i2, i2));
     let (u1, u2) = if row == 1 { (cs, sn) } else { (-sn, cs) };
     u1 * u1 * a + 2.0 * u1 * u2 * b + u2 * u2 * d
 }
@@ -523,7 +594,7 @@ mod tests {
                 let r = [w[(0, 0)], w[(1, 1)], w[(2, 2)]];
                 let mut lambda = [0.0; 3];
                 let out = settings.solve(
-                    pair(&wf, &mut Vec::new()),
+                    &mut pair(&wf, &mut Vec::new()),
                     d.as_slice(),
                     &[ConstraintGroup::Contact { mu }],
                     &r,
@@ -571,7 +642,7 @@ mod tests {
                 };
                 let mut lambda = vec![0.0; c];
                 let out = settings.solve(
-                    pair(&w, &mut w32),
+                    &mut pair(&w, &mut w32),
                     &free,
                     &laws,
                     &r,
@@ -591,7 +662,7 @@ mod tests {
         let mut lambda = [0.0; 3];
         let settings = NewtonSettings::default();
         settings.solve(
-            pair(&w, &mut Vec::new()),
+            &mut pair(&w, &mut Vec::new()),
             &free,
             &[ConstraintGroup::Attachment],
             &[1.0; 3],

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::newton::{Complementarity, ComplementarityScale, NewtonSettings};
+use super::newton::{Complementarity, ComplementarityScale, NewtonSchedule, NewtonSettings};
 use super::PgsSettings;
 use crate::delassus::DelassusMethod;
 
@@ -34,6 +34,9 @@ pub struct ConstraintSolverSettings {
     pub delassus: DelassusMethod,
     /// A tolerance given without a method, for the integrator's own solver.
     pub tolerance: Option<f64>,
+    /// Newton steps per local-global iteration, when the scene names it
+    /// (local-global only; `None`: [`NewtonSchedule::Final`]).
+    pub newton_schedule: Option<NewtonSchedule>,
 }
 
 impl ConstraintSolverSettings {
@@ -43,6 +46,7 @@ impl ConstraintSolverSettings {
             solver: Some(ConstraintSolver::Pgs(PgsSettings::new(max_iterations, tolerance))),
             delassus: DelassusMethod::default(),
             tolerance: None,
+            newton_schedule: None,
         }
     }
 
@@ -84,6 +88,7 @@ struct SolverSpec {
     complementarity: Option<Complementarity>,
     preconditioner: Option<ComplementarityScale>,
     newton_iterations: Option<usize>,
+    newton_schedule: Option<NewtonSchedule>,
     cr_iterations: Option<usize>,
     ncp_tolerance: Option<f64>,
     #[serde(default)]
@@ -97,6 +102,7 @@ impl SolverSpec {
             self.complementarity.is_some().then_some("complementarity"),
             self.preconditioner.is_some().then_some("preconditioner"),
             self.newton_iterations.is_some().then_some("newton_iterations"),
+            self.newton_schedule.is_some().then_some("newton_schedule"),
             self.cr_iterations.is_some().then_some("cr_iterations"),
             self.ncp_tolerance.is_some().then_some("ncp_tolerance"),
         ];
@@ -168,6 +174,11 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
                 }))
             }
         };
-        Ok(ConstraintSolverSettings { solver, delassus: s.delassus, tolerance: s.tolerance })
+        Ok(ConstraintSolverSettings {
+            solver,
+            delassus: s.delassus,
+            tolerance: s.tolerance,
+            newton_schedule: s.newton_schedule,
+        })
     }
 }

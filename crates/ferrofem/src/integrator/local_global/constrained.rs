@@ -37,7 +37,10 @@ pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]], newto
     }
     let mut w_lambda = std::mem::take(&mut space.scratch);
     w_lambda.resize(space.free_gaps.len(), 0.0);
-    delassus_times(&space.delassus, &space.impulses, &mut w_lambda);
+    match space.factored.is_built() {
+        true => space.factored.times(&space.impulses, &mut w_lambda),
+        false => delassus_times(&space.delassus, &space.impulses, &mut w_lambda),
+    }
     space.free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
     space.scratch = w_lambda;
 }

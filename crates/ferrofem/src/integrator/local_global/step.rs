@@ -17,7 +17,7 @@ use super::{Acceleration, Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::{BodyRows, Compliance, ConstraintSpace};
-use crate::delassus::build_delassus;
+use crate::delassus::{build_delassus, build_delassus_factored};
 use crate::error::guard;
 use crate::integrator::InitialGuess;
 use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
@@ -340,6 +340,8 @@ impl LocalGlobal {
                 guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
             }
             if constrained {
+                let fixed = settings.tolerance.is_none().then_some(iterations);
+                let solver = iteration_solver(solver, model, k, fixed);
                 self.constrain(model, state, space, times, solver, &mut total)?;
                 let first = &model.bodies[space.groups[0].parts()[0].0];
                 guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
@@ -441,7 +443,15 @@ impl LocalGlobal {
         }
         let (h, method) = (model.time_step, model.constraint_solver.delassus);
         let compliances = &self.compliances;
-        times.time(Stage::BuildDelassus, || build_delassus(space, compliances, h, method, true));
+        // The CPU's non-smooth Newton reads `W` in factored form; PGS and
+        // the device's solve read it assembled.
+        let factored = matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
+            && self.settings.device != Device::Gpu;
+        times.time(Stage::BuildDelassus, || {
+            if !(factored && build_delassus_factored(space, compliances, h, method)) {
+                build_delassus(space, compliances, h, method, true);
+            }
+        });
         #[cfg(feature = "gpu")]
         if self.settings.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
@@ -597,6 +607,20 @@ fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next:
     if let Some(aa) = w.anderson.as_mut() {
         aa.reset();
     }
+}
+
+/// The constraint solver of iteration `k` of `iterations` (`None`: a
+/// tolerance ends them): the non-smooth Newton's steps by the scene's
+/// `newton_schedule`.
+fn iteration_solver(
+    solver: ConstraintSolver,
+    model: &Model,
+    k: usize,
+    iterations: Option<usize>,
+) -> ConstraintSolver {
+    let ConstraintSolver::NonSmoothNewton(n) = solver else { return solver };
+    let schedule = model.constraint_solver.newton_schedule.unwrap_or_default();
+    ConstraintSolver::NonSmoothNewton(schedule.at(n, k, iterations))
 }
 
 /// A device error during step `step`'s global step of `body`, as the step's error.

@@ -56,6 +56,8 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// iteration's contact law is solved as before, the iterates before it
 /// differ; and again when the non-smooth Newton read `W` in factored form
 /// (its conjugate residuals in f64 instead of on an f32 copy).
+/// `squeezing-ball` when its scene took the triangular global step (the
+/// same `A⁻¹` as the sparse inverse's, to rounding).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -71,7 +73,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("sharp-corner", 0xf8c5bdb9a790babd),
     ("sliding-indenter", 0xf2b7e19588eefc43),
     ("slope", 0x4553ca86ed6019f9),
-    ("squeezing-ball", 0xaeb3df4849e85323),
+    ("squeezing-ball", 0x18c3cf76bf01f134),
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0x587a8eb2ceae6b33),
     ("torus-pass", 0x4da92ded4b74b730),

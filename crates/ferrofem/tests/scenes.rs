@@ -57,25 +57,38 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// differ; and again when the non-smooth Newton read `W` in factored form
 /// (its conjugate residuals in f64 instead of on an f32 copy).
 /// `squeezing-ball` when its scene took the triangular global step (the
-/// same `A⁻¹` as the sparse inverse's, to rounding).
+/// same `A⁻¹` as the sparse inverse's, to rounding). `cloth-extension`,
+/// `drop-lg`, `squeezing-ball` and `stick-slide` when the converged polar
+/// iteration of the local step took Newton steps before its Jacobi sweeps
+/// and stopped at 1e-12 instead of 1e-14 (after 40 steps: kinetic energy
+/// 6e-15 relative for the cloth, 7e-7 for `drop-lg` and 1e-8 for the ball
+/// once in contact, 3e-5 for the sliding box, whose contact solve is
+/// inexact by design); the implicit-Euler scenes are unchanged. The
+/// Neo-Hookean scenes (`cloth-extension`, `cloth-on-knives`,
+/// `sharp-corner`, `squeezing-ball`) when the proximal Newton iteration
+/// took its last step once below 1e-9 instead of line-searching a step at
+/// rounding: the cloth without contact by 4e-12 in kinetic energy after
+/// 40 steps, the ball by 4e-8; the sheets falling on blades and a corner
+/// are chaotic once in contact (a time step changed by 1e-11 relative
+/// moves the knives' kinetic energy by 8 % within 15 steps).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
-    ("cloth-extension", 0x08de4218354d8675),
-    ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
+    ("cloth-extension", 0xa9f11e8aa349b0dc),
+    ("cloth-on-knives", 0xbd5013c38dacebe4),
     ("drop", 0xd570fdf9b02ba42d),
-    ("drop-lg", 0x3d7c4286195409ce),
+    ("drop-lg", 0xb61eb57b9be9fabd),
     ("grasp-rotate", 0xe37ba6245bb9ab69),
     ("hanging-cloth", 0x74dfaae35ff804d7),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x45902d2e190fb6ed),
     ("needle", 0x6ed500edf5c3e621),
-    ("sharp-corner", 0xf8c5bdb9a790babd),
+    ("sharp-corner", 0x20069219d2706ebf),
     ("sliding-indenter", 0xf2b7e19588eefc43),
     ("slope", 0x4553ca86ed6019f9),
-    ("squeezing-ball", 0x18c3cf76bf01f134),
+    ("squeezing-ball", 0x08326faa87ff1c6e),
     ("stack", 0xff7415cfa790b9cd),
-    ("stick-slide", 0x587a8eb2ceae6b33),
+    ("stick-slide", 0xce79abc47a089904),
     ("torus-pass", 0x4da92ded4b74b730),
     ("twisting-bar", 0x99bd6c12aaf1704b),
     ("twisting-bar-lg", 0xc2ab140c5de97be1),

@@ -142,7 +142,17 @@ fn prox_newton<const D: usize>(
     let Some(mut cur) = objective(&x) else { return SVector::repeat(1.0) };
     for _ in 0..50 {
         let (f, g, h) = cur;
-        let step = h.cholesky().map(|c| c.solve(&(-g))).filter(|p| p.dot(&g) < 0.0).unwrap_or(-g / k);
+        let newton = h.cholesky().map(|c| c.solve(&(-g))).filter(|p| p.dot(&g) < 0.0);
+        let step = newton.unwrap_or(-g / k);
+        // Newton's convergence is quadratic: past a step of 1e-9, the full
+        // step leaves an error at rounding, with nothing left to check.
+        if newton.is_some() && step.norm() <= 1e-9 * (1.0 + x.norm()) {
+            let last = x + step;
+            if last.product() > 0.0 {
+                x = last;
+            }
+            break;
+        }
         let mut t = 1.0;
         let mut accepted = false;
         for _ in 0..40 {
@@ -205,14 +215,11 @@ impl Gradient<3> for Matrix3<f64> {
         signed_svd3(self)
     }
 
-    /// dahl2019 §3.3's Jacobi polar iteration from `warm` (an SVD when
-    /// `warm` is not a rotation, e.g. on first use).
+    /// The converged polar iteration from `warm` (Newton steps, then
+    /// dahl2019 §3.3's Jacobi sweeps; an SVD when `warm` is not a rotation,
+    /// e.g. on first use).
     fn closest_rotation(&self, warm: &Self) -> Self {
-        if !super::lanes::is_rotation(warm) {
-            let (u, _, v) = signed_svd3(self);
-            return u * v.transpose();
-        }
-        crate::element::polar::rotation_jacobi(self, warm, 8, 1e-14)
+        super::lanes::closest_rotation(self, warm)
     }
 }
 
@@ -279,7 +286,7 @@ pub fn corotational_projection<const D: usize>(
     let g = 2.0 * lame.mu + lame.lambda * d;
     let t = r.dot(f);
     let c = (g * a - lame.lambda * k * t) / (a + lame.lambda * d);
-    (f * k + r * c) / a
+    (f * k + r * c) * (1.0 / a)
 }
 
 #[cfg(test)]

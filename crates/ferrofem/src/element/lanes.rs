@@ -1,14 +1,18 @@
 //! The local step of tets several elements at a time, one element per SIMD
-//! lane (zeng2025 eq. 5; dahl2019 §3.3): the rotation of `F` by the
-//! warm-started Jacobi polar iteration, and for the models that need `σ`,
-//! the eigen-decomposition `Rᵀ F = V diag(σ) Vᵀ` by cyclic Jacobi, so that
+//! lane (zeng2025 eq. 5; dahl2019 §3.3): the rotation of `F` from the
+//! tet's last one, converged by Newton steps on the polar decomposition
+//! (quadratic, one or two steps from a warm start) with the Jacobi polar
+//! iteration behind them (bounded sweeps for ARAP's `polar_sweeps`, and
+//! for the lanes Newton refuses), and for the models that need `σ`, the
+//! eigen-decomposition `Rᵀ F = V diag(σ) Vᵀ` by cyclic Jacobi, so that
 //! `F = (R V) diag(σ) Vᵀ` is the signed SVD without a per-element branch.
 //!
 //! Each lane runs exactly the arithmetic of the one-element routine
-//! ([`super::polar::rotation_jacobi`]); a lane that has converged is given
-//! identity rotations, so its result is bitwise the scalar one. The lanes'
-//! square roots and divisions, a latency-bound chain in one element,
-//! overlap across elements.
+//! (`closest_rotation`, the same code on one lane;
+//! [`super::polar::rotation_jacobi`] for implicit Euler's rotations); a
+//! lane that has converged is given identity rotations, so its result is
+//! bitwise the scalar one. The lanes' square roots and divisions, a
+//! latency-bound chain in one element, overlap across elements.
 
 use nalgebra::{Matrix3, Vector3};
 
@@ -84,9 +88,9 @@ fn norm<const L: usize>(a: &Lanes<L>) -> [f64; L] {
     })
 }
 
-/// `‖S − Sᵀ‖` per lane, entries in storage order.
+/// `‖S − Sᵀ‖²` per lane, entries in storage order.
 #[inline(always)]
-fn skew_norm<const L: usize>(s: &Lanes<L>) -> [f64; L] {
+fn skew_squared<const L: usize>(s: &Lanes<L>) -> [f64; L] {
     lanewise(|l| {
         let mut sum = 0.0;
         for j in 0..3 {
@@ -95,7 +99,7 @@ fn skew_norm<const L: usize>(s: &Lanes<L>) -> [f64; L] {
                 sum += d * d;
             }
         }
-        sum.sqrt()
+        sum
     })
 }
 
@@ -115,6 +119,10 @@ pub fn rotation_jacobi<const L: usize>(
     for l in 0..L {
         scale[l] = n[l].max(f64::MIN_POSITIVE);
     }
+    let skew_norm = |s: &Lanes<L>| -> [f64; L] {
+        let squared = skew_squared(s);
+        lanewise(|l| squared[l].sqrt())
+    };
     let mut active = [true; L];
     for _ in 0..max_sweeps {
         let skew = skew_norm(&s);
@@ -132,9 +140,12 @@ pub fn rotation_jacobi<const L: usize>(
             for l in 0..L {
                 let (num, den) = (s[at(j, i)][l] - s[at(i, j)][l], s[at(i, i)][l] + s[at(j, j)][l]);
                 let h = (num * num + den * den).sqrt();
-                if active[l] && h != 0.0 {
-                    (c[l], sn[l]) = (den / h, num / h);
-                }
+                // Both quotients always, then a select (a blend, not a
+                // masked store); a finished lane turns by the identity.
+                let turn = active[l] && h != 0.0;
+                let (cq, sq) = (den / h, num / h);
+                c[l] = if turn { cq } else { 1.0 };
+                sn[l] = if turn { sq } else { 0.0 };
             }
             givens_right(r, i, j, &c, &sn);
             givens_left_t(&mut s, i, j, &c, &sn);
@@ -142,6 +153,122 @@ pub fn rotation_jacobi<const L: usize>(
     }
     let skew = skew_norm(&s);
     lanewise(|l| !active[l] || skew[l] <= tolerance * scale[l])
+}
+
+/// Newton's method on the rotation of the polar decomposition per lane:
+/// with `S = RᵀF`, the rotation `Q ≈ I + [ω]×` that makes `QᵀS` symmetric
+/// solves, to first order, `(tr S I − sym S) ω = a(S)`, `a(S)` the axial
+/// vector of `S − Sᵀ` (`cayley_step`); `R ← R Q`. Quadratic where the
+/// Jacobi sweeps converge linearly (their rate is the element's strain),
+/// so a warm start within a few degrees needs one step. At most
+/// `iterations` steps; a lane stops once `‖S − Sᵀ‖² ≤ (tolerance ‖F‖)²`
+/// (converged), or unconverged where the step is refused. Returns which
+/// lanes converged; the others are left to [`rotation_jacobi`].
+#[inline(always)]
+pub fn rotation_newton<const L: usize>(
+    f: &Lanes<L>,
+    r: &mut Lanes<L>,
+    iterations: usize,
+    tolerance: f64,
+) -> [bool; L] {
+    let n = norm(f);
+    let bound: [f64; L] = lanewise(|l| {
+        let b = tolerance * n[l].max(f64::MIN_POSITIVE);
+        b * b
+    });
+    let (mut active, mut converged) = ([true; L], [false; L]);
+    for k in 0..=iterations {
+        let s = mul_tn(r, f);
+        let skew = skew_squared(&s);
+        for l in 0..L {
+            let met = skew[l] <= bound[l];
+            converged[l] = converged[l] || active[l] && met;
+            active[l] = active[l] && !met;
+        }
+        if k == iterations || !active.contains(&true) {
+            break;
+        }
+        let mut q = [[0.0; L]; 9];
+        for l in 0..L {
+            let mut sl = [0.0; 9];
+            for (e, v) in sl.iter_mut().enumerate() {
+                *v = s[e][l];
+            }
+            let (ql, ok) = cayley_step(&sl);
+            active[l] = active[l] && ok;
+            for (e, v) in ql.iter().enumerate() {
+                q[e][l] = *v;
+            }
+        }
+        let moved = mul_nn(r, &q);
+        for (re, me) in r.iter_mut().zip(&moved) {
+            for l in 0..L {
+                re[l] = if active[l] { me[l] } else { re[l] };
+            }
+        }
+    }
+    converged
+}
+
+/// One Newton step of the polar rotation from `S = RᵀF` (column-major):
+/// `J ω = a` with `J = tr S I − sym S`, `a = (S₃₂ − S₂₃, S₁₃ − S₃₁, S₂₁ −
+/// S₁₂)`, solved by `J`'s adjugate, and the rotation `Q = cay(ω/2) = I +
+/// 2/(1 + |b|²) ([b]× + [b]×²)`, `b = ω/2` (Cayley: orthogonal to
+/// rounding, `I + [ω]×` to first order). Refused (`false`) where `J` is
+/// not positive definite (`σᵢ + σⱼ ≤ 0`: not near the maximum of
+/// `tr RᵀF`) or `|ω| > 1`.
+#[inline(always)]
+fn cayley_step(s: &[f64; 9]) -> ([f64; 9], bool) {
+    let e = |i: usize, j: usize| s[at(i, j)];
+    let a = [e(2, 1) - e(1, 2), e(0, 2) - e(2, 0), e(1, 0) - e(0, 1)];
+    let t = e(0, 0) + e(1, 1) + e(2, 2);
+    let (j00, j11, j22) = (t - e(0, 0), t - e(1, 1), t - e(2, 2));
+    let (j01, j02, j12) =
+        (-0.5 * (e(0, 1) + e(1, 0)), -0.5 * (e(0, 2) + e(2, 0)), -0.5 * (e(1, 2) + e(2, 1)));
+    let (c00, c01, c02) = (j11 * j22 - j12 * j12, j02 * j12 - j01 * j22, j01 * j12 - j02 * j11);
+    let (c11, c12, c22) = (j00 * j22 - j02 * j02, j01 * j02 - j00 * j12, j00 * j11 - j01 * j01);
+    let det = j00 * c00 + j01 * c01 + j02 * c02;
+    let inv = 1.0 / det;
+    let w = [
+        (c00 * a[0] + c01 * a[1] + c02 * a[2]) * inv,
+        (c01 * a[0] + c11 * a[1] + c12 * a[2]) * inv,
+        (c02 * a[0] + c12 * a[1] + c22 * a[2]) * inv,
+    ];
+    let ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    let ok = j00 > 0.0 && c22 > 0.0 && det > 0.0 && ww <= 1.0;
+    let b = [0.5 * w[0], 0.5 * w[1], 0.5 * w[2]];
+    let bb = 0.25 * ww;
+    let g = 2.0 / (1.0 + bb);
+    let mut q = [0.0; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            let diagonal = if i == j { 1.0 - g * bb } else { 0.0 };
+            q[at(i, j)] = diagonal + g * b[i] * b[j];
+        }
+    }
+    q[at(0, 1)] -= g * b[2];
+    q[at(1, 0)] += g * b[2];
+    q[at(0, 2)] += g * b[1];
+    q[at(2, 0)] -= g * b[1];
+    q[at(1, 2)] -= g * b[0];
+    q[at(2, 1)] += g * b[0];
+    (q, ok)
+}
+
+/// `A B` per lane, sums over `k = 0, 1, 2` in order.
+#[inline(always)]
+fn mul_nn<const L: usize>(a: &Lanes<L>, b: &Lanes<L>) -> Lanes<L> {
+    let mut c = [[0.0; L]; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            for l in 0..L {
+                c[at(i, j)][l] = a[at(i, 0)][l] * b[at(0, j)][l]
+                    + a[at(i, 1)][l] * b[at(1, j)][l]
+                    + a[at(i, 2)][l] * b[at(2, j)][l];
+            }
+        }
+    }
+    c
 }
 
 /// Columns `i, j` of `A` ← `A G`, `G` the plane rotation `[c −s; s c]`.
@@ -221,8 +348,17 @@ fn symmetric_eigen<const L: usize>(
 /// Sweeps of the Jacobi polar iteration in the vectorized local step (as
 /// in the one-element ARAP projection).
 pub const POLAR_SWEEPS: usize = 8;
-/// Relative skew tolerance of the polar iteration.
-pub const POLAR_TOLERANCE: f64 = 1e-14;
+/// Relative skew tolerance of the polar iteration in the local step: the
+/// projection's rotation to 1e-12 relative, far below what 5 local-global
+/// iterations resolve.
+pub const POLAR_TOLERANCE: f64 = 1e-12;
+/// Relative skew tolerance of the polar iteration for energies and
+/// stresses ([`energy_and_stress`]: L-BFGS's gradients and line search),
+/// equal to the SVD's to 1e-12 even where `P` is small (`F ≈ R`).
+pub const STRESS_POLAR_TOLERANCE: f64 = 1e-14;
+/// Newton steps ([`rotation_newton`]) before the Jacobi sweeps of the
+/// converged polar iteration.
+pub const POLAR_NEWTON_STEPS: usize = 3;
 
 /// The signed SVD `F = U diag(σ) Vᵀ` (`U`, `V` rotations) of `L`
 /// gradients: `R` by the polar iteration from `rotation` (the identity
@@ -231,7 +367,7 @@ pub const POLAR_TOLERANCE: f64 = 1e-14;
 /// `rotation` ← `U Vᵀ`.
 #[inline(always)]
 fn signed_svd<const L: usize>(f: &Lanes<L>, rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
-    let (r, _, polar) = polar(f, rotation, POLAR_SWEEPS);
+    let (r, _, polar) = polar(f, rotation, POLAR_SWEEPS, POLAR_TOLERANCE);
     let mut s = mul_tn(&r, f);
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
@@ -256,14 +392,18 @@ fn signed_svd<const L: usize>(f: &Lanes<L>, rotation: &mut [Matrix3<f64>; L]) ->
 /// `(U, σ, V)`.
 type Svd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
 
-/// At most `sweeps` sweeps of the polar iteration of `L` gradients from
-/// `rotation` (the identity where it is not a rotation): `R` in lanes,
-/// which lanes started warm, and which met the tolerance.
+/// The polar rotation of `L` gradients from `rotation` (the identity
+/// where it is not a rotation): converged (`sweeps ≥` [`POLAR_SWEEPS`]),
+/// Newton's steps ([`rotation_newton`]) and then, for the lanes they left
+/// unconverged, Jacobi sweeps; bounded (ARAP's `polar_sweeps`), at most
+/// `sweeps` Jacobi sweeps. `R` in lanes, which lanes started warm, and
+/// which met the tolerance.
 #[inline(always)]
 fn polar<const L: usize>(
     f: &Lanes<L>,
     rotation: &[Matrix3<f64>; L],
     sweeps: usize,
+    tolerance: f64,
 ) -> (Lanes<L>, [bool; L], [bool; L]) {
     let mut r = pack(rotation);
     let warm = orthonormal(&r);
@@ -275,8 +415,26 @@ fn polar<const L: usize>(
             }
         }
     }
-    let converged = rotation_jacobi(f, &mut r, sweeps, POLAR_TOLERANCE);
+    if sweeps >= POLAR_SWEEPS {
+        let newton = rotation_newton(f, &mut r, POLAR_NEWTON_STEPS, tolerance);
+        if !newton.contains(&false) {
+            return (r, warm, newton);
+        }
+    }
+    let converged = rotation_jacobi(f, &mut r, sweeps, tolerance);
     (r, warm, converged)
+}
+
+/// The closest rotation of one `F` by the local step's converged polar
+/// iteration ([`polar`] of one lane) from `warm` (the signed SVD's where
+/// `warm` is not a rotation): the one-element reference of the lanes.
+pub(crate) fn closest_rotation(f: &Matrix3<f64>, warm: &Matrix3<f64>) -> Matrix3<f64> {
+    let (r, warm_ok, _) = polar::<1>(&pack(&[*f]), &[*warm], POLAR_SWEEPS, POLAR_TOLERANCE);
+    if warm_ok[0] {
+        unpack(&r, 0)
+    } else {
+        svd_rotation(f)
+    }
 }
 
 /// Per lane, whether `R` is a rotation to 1e-6, `‖RᵀR − I‖ ≤ 1e-6` (a
@@ -294,7 +452,8 @@ fn orthonormal<const L: usize>(r: &Lanes<L>) -> [bool; L] {
 }
 
 /// Whether `r` is a rotation to 1e-6 (a usable warm start).
-pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
+#[cfg(test)]
+fn is_rotation(r: &Matrix3<f64>) -> bool {
     (r.transpose() * r - Matrix3::identity()).norm() <= 1e-6
 }
 
@@ -304,7 +463,7 @@ pub(crate) fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// rotation, warm-started from `rotation` by at most `arap_sweeps` sweeps
 /// of the polar iteration (bitwise the one-element iteration with that
 /// bound; the SVD's rotation where `rotation` is not one); for
-/// co-rotational [`corotational_lanes`] at the converged rotation;
+/// co-rotational `corotational_lanes` at the converged rotation;
 /// for Neo-Hookean `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose
 /// singular values need the iteration converged. `rotation` is updated
 /// with the rotation of `F`.
@@ -318,14 +477,14 @@ pub fn local_projection<const L: usize>(
     arap_sweeps: usize,
 ) -> [Matrix3<f64>; L] {
     if model == Constitutive::Arap {
-        let (r, warm_ok, _) = polar(f, rotation, arap_sweeps);
+        let (r, warm_ok, _) = polar(f, rotation, arap_sweeps, POLAR_TOLERANCE);
         for (l, rotation) in rotation.iter_mut().enumerate() {
             *rotation = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&unpack(f, l)) };
         }
         return *rotation;
     }
     if model == Constitutive::Corotational {
-        let (mut r, _, converged) = polar(f, rotation, POLAR_SWEEPS);
+        let (mut r, _, converged) = polar(f, rotation, POLAR_SWEEPS, POLAR_TOLERANCE);
         for (l, rotation) in rotation.iter_mut().enumerate() {
             if !converged[l] {
                 let fallback = svd_rotation(&unpack(f, l));
@@ -362,8 +521,9 @@ fn corotational_lanes<const L: usize>(
             t += r[e][l] * f[e][l];
         }
         let c = (g * a - lambda * k[l] * t) / (a + lambda * 3.0);
+        let inv = 1.0 / a;
         for e in 0..9 {
-            p[e][l] = (f[e][l] * k[l] + r[e][l] * c) / a;
+            p[e][l] = (f[e][l] * k[l] + r[e][l] * c) * inv;
         }
     }
     p
@@ -392,7 +552,8 @@ pub fn energy_and_stress<const L: usize>(
         return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
     }
     let bounded = model == Constitutive::Arap && arap_sweeps < POLAR_SWEEPS;
-    let (r, warm, converged) = polar(&pack(f), rotation, if bounded { arap_sweeps } else { POLAR_SWEEPS });
+    let sweeps = if bounded { arap_sweeps } else { POLAR_SWEEPS };
+    let (r, warm, converged) = polar(&pack(f), rotation, sweeps, STRESS_POLAR_TOLERANCE);
     std::array::from_fn(|l| {
         let usable = converged[l] || (bounded && warm[l]);
         let rl = if usable { unpack(&r, l) } else { svd_rotation(&f[l]) };
@@ -459,14 +620,7 @@ fn tet_batch(
     assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
     assert_eq!(pulls.len(), n);
     let e = |l: usize| &tets[l.min(n - 1)];
-    let mut f = gradients(tets, x);
-    if model.uses_dual() {
-        for (k, entry) in f.iter_mut().enumerate() {
-            for l in 0..LANES {
-                entry[l] += duals[l.min(n - 1)][k];
-            }
-        }
-    }
+    let f = gradients(tets, x, model.uses_dual().then_some(&*duals));
     let lame = lanewise(|l| e(l).lame);
     let k = lanewise(|l| e(l).weight / e(l).measure);
     let mut r = [Matrix3::zeros(); LANES];
@@ -492,19 +646,31 @@ fn tet_batch(
 }
 
 /// `F = Σₐ xₐ gₐᵀ` of up to `L` tets in lanes (missing lanes repeat the
-/// last tet), summed in the order of [`super::Element::gradient`].
+/// last tet), summed in the order of [`super::Element::gradient`], plus
+/// `shift` per tet when given (the ADMM dual `u`: `F + u`). Each lane's
+/// sum stays in registers.
 #[inline(always)]
-fn gradients<const L: usize>(tets: &[TetElement], x: &[f64]) -> Lanes<L> {
+fn gradients<const L: usize>(tets: &[TetElement], x: &[f64], shift: Option<&[Matrix3<f64>]>) -> Lanes<L> {
     let mut f = [[0.0; L]; 9];
     for l in 0..L {
-        let e = &tets[l.min(tets.len() - 1)];
+        let last = l.min(tets.len() - 1);
+        let e = &tets[last];
+        let mut sum = [0.0; 9];
         for (&v, g) in e.vertices.iter().zip(&e.grads) {
             let xv = &x[3 * v..3 * v + 3];
             for j in 0..3 {
                 for i in 0..3 {
-                    f[at(i, j)][l] += xv[i] * g[j];
+                    sum[at(i, j)] += xv[i] * g[j];
                 }
             }
+        }
+        if let Some(u) = shift {
+            for (k, s) in sum.iter_mut().enumerate() {
+                *s += u[last][k];
+            }
+        }
+        for (k, s) in sum.iter().enumerate() {
+            f[k][l] = *s;
         }
     }
     f
@@ -546,7 +712,7 @@ fn rotation_batch(
 ) {
     let n = tets.len();
     assert!(n > 0 && n <= LANES && rotations.len() == n && gradients_out.len() == n);
-    let f = gradients::<LANES>(tets, x);
+    let f = gradients::<LANES>(tets, x, None);
     let mut r = [[0.0; LANES]; 9];
     for (k, entry) in r.iter_mut().enumerate() {
         for (l, e) in entry.iter_mut().enumerate() {
@@ -844,6 +1010,65 @@ mod tests {
             local_projection(Constitutive::Arap, &[LAME; LANES], &[1.0; LANES], &pack(&f), &mut rotation, 1);
         for l in 0..LANES {
             assert!((p[l] - svd_rotation(&f[l])).norm() < 1e-12);
+        }
+    }
+
+    /// A rotation by `angle` about a fixed oblique axis.
+    fn turn(angle: f64) -> Matrix3<f64> {
+        let axis = nalgebra::Unit::new_normalize(Vector3::new(0.3, -0.5, 0.8));
+        Rotation3::from_axis_angle(&axis, angle).into_inner()
+    }
+
+    #[test]
+    fn newton_polar_steps_converge_quadratically_from_a_warm_start() {
+        // Gradients with det F > 0 (every 7th has a reflected stretch).
+        let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(7 * (l / 3) + l % 3));
+        let exact = f.map(|f| svd_rotation(&f));
+        let error = |r: &Lanes<LANES>, l: usize| (unpack(r, l) - exact[l]).norm();
+        for angle in [1e-2, 1e-3] {
+            let warm = pack(&std::array::from_fn(|l| exact[l] * turn(angle)));
+            // One step: the error falls to O(angle²) (Jacobi's sweeps fall
+            // by the strain, here ~0.2, per sweep).
+            let mut r = warm;
+            assert_eq!(rotation_newton(&pack(&f), &mut r, 1, 0.0), [false; LANES]);
+            for l in 0..LANES {
+                assert!(error(&r, l) <= 2.0 * angle * angle, "lane {l}: {} at {angle}", error(&r, l));
+            }
+            let mut r = warm;
+            let converged = rotation_newton(&pack(&f), &mut r, POLAR_NEWTON_STEPS, POLAR_TOLERANCE);
+            assert_eq!(converged, [true; LANES], "{angle}");
+            for l in 0..LANES {
+                assert!(error(&r, l) <= 1e-12, "lane {l}: {}", error(&r, l));
+                let r = unpack(&r, l);
+                assert!((r.transpose() * r - Matrix3::identity()).norm() <= 1e-14);
+            }
+        }
+    }
+
+    #[test]
+    fn refused_newton_steps_leave_the_lane_to_jacobi() {
+        // Inverted gradients (J not positive definite at the warm start)
+        // and warm starts a half turn away (|ω| > 1) are refused; the
+        // converged polar iteration still finds the rotation of F.
+        let f: [Matrix3<f64>; LANES] = std::array::from_fn(|l| match l % 2 {
+            0 => gradient(l) * Matrix3::from_diagonal(&Vector3::new(1.0, 1.0, -1.0)),
+            _ => gradient(l),
+        });
+        let exact = f.map(|f| svd_rotation(&f));
+        let warm: [Matrix3<f64>; LANES] = std::array::from_fn(|l| exact[l] * turn(2.5));
+        let mut r = pack(&warm);
+        let newton = rotation_newton(&pack(&f), &mut r, POLAR_NEWTON_STEPS, POLAR_TOLERANCE);
+        assert!(newton.iter().filter(|&&c| !c).count() >= LANES / 2, "{newton:?}");
+        let (r, _, converged) = polar(&pack(&f), &warm, POLAR_SWEEPS, POLAR_TOLERANCE);
+        for l in 0..LANES {
+            // Jacobi from half a turn away may exhaust its sweeps on an
+            // inverted F (the callers then take the SVD); otherwise it
+            // reaches the maximum of tr RᵀF over rotations, the signed SVD's.
+            assert!(converged[l] || l % 2 == 0, "lane {l}");
+            let tr = |r: &Matrix3<f64>| (r.transpose() * f[l]).trace();
+            if converged[l] {
+                assert!((tr(&unpack(&r, l)) - tr(&exact[l])).abs() <= 1e-12 * f[l].norm(), "lane {l}");
+            }
         }
     }
 

@@ -116,7 +116,7 @@ pub struct SimulationSpec {
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
-    /// refactorized in the background every [`REAL_TIME_REFRESH`] steps
+    /// refactorized in the background every `REAL_TIME_REFRESH` steps
     /// (the factor of step `s` serves from step `s + 50`, so runs are
     /// reproducible), read by PCG in bfloat16 (a quarter of the factor's
     /// bytes; the 5k drop's error after 1 s is that of `single`, 0.72 %),

@@ -123,8 +123,10 @@ pub struct LocalGlobalSettings {
     /// the tet's last rotation (dahl2019 §3.3: one sweep leaves `RᵀF`
     /// "symmetric enough"; each sweep raises `tr RᵀF`, so the iteration
     /// still descends, to the same fixed point). The iteration stops before
-    /// its last sweep once `‖RᵀF − FᵀR‖ ≤ 1e-14 ‖F‖`. The SVD-based models
-    /// (co-rotational, Neo-Hookean) always iterate to that tolerance.
+    /// its last sweep once `‖RᵀF − FᵀR‖ ≤ 1e-12 ‖F‖`. The SVD-based models
+    /// (co-rotational, Neo-Hookean), and ARAP with 8 sweeps or more,
+    /// converge to that tolerance by Newton steps on the polar
+    /// decomposition, Jacobi sweeps behind them.
     pub polar_sweeps: usize,
     /// Stop a step's iterations early once the fixed-point residual
     /// `‖G(s) − s‖_D` falls below this fraction of the first iteration's

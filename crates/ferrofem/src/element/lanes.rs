@@ -160,7 +160,7 @@ pub fn rotation_jacobi<const L: usize>(
 /// solves, to first order, `(tr S I − sym S) ω = a(S)`, `a(S)` the axial
 /// vector of `S − Sᵀ` (`cayley_step`); `R ← R Q`. Quadratic where the
 /// Jacobi sweeps converge linearly (their rate is the element's strain),
-/// so a warm start within a few degrees needs one step. At most
+/// so a warm start within a few degrees needs one or two. At most
 /// `iterations` steps; a lane stops once `‖S − Sᵀ‖² ≤ (tolerance ‖F‖)²`
 /// (converged), or unconverged where the step is refused. Returns which
 /// lanes converged; the others are left to [`rotation_jacobi`].

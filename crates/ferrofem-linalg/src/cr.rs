@@ -53,7 +53,11 @@ impl ConjugateResidual {
             x.iter_mut().for_each(|v| *v = 0.0);
             return CrSolve::default();
         }
-        apply(x, ar);
+        // A zero start (the usual Newton direction's) needs no product.
+        match x.iter().all(|&v| v == 0.0) {
+            true => ar.fill(0.0),
+            false => apply(x, ar),
+        }
         for i in 0..n {
             r[i] = inv_diag[i] * (b[i] - ar[i]);
         }

@@ -1,8 +1,10 @@
 //! Dense vector primitives with 256-bit fused multiply-adds where the
 //! processor has AVX2 and FMA (detected at run time), plain Rust elsewhere:
-//! the inner loops of the supernodal solves and of projected Gauss-Seidel.
-//! Each primitive sums in a fixed order, so its result depends only on its
-//! inputs (and on which of the two builds runs).
+//! the inner loops of the supernodal solves, of projected Gauss-Seidel and
+//! of the factored Delassus product. Each primitive sums in a fixed order,
+//! so its result depends only on its inputs (and on which of the two
+//! builds runs); a 512-bit build, where the processor has AVX-512, keeps
+//! the 256-bit build's sums bit for bit.
 //!
 //! The stored operand (a matrix column) may be `f64`, `f32` or [`Bf16`]
 //! ([`Stored`]): a matrix kept in single precision halves its bytes, in
@@ -157,6 +159,20 @@ pub fn dot_mixed(a: &[f32], b: &[f64]) -> f64 {
 /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
 pub fn dot4(c: [&[f64]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
     f64::dot4(c, g)
+}
+
+/// `cₖᵀ gₐ` for four columns `cₖ` and three vectors `gₐ` as long as the
+/// columns' reads: `out[a] = dot4(c, gₐ)`, bit for bit. Where the
+/// processor has AVX-512, one pass reads each column once for the three
+/// vectors, a 512-bit register holding the two 256-bit partial sums that
+/// [`dot4`] keeps (the same products, added in the same order).
+pub fn dot4x3(c: [&[f64]; COLUMNS], g: [&[f64]; 3]) -> [[f64; COLUMNS]; 3] {
+    #[cfg(target_arch = "x86_64")]
+    if wide::enabled() {
+        // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked just above).
+        return unsafe { wide::dot4x3(c, g) };
+    }
+    g.map(|g| dot4(c, g))
 }
 
 /// The primitives in plain Rust: the reference, and the build for other processors.
@@ -320,7 +336,7 @@ mod avx {
 
     /// Sum of the four lanes.
     #[target_feature(enable = "avx2,fma")]
-    fn sum(v: __m256d) -> f64 {
+    pub(super) fn sum(v: __m256d) -> f64 {
         let pair = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
         _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)))
     }
@@ -441,9 +457,80 @@ mod avx {
     }
 }
 
+/// Primitives in 512-bit registers whose sums are those of the 256-bit
+/// build: a register's halves are the 256-bit build's two accumulators.
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::COLUMNS;
+    use std::arch::x86_64::*;
+
+    /// Whether these primitives can run here.
+    pub(super) fn enabled() -> bool {
+        is_x86_feature_detected!("avx512f") && super::fused()
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn dot4x3(c: [&[f64]; COLUMNS], g: [&[f64]; 3]) -> [[f64; COLUMNS]; 3] {
+        let n = g[0].len();
+        assert!(g.iter().all(|v| v.len() == n) && c.iter().all(|col| col.len() >= n));
+        let (cp, gp) = (c.map(|col| col.as_ptr()), g.map(|v| v.as_ptr()));
+        let mut acc = [[_mm512_setzero_pd(); COLUMNS]; 3];
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ every length.
+            unsafe {
+                // (No closure: it would not inherit this function's features.)
+                let gv = [
+                    _mm512_loadu_pd(gp[0].add(i)),
+                    _mm512_loadu_pd(gp[1].add(i)),
+                    _mm512_loadu_pd(gp[2].add(i)),
+                ];
+                for k in 0..COLUMNS {
+                    let ck = _mm512_loadu_pd(cp[k].add(i));
+                    for a in 0..3 {
+                        acc[a][k] = _mm512_fmadd_pd(ck, gv[a], acc[a][k]);
+                    }
+                }
+            }
+            i += 8;
+        }
+        let mut out = [[0.0; COLUMNS]; 3];
+        for a in 0..3 {
+            for k in 0..COLUMNS {
+                let v = acc[a][k];
+                let halves = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd::<1>(v));
+                // SAFETY: the processor has AVX2 and FMA (this function's features).
+                out[a][k] = super::avx::sum(halves)
+                    + c[k][i..n].iter().zip(&g[a][i..n]).map(|(x, y)| x * y).sum::<f64>();
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot4x3_is_three_dot4s_bit_for_bit() {
+        for n in [0, 1, 7, 8, 9, 17, 100, 257] {
+            let col = |s: f64| {
+                (0..n).map(|i| ((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())).collect::<Vec<f64>>()
+            };
+            let c = [col(0.0), col(1.0), col(2.0), col(3.0)];
+            let g = [col(4.0), col(5.0), col(6.0)];
+            let cols = c.each_ref().map(|v| &v[..]);
+            let out = dot4x3(cols, g.each_ref().map(|v| &v[..]));
+            for a in 0..3 {
+                let want = dot4(cols, &g[a]);
+                assert!(
+                    out[a].iter().zip(want).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "n = {n}, axis {a}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn fused_primitives_match_the_portable_ones() {

@@ -80,14 +80,17 @@ pub enum SimError {
         /// The factorization's error.
         source: ferrofem_linalg::LinalgError,
     },
-    /// PGS ended far from satisfying the constraints: they conflict (e.g.
-    /// an attachment driven into an obstacle) or need more sweeps.
-    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {sweeps} PGS sweeps (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few sweeps")]
+    /// The constraint solver ended far from satisfying the constraints:
+    /// they conflict (e.g. an attachment driven into an obstacle) or need
+    /// more iterations.
+    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {iterations} {} (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few iterations", iterations_of(.method))]
     Constraints {
         /// Step number (1-based).
         step: usize,
-        /// PGS sweeps performed.
-        sweeps: usize,
+        /// The solver, as in the stats (`"pgs"`, `"non-smooth-newton"`).
+        method: &'static str,
+        /// Its iterations in the step: PGS sweeps or Newton steps.
+        iterations: usize,
         /// Largest violation: attachment distance to target or contact penetration (m).
         violation: f64,
         /// The violation tolerated (the contact alarm distance).
@@ -132,4 +135,13 @@ pub(crate) fn guard(
         return Ok(());
     }
     Err(SimError::NonFinite { step, body: body.name.clone(), stage, what })
+}
+
+/// What the iterations of constraint solver `method` are called.
+fn iterations_of(method: &str) -> &'static str {
+    match method {
+        "pgs" => "PGS sweeps",
+        "non-smooth-newton" => "non-smooth Newton steps",
+        _ => "solver iterations",
+    }
 }

@@ -63,12 +63,19 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// and stopped at 1e-12 instead of 1e-14 (after 40 steps: kinetic energy
 /// 6e-15 relative for the cloth, 7e-7 for `drop-lg` and 1e-8 for the ball
 /// once in contact, 3e-5 for the sliding box, whose contact solve is
-/// inexact by design); the implicit-Euler scenes are unchanged.
+/// inexact by design); the implicit-Euler scenes are unchanged. The four
+/// Neo-Hookean scenes (`cloth-extension`, `cloth-on-knives`,
+/// `sharp-corner`, `squeezing-ball`) when the proximal Newton took its
+/// step once it fell under 1e-9 instead of line-searching it: kinetic
+/// energy after 6 steps equal to 4e-10 relative (the cloth) or bitwise,
+/// after 40 steps 4e-12 for the cloth and 3e-8 for the ball; the sheets
+/// falling on blades and on a cube are chaotic once draped (1 % and 34 %
+/// after 40 steps).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
-    ("cloth-extension", 0xf2fbacbba41bc300),
-    ("cloth-on-knives", 0x7bc9cbbf8553c2b7),
+    ("cloth-extension", 0xa9f11e8aa349b0dc),
+    ("cloth-on-knives", 0xbd5013c38dacebe4),
     ("drop", 0xd570fdf9b02ba42d),
     ("drop-lg", 0xb61eb57b9be9fabd),
     ("grasp-rotate", 0xe37ba6245bb9ab69),
@@ -76,10 +83,10 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x45902d2e190fb6ed),
     ("needle", 0x6ed500edf5c3e621),
-    ("sharp-corner", 0xf8c5bdb9a790babd),
+    ("sharp-corner", 0x20069219d2706ebf),
     ("sliding-indenter", 0xf2b7e19588eefc43),
     ("slope", 0x4553ca86ed6019f9),
-    ("squeezing-ball", 0x760e18204d9700f1),
+    ("squeezing-ball", 0x08326faa87ff1c6e),
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0xce79abc47a089904),
     ("torus-pass", 0x4da92ded4b74b730),

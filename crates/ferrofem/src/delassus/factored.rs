@@ -6,7 +6,7 @@
 //! `W` is `c × c` with `c ≈ 3m` rows (one vertex per contact): nine times
 //! fewer entries per product, and no expansion of `W̄` into `W` per step.
 
-use ferrofem_linalg::simd::dot4;
+use ferrofem_linalg::simd::dot4x3;
 use ferrofem_linalg::CsrMatrix;
 use rayon::prelude::*;
 
@@ -135,8 +135,8 @@ impl Part {
                 &wbar[i * m..(i + 1) * m]
             };
             let rows = [row(0), row(1), row(2), row(3)];
-            for a in 0..3 {
-                let sums = dot4(rows, &y[a * m..(a + 1) * m]);
+            let sums = dot4x3(rows, [&y[..m], &y[m..2 * m], &y[2 * m..]]);
+            for (a, sums) in sums.iter().enumerate() {
                 for (k, s) in sums.iter().enumerate().take(zb.len() / 3) {
                     zb[3 * k + a] = *s;
                 }

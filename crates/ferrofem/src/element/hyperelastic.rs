@@ -142,7 +142,17 @@ fn prox_newton<const D: usize>(
     let Some(mut cur) = objective(&x) else { return SVector::repeat(1.0) };
     for _ in 0..50 {
         let (f, g, h) = cur;
-        let step = h.cholesky().map(|c| c.solve(&(-g))).filter(|p| p.dot(&g) < 0.0).unwrap_or(-g / k);
+        let newton = h.cholesky().map(|c| c.solve(&(-g))).filter(|p| p.dot(&g) < 0.0);
+        let step = newton.unwrap_or(-g / k);
+        // Newton's convergence is quadratic: past a step of 1e-9, the full
+        // step leaves an error at rounding, with nothing left to check.
+        if newton.is_some() && step.norm() <= 1e-9 * (1.0 + x.norm()) {
+            let last = x + step;
+            if last.product() > 0.0 {
+                x = last;
+            }
+            break;
+        }
         let mut t = 1.0;
         let mut accepted = false;
         for _ in 0..40 {

@@ -70,12 +70,47 @@ impl NewtonSchedule {
     /// The Newton settings of local-global iteration `k` of `iterations`
     /// (`None`: the count is not fixed, a tolerance ends the iterations,
     /// so every iteration may be the final one).
-    pub fn at(self, settings: NewtonSettings, k: usize, iterations: Option<usize>) -> NewtonSettings {
+    ///
+    /// The iteration that may be the final one also takes extra steps
+    /// ([`NewtonSettings::extension`]) while its contact and attachment
+    /// rows miss their laws by more than a tenth of `alarm_distance`: its
+    /// gaps are the step's, and the step is refused past that distance.
+    pub fn at(
+        self,
+        settings: NewtonSettings,
+        k: usize,
+        iterations: Option<usize>,
+        alarm_distance: f64,
+    ) -> NewtonSettings {
         match (self, iterations) {
             (NewtonSchedule::Final, Some(n)) if k + 1 < n => NewtonSettings { iterations: 1, ..settings },
-            _ => settings,
+            (NewtonSchedule::Every, Some(n)) if k + 1 < n => settings,
+            _ => NewtonSettings {
+                extension: Some(Extension {
+                    iterations: EXTENSION_FACTOR * settings.iterations.max(1),
+                    residual: EXTENSION_SHARE * alarm_distance,
+                }),
+                ..settings
+            },
         }
     }
+}
+
+/// The final iteration's steps are extended to this many times the planned ones, at most.
+const EXTENSION_FACTOR: usize = 4;
+
+/// Share of the alarm distance that the final iteration's rows must reach
+/// before extra steps stop.
+const EXTENSION_SHARE: f64 = 0.1;
+
+/// Extra Newton steps past the planned ones while the solve is far from
+/// the contact laws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extension {
+    /// Steps in all, at most.
+    pub iterations: usize,
+    /// Steps continue while the normal and attachment rows' `‖Φ‖∞` exceeds this (m).
+    pub residual: f64,
 }
 
 /// Settings of the non-smooth Newton solver.
@@ -96,6 +131,10 @@ pub struct NewtonSettings {
     /// Stop early when `‖Φ‖∞ ≤ ncp_tolerance` (m): the contact laws hold to
     /// this gap or slip.
     pub ncp_tolerance: f64,
+    /// Extra steps past `iterations` (set per iteration by the
+    /// [`NewtonSchedule`], not by scenes).
+    #[serde(skip)]
+    pub extension: Option<Extension>,
 }
 
 impl Default for NewtonSettings {
@@ -107,6 +146,7 @@ impl Default for NewtonSettings {
             linear_iterations: 10,
             tolerance: 1e-8,
             ncp_tolerance: 1e-10,
+            extension: None,
         }
     }
 }
@@ -304,8 +344,13 @@ impl NewtonSettings {
         };
         out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
         let mut merit = merit;
-        for it in 1..=self.iterations.max(1) {
+        let planned = self.iterations.max(1);
+        let cap = self.extension.map_or(planned, |x| x.iterations.max(planned));
+        for it in 1..=cap {
             if out.residual <= self.ncp_tolerance {
+                break;
+            }
+            if it > planned && !self.extension.is_some_and(|x| law_residual(laws, &s.phi) > x.residual) {
                 break;
             }
             out.linear_iterations += self.newton_direction(w, s);
@@ -463,6 +508,15 @@ impl NewtonSettings {
     }
 }
 
+/// `‖Φ‖∞` over the normal rows of contacts and the rows of attachments:
+/// how far (m) the iterate is from closing gaps, whatever its friction.
+fn law_residual(laws: &[ConstraintGroup], phi: &[f64]) -> f64 {
+    laws.iter().enumerate().fold(0.0, |m, (k, law)| match law {
+        ConstraintGroup::Attachment => phi[3 * k..3 * k + 3].iter().fold(m, |m, p| m.max(p.abs())),
+        ConstraintGroup::Contact { .. } => m.max(phi[3 * k].abs()),
+    })
+}
+
 /// `v ← Q v` (`back`: `v ← Qᵀ v`), `Q` turning each contact's tangent
 /// pair by its `[cos, sin]`.
 fn rotate(rot: &[[f64; 2]], v: &mut [f64], back: bool) {
@@ -605,6 +659,61 @@ mod tests {
                 assert!(err <= 1e-10, "{complementarity:?} {state:?}: {lambda:?} vs {exact} ({out:?})");
             }
         }
+    }
+
+    /// Only the iteration that may be the final one is extended, to a
+    /// tenth of the alarm distance; `final` gives the others one step.
+    #[test]
+    fn the_schedule_extends_the_final_iteration_only() {
+        let n = NewtonSettings::default();
+        for schedule in [NewtonSchedule::Final, NewtonSchedule::Every] {
+            let early = schedule.at(n, 3, Some(5), 0.02);
+            assert_eq!(early.extension, None, "{schedule:?}");
+            assert_eq!(early.iterations, if schedule == NewtonSchedule::Final { 1 } else { n.iterations });
+            for (k, count) in [(4, Some(5)), (7, None)] {
+                let last = schedule.at(n, k, count, 0.02);
+                let x = last.extension.expect("the final iteration is extended");
+                assert_eq!((last.iterations, x.iterations), (n.iterations, 4 * n.iterations));
+                assert!((x.residual - 2e-3).abs() < 1e-15);
+            }
+        }
+    }
+
+    /// A solve whose planned steps fall short (one Newton step of two
+    /// CR iterations on coupled, penetrating contacts) takes extra steps
+    /// under an [`Extension`] until its normal rows' residual reaches the
+    /// extension's, and no more; without one it stops short of it.
+    #[test]
+    fn an_extension_takes_steps_until_the_gaps_close() {
+        let n = 4;
+        let c = 3 * n;
+        let b: Vec<f64> = (0..c * c).map(|k| ((k * 7919) % 97) as f64 / 97.0 - 0.5).collect();
+        let w: Vec<f64> = (0..c * c)
+            .map(|k| {
+                (0..c).map(|q| b[k / c * c + q] * b[k % c * c + q]).sum::<f64>()
+                    + if k / c == k % c { 0.1 } else { 0.0 }
+            })
+            .collect();
+        let free: Vec<f64> = (0..c).map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { 0.1 }).collect();
+        let laws = vec![ConstraintGroup::Contact { mu: 0.5 }; n];
+        let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
+        let mut w32 = Vec::new();
+        let planned =
+            NewtonSettings { iterations: 1, linear_iterations: 2, tolerance: 0.0, ..Default::default() };
+        let target = 1e-6;
+        let mut run = |settings: NewtonSettings| {
+            let (mut lambda, mut s) = (vec![0.0; c], NewtonScratch::default());
+            let out = settings.solve(&mut pair(&w, &mut w32), &free, &laws, &r, &mut lambda, &mut s);
+            (out.iterations, law_residual(&laws, &s.phi))
+        };
+        let (steps, short) = run(planned);
+        assert!(steps == 1 && short > target, "one step leaves {short:e}");
+        let extension = Extension { iterations: 200, residual: target };
+        let (steps, closed) = run(NewtonSettings { extension: Some(extension), ..planned });
+        assert!(closed <= target && steps > 1 && steps < 200, "{steps} steps leave {closed:e}");
+        let (fewer, _) =
+            run(NewtonSettings { extension: Some(Extension { residual: 1e-3, ..extension }), ..planned });
+        assert!(fewer < steps, "a looser residual stops sooner: {fewer} against {steps} steps");
     }
 
     /// Several coupled contacts (a random SPD `W`): the converged Newton

@@ -171,6 +171,7 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
                     linear_iterations: s.cr_iterations.unwrap_or(d.linear_iterations),
                     tolerance: s.tolerance.unwrap_or(d.tolerance),
                     ncp_tolerance: s.ncp_tolerance.unwrap_or(d.ncp_tolerance),
+                    extension: None,
                 }))
             }
         };

@@ -173,7 +173,8 @@ impl ImplicitEuler {
         if space.violation > limit {
             return Err(SimError::Constraints {
                 step,
-                sweeps: space.solve.iterations,
+                method: space.solve.method,
+                iterations: space.solve.iterations,
                 violation: space.violation,
                 limit,
             });

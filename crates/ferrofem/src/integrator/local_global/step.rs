@@ -568,7 +568,8 @@ impl LocalGlobal {
         if space.violation > limit {
             return Err(SimError::Constraints {
                 step,
-                sweeps: total.iterations,
+                method: total.method,
+                iterations: total.iterations,
                 violation: space.violation,
                 limit,
             });
@@ -620,7 +621,7 @@ fn iteration_solver(
 ) -> ConstraintSolver {
     let ConstraintSolver::NonSmoothNewton(n) = solver else { return solver };
     let schedule = model.constraint_solver.newton_schedule.unwrap_or_default();
-    ConstraintSolver::NonSmoothNewton(schedule.at(n, k, iterations))
+    ConstraintSolver::NonSmoothNewton(schedule.at(n, k, iterations, model.contact.alarm_distance))
 }
 
 /// A device error during step `step`'s global step of `body`, as the step's error.

@@ -70,12 +70,17 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// energy after 6 steps equal to 4e-10 relative (the cloth) or bitwise,
 /// after 40 steps 4e-12 for the cloth and 3e-8 for the ball; the sheets
 /// falling on blades and on a cube are chaotic once draped (1 % and 34 %
-/// after 40 steps).
+/// after 40 steps). The same four when the Neo-Hookean prox became its
+/// scalar reduction and the tets' local step took `FᵀF`'s warm-started
+/// eigen-decomposition instead of the polar one: kinetic energy after 40
+/// steps 1e-13 relative for the cloth, 3e-7 for the ball (whose contact
+/// amplifies rounding: the same build with 1e-15 and 1e-13 tolerances
+/// differs from both by 1e-7), 1 % and 25 % for the draped sheets.
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
-    ("cloth-extension", 0xa9f11e8aa349b0dc),
-    ("cloth-on-knives", 0xbd5013c38dacebe4),
+    ("cloth-extension", 0x5e3cf23bef579401),
+    ("cloth-on-knives", 0x305ec9c4ed68bc7d),
     ("drop", 0xd570fdf9b02ba42d),
     ("drop-lg", 0xb61eb57b9be9fabd),
     ("grasp-rotate", 0xe37ba6245bb9ab69),
@@ -83,10 +88,10 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x45902d2e190fb6ed),
     ("needle", 0x6ed500edf5c3e621),
-    ("sharp-corner", 0x20069219d2706ebf),
+    ("sharp-corner", 0x650e7ea4e62310b5),
     ("sliding-indenter", 0xf2b7e19588eefc43),
     ("slope", 0x4553ca86ed6019f9),
-    ("squeezing-ball", 0x08326faa87ff1c6e),
+    ("squeezing-ball", 0x659f62673a5a1f2a),
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0xce79abc47a089904),
     ("torus-pass", 0x4da92ded4b74b730),

@@ -107,7 +107,9 @@ pub fn energy<const D: usize>(
 
 /// The proximal point in σ-space: `argmin_σ ψ(σ) + k/2 ‖σ − s‖²` (for ARAP
 /// the projection σ = 1). Co-rotational is quadratic and solved in closed
-/// form; Neo-Hookean by a damped Newton iteration that keeps `J > 0`.
+/// form; Neo-Hookean by its reduction to one scalar ([`neo_hookean_prox`]),
+/// or where that hands the element on, a damped Newton iteration in σ that
+/// keeps `J > 0`.
 pub fn prox<const D: usize>(model: Constitutive, lame: Lame, k: f64, s: &SVector<f64, D>) -> SVector<f64, D> {
     let d = D as f64;
     match model {
@@ -118,10 +120,181 @@ pub fn prox<const D: usize>(model: Constitutive, lame: Lame, k: f64, s: &SVector
             let r = s * k + SVector::repeat(2.0 * lame.mu + lame.lambda * d);
             (r - SVector::repeat(lame.lambda * r.sum() / (a + lame.lambda * d))) / a
         }
-        Constitutive::NeoHookean => prox_newton(model, lame, k, s),
+        Constitutive::NeoHookean => {
+            let (x, _, ok) = neo_hookean_prox::<D, 1>(&[lame], &[k], &std::array::from_fn(|i| [s[i]]));
+            match ok[0] {
+                true => SVector::from_fn(|i, _| x[i][0]),
+                false => prox_newton(model, lame, k, s),
+            }
+        }
     }
 }
 
+/// Newton steps of [`neo_hookean_prox`] before a lane is handed to the
+/// damped Newton iteration in σ (from the linearized guess, 2 to 4 steps
+/// reach the tolerance).
+pub const NEO_HOOKEAN_PROX_STEPS: usize = 30;
+
+/// Consecutive halvings towards `c_max` after which [`neo_hookean_prox`]
+/// hands a lane on: its root is then in the last sixteenth below `c_max`,
+/// or (`g(c_max) > 0`) there is none on this root of every σᵢ.
+const PROX_HALVINGS: f64 = 4.0;
+
+/// Neo-Hookean's proximal point in σ-space, `argmin ψ(σ) + k/2 ‖σ − s‖²`,
+/// for `L` elements at once (one per lane, `s[i][l]`), by its reduction to
+/// one scalar. Stationarity reads `(μ + k) σᵢ + c/σᵢ = k sᵢ` with one
+/// `c = λ ln J − μ` for every `i`, so
+/// `σᵢ(c) = (k sᵢ + √Dᵢ) / 2(μ + k)`, `Dᵢ = k² sᵢ² − 4 (μ + k) c`
+/// (the root where the objective is convex in σᵢ), and `c` is the root of
+/// `g(c) = λ ln Πσᵢ(c) − μ − c` on `c < c_max` (where every `Dᵢ > 0` and
+/// `σᵢ > 0`). `g` is concave and decreasing, so Newton's method, from the
+/// linearized guess `ln J ≈ k ln Πs / (2μ + k + λd)`, lands above the root
+/// after one step and descends onto it monotonically (quadratically: a
+/// step under 1e-8 `(μ + |c|)` is taken and ends it); a step past `c_max`
+/// is halved towards it, at most [`PROX_HALVINGS`] times in a row. The Hessian there, `diag(μ + k − c/σᵢ²) + λ wwᵀ`
+/// (`wᵢ = 1/σᵢ`), is positive definite: a minimum. Returns σ*, `c` and
+/// which lanes converged (a lane whose minimum lies on the other root, or
+/// whose arithmetic failed, does not).
+#[inline(always)]
+pub fn neo_hookean_prox<const D: usize, const L: usize>(
+    lame: &[Lame; L],
+    k: &[f64; L],
+    s: &[[f64; L]; D],
+) -> ([[f64; L]; D], [f64; L], [bool; L]) {
+    let (mut c, mut c_max, mut done, mut j) = ([0.0; L], [f64::INFINITY; L], [false; L], [1.0; L]);
+    let (mut halvings, mut failed) = ([0.0; L], [false; L]);
+    let (a, half_inv_a) = (lanes_of(|l| lame[l].mu + k[l]), lanes_of(|l| 0.5 / (lame[l].mu + k[l])));
+    for si in s {
+        for l in 0..L {
+            let edge = if si[l] > 0.0 { k[l] * k[l] * si[l] * si[l] * (0.5 * half_inv_a[l]) } else { 0.0 };
+            (c_max[l], j[l]) = (c_max[l].min(edge), j[l] * si[l]);
+        }
+    }
+    let ln_j = ln_lanes(&j);
+    for l in 0..L {
+        let (mu, lambda) = (lame[l].mu, lame[l].lambda);
+        let guess = if j[l] > 0.0 { k[l] * ln_j[l] / (2.0 * mu + k[l] + lambda * D as f64) } else { 0.0 };
+        c[l] = (lambda * guess - mu).min(0.5 * (c_max[l] - mu));
+    }
+    for _ in 0..NEO_HOOKEAN_PROX_STEPS {
+        if done.iter().all(|&d| d) {
+            break;
+        }
+        let (sigma, slope) = prox_roots(k, &a, &half_inv_a, s, &c);
+        let mut j = [1.0; L];
+        for si in &sigma {
+            for l in 0..L {
+                j[l] *= si[l];
+            }
+        }
+        let ln_j = ln_lanes(&j);
+        for l in 0..L {
+            let (mu, lambda) = (lame[l].mu, lame[l].lambda);
+            // g / g' with g' = −λ num/den − 1.
+            let g = lambda * ln_j[l] - mu - c[l];
+            let (num, den) = slope[l];
+            let newton = c[l] + g * den / (lambda * num + den);
+            let inside = newton < c_max[l];
+            let next = if inside { newton } else { 0.5 * (c[l] + c_max[l]) };
+            let halved = if inside { 0.0 } else { halvings[l] + 1.0 };
+            let (converged, give_up) =
+                (inside && (next - c[l]).abs() <= 1e-8 * (mu + c[l].abs()), halved > PROX_HALVINGS);
+            let active = !done[l];
+            c[l] = if active { next } else { c[l] };
+            halvings[l] = if active { halved } else { halvings[l] };
+            failed[l] |= active && give_up;
+            done[l] |= active && (converged || give_up);
+        }
+    }
+    let (sigma, _) = prox_roots(k, &a, &half_inv_a, s, &c);
+    for si in &sigma {
+        for l in 0..L {
+            done[l] &= si[l] > 0.0 && si[l] <= f64::MAX;
+        }
+    }
+    for l in 0..L {
+        done[l] &= !failed[l];
+    }
+    (sigma, c, done)
+}
+
+/// `[g(0), …, g(L − 1)]` by a plain loop (inlined into the lane kernels).
+#[inline(always)]
+fn lanes_of<const L: usize>(mut g: impl FnMut(usize) -> f64) -> [f64; L] {
+    let mut out = [0.0; L];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = g(l);
+    }
+    out
+}
+
+/// `σᵢ(c)` of [`neo_hookean_prox`] per lane, `(k sᵢ + √Dᵢ) / 2a` with
+/// `a = μ + k`, or without cancellation `−2c / (√Dᵢ − k sᵢ)` where
+/// `sᵢ < 0` (an inverted element; that division only runs in a batch that
+/// has one), and `−d ln J/dc = Σ 1/(σᵢ √Dᵢ)` as a fraction `(num, den)`.
+#[inline(always)]
+fn prox_roots<const D: usize, const L: usize>(
+    k: &[f64; L],
+    a: &[f64; L],
+    half_inv_a: &[f64; L],
+    s: &[[f64; L]; D],
+    c: &[f64; L],
+) -> ([[f64; L]; D], [(f64, f64); L]) {
+    let (mut sigma, mut slope) = ([[0.0; L]; D], [(0.0, 1.0); L]);
+    for (si, sigma_i) in s.iter().zip(sigma.iter_mut()) {
+        let mut root = [0.0; L];
+        for l in 0..L {
+            let ks = k[l] * si[l];
+            root[l] = (ks * ks - 4.0 * a[l] * c[l]).max(0.0).sqrt();
+            sigma_i[l] = (ks + root[l]) * half_inv_a[l];
+        }
+        if si.iter().fold(false, |any, &x| any | (x < 0.0)) {
+            for l in 0..L {
+                let inverted = -2.0 * c[l] / (root[l] - k[l] * si[l]);
+                sigma_i[l] = if si[l] < 0.0 { inverted } else { sigma_i[l] };
+            }
+        }
+        for l in 0..L {
+            // num/den + 1/x = (num x + den) / (den x), x = σᵢ √Dᵢ.
+            let x = sigma_i[l] * root[l];
+            let (num, den) = slope[l];
+            slope[l] = (num * x + den, den * x);
+        }
+    }
+    (sigma, slope)
+}
+
+/// `ln x` per lane (NaN unless `x` is positive, finite and normal), to an
+/// ulp or two: `x = 2ᵉ m` with `m ∈ [√½, √2)`, `ln m = 2 atanh z`,
+/// `z = (m − 1)/(m + 1)`, by its series to `z²¹` (`|z| ≤ 0.172`). Plain
+/// arithmetic, so it vectorizes where the library's `ln` is a call per lane.
+#[inline(always)]
+pub fn ln_lanes<const L: usize>(x: &[f64; L]) -> [f64; L] {
+    const MANTISSA: u64 = (1 << 52) - 1;
+    // 2⁵² + e as f64 from the bits of the biased exponent e.
+    const MAGIC: u64 = 0x4330_0000_0000_0000;
+    let mut out = [0.0; L];
+    for l in 0..L {
+        let bits = x[l].to_bits();
+        let m = f64::from_bits((bits & MANTISSA) | (1023 << 52));
+        let big = m > std::f64::consts::SQRT_2;
+        let m = if big { 0.5 * m } else { m };
+        let e = f64::from_bits(MAGIC | (bits >> 52)) - (4_503_599_627_370_496.0 + 1023.0);
+        let e = if big { e + 1.0 } else { e };
+        let z = (m - 1.0) / (m + 1.0);
+        let z2 = z * z;
+        let mut p = 1.0 / 21.0;
+        for n in (0..10).rev() {
+            p = p * z2 + 1.0 / (2 * n + 1) as f64;
+        }
+        let valid = x[l] >= f64::MIN_POSITIVE && x[l] <= f64::MAX;
+        out[l] = if valid { e * std::f64::consts::LN_2 + 2.0 * z * p } else { f64::NAN };
+    }
+    out
+}
+
+/// The damped Newton iteration in σ that [`neo_hookean_prox`] hands its
+/// unconverged lanes to.
 fn prox_newton<const D: usize>(
     model: Constitutive,
     lame: Lame,
@@ -375,6 +548,91 @@ mod tests {
                 e[i] = 1e-4;
                 assert!(obj(&p) <= obj(&(p + e)) && obj(&p) <= obj(&(p - e)), "{m:?}: not a minimum");
             }
+        }
+    }
+
+    /// Scattered singular values: stretched, compressed, near rest and
+    /// inverted (one negative), for solids and membranes.
+    fn scattered_sigma<const D: usize>(n: usize) -> SVector<f64, D> {
+        let a = n as f64;
+        let mut s = SVector::<f64, D>::from_fn(|i, _| {
+            let t = a * (0.37 + 0.61 * i as f64);
+            (1.0 + 0.9 * t.sin() * (0.5 + 0.5 * (1.7 * t).cos())).max(0.02)
+        });
+        if D == 3 && n % 5 == 1 {
+            s[2] *= -0.3;
+        }
+        s * (0.3 + 0.2 * (n % 9) as f64)
+    }
+
+    #[test]
+    fn neo_hookean_prox_reduction_is_the_damped_newton_minimum() {
+        let mut fallbacks = 0;
+        for n in 0..400 {
+            let lame = Lame { lambda: [0.0, 3.0, 40.0, 1e4][n % 4], mu: [1.3, 0.2, 2.0][n % 3] };
+            let k = Constitutive::NeoHookean.penalty(lame) * [1.0, 0.05, 20.0][n % 3];
+            let s3 = scattered_sigma::<3>(n);
+            let s2 = scattered_sigma::<2>(n).map(f64::abs);
+            let x = prox(Constitutive::NeoHookean, lame, k, &s3);
+            check_prox_minimum(lame, k, &s3, &x);
+            check_prox_minimum(lame, k, &s2, &prox(Constitutive::NeoHookean, lame, k, &s2));
+            // The reduction claims no minimum that is not its positive
+            // root of every σᵢ, (μ + k) σᵢ² ≥ c (and hands on few lanes).
+            let (_, _, ok) = neo_hookean_prox::<3, 1>(&[lame], &[k], &std::array::from_fn(|i| [s3[i]]));
+            let c = lame.lambda * x.product().ln() - lame.mu;
+            let reduced = x.iter().all(|&v| v > 0.0 && (lame.mu + k) * v * v >= c);
+            assert!(reduced || !ok[0], "{n}: {s3:?} → {x:?}");
+            fallbacks += usize::from(!ok[0]);
+        }
+        assert!(fallbacks < 40, "{fallbacks} of 400");
+    }
+
+    /// `x` is the minimum of `ψ(σ) + k/2 ‖σ − s‖²`: stationary, and equal to
+    /// the damped Newton iteration's point or strictly lower (that
+    /// iteration's gradient steps may cross two σ = 0 planes at once, into
+    /// another local minimum).
+    fn check_prox_minimum<const D: usize>(lame: Lame, k: f64, s: &SVector<f64, D>, x: &SVector<f64, D>) {
+        let objective = |y: &SVector<f64, D>| {
+            let (psi, g, _) = energy(Constitutive::NeoHookean, lame, y).unwrap();
+            (psi + 0.5 * k * (y - s).norm_squared(), g + (y - s) * k)
+        };
+        let (fx, gx) = objective(x);
+        assert!(gx.norm() <= 1e-9 * k * (1.0 + s.norm()), "{s:?}: gradient {gx:?} at {x:?}");
+        let damped = prox_newton(Constitutive::NeoHookean, lame, k, s);
+        let fd = objective(&damped).0;
+        let equal = (x - damped).norm() <= 1e-10 * damped.norm();
+        assert!(equal || fx < fd - 1e-12 * fd.abs(), "{s:?}: {x:?} ({fx}) vs {damped:?} ({fd})");
+    }
+
+    #[test]
+    fn ln_lanes_is_the_library_ln_to_two_ulps() {
+        let mut x: Vec<f64> = (0..4000).map(|i| (i as f64 * 0.173 - 340.0).exp()).collect();
+        x.extend((0..4000).map(|i| 1.0 + (i as f64 - 2000.0) * 1e-9));
+        x.extend([f64::MIN_POSITIVE, f64::MAX, 0.5f64.sqrt(), 2f64.sqrt(), 1.0]);
+        for chunk in x.chunks_exact(8) {
+            let ln = ln_lanes::<8>(chunk.try_into().unwrap());
+            for (v, l) in chunk.iter().zip(ln) {
+                assert!((l - v.ln()).abs() <= 4.5e-16 * v.ln().abs(), "ln {v}: {l} vs {}", v.ln());
+            }
+        }
+        let bad = ln_lanes(&[0.0, -1.0, f64::NAN, f64::INFINITY, 1e-310, f64::NEG_INFINITY]);
+        assert!(bad.iter().all(|v| v.is_nan()), "{bad:?}");
+    }
+
+    #[test]
+    fn neo_hookean_prox_lanes_are_independent() {
+        const L: usize = 16;
+        let lame: [Lame; L] =
+            std::array::from_fn(|l| Lame { lambda: 1.0 + l as f64, mu: 0.5 + 0.1 * l as f64 });
+        let k: [f64; L] = std::array::from_fn(|l| Constitutive::NeoHookean.penalty(lame[l]));
+        let s: [SVector<f64, 3>; L] = std::array::from_fn(|l| scattered_sigma::<3>(7 * l + 3));
+        let (x, _, ok) =
+            neo_hookean_prox::<3, L>(&lame, &k, &std::array::from_fn(|i| std::array::from_fn(|l| s[l][i])));
+        for l in 0..L {
+            let (one, _, one_ok) =
+                neo_hookean_prox::<3, 1>(&[lame[l]], &[k[l]], &std::array::from_fn(|i| [s[l][i]]));
+            assert_eq!(ok[l], one_ok[0]);
+            assert!((0..3).all(|i| x[i][l] == one[i][0]), "lane {l}");
         }
     }
 

@@ -3,9 +3,10 @@
 //! tet's last one, converged by Newton steps on the polar decomposition
 //! (quadratic, one or two steps from a warm start) with the Jacobi polar
 //! iteration behind them (bounded sweeps for ARAP's `polar_sweeps`, and
-//! for the lanes Newton refuses), and for the models that need `σ`, the
-//! eigen-decomposition `Rᵀ F = V diag(σ) Vᵀ` by cyclic Jacobi, so that
-//! `F = (R V) diag(σ) Vᵀ` is the signed SVD without a per-element branch.
+//! for the lanes Newton refuses). Neo-Hookean, which needs `σ`, takes no
+//! rotation: `FᵀF = V diag(σ²) Vᵀ` by cyclic Jacobi from the tet's last
+//! eigenbasis, its proximal `σ*` by a scalar Newton iteration, and
+//! `p = F V diag(σ*/σ) Vᵀ`, all in lanes.
 //!
 //! Each lane runs exactly the arithmetic of the one-element routine
 //! (`closest_rotation`, the same code on one lane;
@@ -16,7 +17,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::hyperelastic::{prox, signed_svd3};
+use super::hyperelastic::{neo_hookean_prox, signed_svd3};
 use super::{Constitutive, Lame, TetElement};
 
 /// Elements per batch of the vectorized local step.
@@ -356,41 +357,140 @@ pub const POLAR_TOLERANCE: f64 = 1e-12;
 /// stresses ([`energy_and_stress`]: L-BFGS's gradients and line search),
 /// equal to the SVD's to 1e-12 even where `P` is small (`F ≈ R`).
 pub const STRESS_POLAR_TOLERANCE: f64 = 1e-14;
+/// Relative off-diagonal tolerance of the Neo-Hookean local step's
+/// eigen-decomposition: its projection adds the first-order response to
+/// what is left (`neo_hookean_lanes`), so the error is second order,
+/// 1e-16 relative.
+pub const EIGEN_TOLERANCE: f64 = 1e-8;
 /// Newton steps ([`rotation_newton`]) before the Jacobi sweeps of the
 /// converged polar iteration.
 pub const POLAR_NEWTON_STEPS: usize = 3;
 
-/// The signed SVD `F = U diag(σ) Vᵀ` (`U`, `V` rotations) of `L`
-/// gradients: `R` by the polar iteration from `rotation` (the identity
-/// where it is not a rotation), then `sym(RᵀF) = V diag(σ) Vᵀ` by cyclic
-/// Jacobi, `U = R V`. A lane left unconverged takes the one-element SVD.
-/// `rotation` ← `U Vᵀ`.
+/// Neo-Hookean's local projection of `L` gradients,
+/// `p = U diag(σ*) Vᵀ = F V diag(σ*/s) Vᵀ` (`F = U diag(s) Vᵀ`), without a
+/// polar decomposition: `FᵀF = V diag(s²) Vᵀ` by cyclic Jacobi on
+/// `V₀ᵀ FᵀF V₀` from the tet's last eigenbasis `V₀` (`basis`), and
+/// `σ* =` [`neo_hookean_prox`] of `s`, all in lanes. The sweeps stop at
+/// [`EIGEN_TOLERANCE`]; the projection adds the first-order response to
+/// what is left of the off-diagonal, so its error is second order. A lane
+/// with `det F ≤ 0`, with `s_min² < 1e-4 ‖FᵀF‖` (where `1/s` would amplify
+/// rounding), or that the sweeps or the prox leave unconverged takes the
+/// one-element projection (signed SVD, damped Newton). `basis` ← `V`.
 #[inline(always)]
-fn signed_svd<const L: usize>(f: &Lanes<L>, rotation: &mut [Matrix3<f64>; L]) -> [Svd; L] {
-    let (r, _, polar) = polar(f, rotation, POLAR_SWEEPS, POLAR_TOLERANCE);
-    let mut s = mul_tn(&r, f);
+fn neo_hookean_lanes<const L: usize>(
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &Lanes<L>,
+    basis: &mut [Matrix3<f64>; L],
+) -> [Matrix3<f64>; L] {
+    let mut v = warm_basis(basis);
+    let mut a = mul_tn(&v, &mul_nn(&mul_tn(f, f), &v));
     for (i, j) in [(0, 1), (0, 2), (1, 2)] {
         for l in 0..L {
-            let m = 0.5 * (s[at(i, j)][l] + s[at(j, i)][l]);
-            (s[at(i, j)][l], s[at(j, i)][l]) = (m, m);
+            let m = 0.5 * (a[at(i, j)][l] + a[at(j, i)][l]);
+            (a[at(i, j)][l], a[at(j, i)][l]) = (m, m);
         }
     }
-    let mut v = pack(&[Matrix3::identity(); L]);
-    let eigen = symmetric_eigen(&mut s, &mut v, 8, 1e-15);
-    std::array::from_fn(|l| {
-        let (u, sigma, vl) = if polar[l] && eigen[l] {
-            let (rl, vl) = (unpack(&r, l), unpack(&v, l));
-            (rl * vl, Vector3::new(s[0][l], s[4][l], s[8][l]), vl)
+    let eigen = symmetric_eigen(&mut a, &mut v, 8, EIGEN_TOLERANCE);
+    let (n, det) = (norm(&a), determinant(f));
+    let mut s = [[0.0; L]; 3];
+    let mut usable = [true; L];
+    for (i, si) in s.iter_mut().enumerate() {
+        for l in 0..L {
+            let eigenvalue = a[at(i, i)][l];
+            si[l] = eigenvalue.max(0.0).sqrt();
+            usable[l] &= eigenvalue >= 1e-4 * n[l];
+        }
+    }
+    let (sigma, c, prox) = neo_hookean_prox::<3, L>(lame, k, &s);
+    // B = diag(σᵢ/sᵢ) plus the first-order response of V diag(h(s²)) Vᵀ,
+    // h(s²) = σ(s)/s, to A's off-diagonal rest: A_ij (hᵢ − hⱼ)/(sᵢ² − sⱼ²)
+    // = A_ij σⱼ (k σᵢ sⱼ − a σᵢ σⱼ + c) / ((a σᵢ σⱼ − c) sᵢ sⱼ (sᵢ + sⱼ)),
+    // a = μ + k, from subtracting the stationarity conditions.
+    let mut b = [[0.0; L]; 9];
+    for i in 0..3 {
+        for l in 0..L {
+            b[at(i, i)][l] = sigma[i][l] / s[i][l];
+        }
+    }
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        for l in 0..L {
+            let (si, sj, ti, tj, al) = (s[i][l], s[j][l], sigma[i][l], sigma[j][l], lame[l].mu + k[l]);
+            let response =
+                tj * (k[l] * ti * sj - al * ti * tj + c[l]) / ((al * ti * tj - c[l]) * si * sj * (si + sj));
+            b[at(i, j)][l] = a[at(i, j)][l] * response;
+            b[at(j, i)][l] = b[at(i, j)][l];
+        }
+    }
+    // p = F (V B Vᵀ).
+    let vb = mul_nn(&v, &b);
+    let mut m = [[0.0; L]; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            for l in 0..L {
+                m[at(i, j)][l] = vb[at(i, 0)][l] * v[at(j, 0)][l]
+                    + vb[at(i, 1)][l] * v[at(j, 1)][l]
+                    + vb[at(i, 2)][l] * v[at(j, 2)][l];
+            }
+        }
+    }
+    let p = mul_nn(f, &m);
+    let mut out = [Matrix3::zeros(); L];
+    for l in 0..L {
+        if det[l] > 0.0 && usable[l] && eigen[l] && prox[l] {
+            (basis[l], out[l]) = (unpack(&v, l), unpack(&p, l));
         } else {
-            signed_svd3(&unpack(f, l))
-        };
-        rotation[l] = u * vl.transpose();
-        (u, sigma, vl)
+            let fl = unpack(f, l);
+            basis[l] = Matrix3::identity();
+            out[l] = super::hyperelastic::local_projection(
+                Constitutive::NeoHookean,
+                lame[l],
+                k[l],
+                &fl,
+                &Matrix3::identity(),
+            );
+        }
+    }
+    out
+}
+
+/// `det A` per lane.
+#[inline(always)]
+fn determinant<const L: usize>(a: &Lanes<L>) -> [f64; L] {
+    lanewise(|l| {
+        let e = |i: usize, j: usize| a[at(i, j)][l];
+        e(0, 0) * (e(1, 1) * e(2, 2) - e(1, 2) * e(2, 1)) - e(0, 1) * (e(1, 0) * e(2, 2) - e(1, 2) * e(2, 0))
+            + e(0, 2) * (e(1, 0) * e(2, 1) - e(1, 1) * e(2, 0))
     })
 }
 
-/// `(U, σ, V)`.
-type Svd = (Matrix3<f64>, Vector3<f64>, Matrix3<f64>);
+/// The lanes of `basis` (a tet's last eigenbasis), each moved back onto
+/// the rotations by one
+/// Newton–Schulz step `V (3I − VᵀV)/2` (which keeps the rounding of many
+/// warm starts from accumulating), or the identity where it is not a
+/// rotation (`‖VᵀV − I‖ > 1e-6`, e.g. on first use).
+#[inline(always)]
+fn warm_basis<const L: usize>(basis: &[Matrix3<f64>; L]) -> Lanes<L> {
+    let v = pack(basis);
+    let usable = orthonormal(&v);
+    let mut half = mul_tn(&v, &v);
+    for (e, entry) in half.iter_mut().enumerate() {
+        let diagonal = if e % 4 == 0 { 1.5 } else { 0.0 };
+        for x in entry.iter_mut() {
+            *x = diagonal - 0.5 * *x;
+        }
+    }
+    let mut v = mul_nn(&v, &half);
+    for (e, entry) in v.iter_mut().enumerate() {
+        let identity = if e % 4 == 0 { 1.0 } else { 0.0 };
+        for l in 0..L {
+            if !usable[l] {
+                entry[l] = identity;
+            }
+        }
+    }
+    v
+}
 
 /// The polar rotation of `L` gradients from `rotation` (the identity
 /// where it is not a rotation): converged (`sweeps ≥` [`POLAR_SWEEPS`]),
@@ -464,9 +564,9 @@ fn is_rotation(r: &Matrix3<f64>) -> bool {
 /// of the polar iteration (bitwise the one-element iteration with that
 /// bound; the SVD's rotation where `rotation` is not one); for
 /// co-rotational `corotational_lanes` at the converged rotation;
-/// for Neo-Hookean `U diag(prox σ) Vᵀ` from [`signed_svd3`], whose
-/// singular values need the iteration converged. `rotation` is updated
-/// with the rotation of `F`.
+/// for Neo-Hookean `neo_hookean_lanes`, with no rotation: its eigenbasis
+/// of `FᵀF` takes the place of the rotation in `rotation`. `rotation` is
+/// updated with the rotation of `F` (Neo-Hookean: the eigenbasis).
 #[inline(always)]
 pub fn local_projection<const L: usize>(
     model: Constitutive,
@@ -495,11 +595,7 @@ pub fn local_projection<const L: usize>(
         let p = corotational_lanes(lame, k, f, &r);
         return std::array::from_fn(|l| unpack(&p, l));
     }
-    let svd = signed_svd(f, rotation);
-    std::array::from_fn(|l| {
-        let (u, sigma, v) = &svd[l];
-        u * Matrix3::from_diagonal(&prox(model, lame[l], k[l], sigma)) * v.transpose()
-    })
+    neo_hookean_lanes(lame, k, f, rotation)
 }
 
 /// [`super::hyperelastic::corotational_projection`] per lane,
@@ -694,7 +790,8 @@ dispatch!(
     /// SIMD lane ([`local_projection`]), in the widest build the
     /// processor runs. `rotations` holds each tet's last rotation, which
     /// warm-starts the polar iteration (at most `arap_sweeps` sweeps of it
-    /// for ARAP). `targets` receives `p − u` of the models with a dual
+    /// for ARAP; for Neo-Hookean the eigenbasis of `FᵀF`, which warm-starts
+    /// its eigen-decomposition). `targets` receives `p − u` of the models with a dual
     /// (ARAP's target is its rotation, left in `rotations`). `pulls`
     /// receives each tet's share of the global step's right-hand side at
     /// its vertices, `w (p − u) gₐ` (zeng2025 eq. 6), so that the gather
@@ -813,8 +910,15 @@ mod tests {
                 // Warm starts: the SVD rotation of a nearby gradient.
                 let near: [Matrix3<f64>; LANES] = std::array::from_fn(|l| gradient(batch * LANES + l) * 1.01);
                 let mut rotation = near.map(|g| svd_rotation(&g));
-                let k = [LAME.mu * 4.0; LANES];
-                let p = local_projection(model, &[LAME; LANES], &k, &pack(&f), &mut rotation, POLAR_SWEEPS);
+                let (k, lame) = ([LAME.mu * 4.0; LANES], [LAME; LANES]);
+                if model == Constitutive::NeoHookean {
+                    // Warm eigenbases: those of another nearby gradient.
+                    let nearby: [Matrix3<f64>; LANES] =
+                        std::array::from_fn(|l| f[l] + gradient(batch * LANES + l + 1) * 0.01);
+                    rotation = [Matrix3::identity(); LANES];
+                    local_projection(model, &lame, &k, &pack(&nearby), &mut rotation, POLAR_SWEEPS);
+                }
+                let p = local_projection(model, &lame, &k, &pack(&f), &mut rotation, POLAR_SWEEPS);
                 for l in 0..LANES {
                     let warm = svd_rotation(&near[l]);
                     let expected = one(model, LAME, k[l], &f[l], &warm);
@@ -839,7 +943,14 @@ mod tests {
                         (p[l] - expected).norm(),
                         signed_svd3(&f[l]).1
                     );
-                    assert!((rotation[l] - svd_rotation(&f[l])).norm() < 1e-12, "{model:?} rotation");
+                    if model != Constitutive::NeoHookean {
+                        assert!((rotation[l] - svd_rotation(&f[l])).norm() < 1e-12, "{model:?} rotation");
+                    } else if f[l].determinant() > 0.0 {
+                        // The eigenbasis of FᵀF, to the sweeps' tolerance.
+                        let mut d = rotation[l].transpose() * f[l].transpose() * f[l] * rotation[l];
+                        d.fill_diagonal(0.0);
+                        assert!(d.norm() <= EIGEN_TOLERANCE * scale * scale, "eigenbasis {}", d.norm());
+                    }
                 }
             }
         }

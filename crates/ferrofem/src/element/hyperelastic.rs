@@ -11,6 +11,8 @@
 use nalgebra::{Matrix3, Matrix3x2, SMatrix, SVector, Vector3};
 use serde::{Deserialize, Serialize};
 
+use super::lanes::lanewise;
+
 /// The constitutive model of a body under the local-global integrator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -163,7 +165,7 @@ pub fn neo_hookean_prox<const D: usize, const L: usize>(
 ) -> ([[f64; L]; D], [f64; L], [bool; L]) {
     let (mut c, mut c_max, mut done, mut j) = ([0.0; L], [f64::INFINITY; L], [false; L], [1.0; L]);
     let (mut halvings, mut failed) = ([0.0; L], [false; L]);
-    let (a, half_inv_a) = (lanes_of(|l| lame[l].mu + k[l]), lanes_of(|l| 0.5 / (lame[l].mu + k[l])));
+    let (a, half_inv_a) = (lanewise(|l| lame[l].mu + k[l]), lanewise(|l| 0.5 / (lame[l].mu + k[l])));
     for si in s {
         for l in 0..L {
             let edge = if si[l] > 0.0 { k[l] * k[l] * si[l] * si[l] * (0.5 * half_inv_a[l]) } else { 0.0 };
@@ -216,16 +218,6 @@ pub fn neo_hookean_prox<const D: usize, const L: usize>(
         done[l] &= !failed[l];
     }
     (sigma, c, done)
-}
-
-/// `[g(0), …, g(L − 1)]` by a plain loop (inlined into the lane kernels).
-#[inline(always)]
-fn lanes_of<const L: usize>(mut g: impl FnMut(usize) -> f64) -> [f64; L] {
-    let mut out = [0.0; L];
-    for (l, o) in out.iter_mut().enumerate() {
-        *o = g(l);
-    }
-    out
 }
 
 /// `σᵢ(c)` of [`neo_hookean_prox`] per lane, `(k sᵢ + √Dᵢ) / 2a` with

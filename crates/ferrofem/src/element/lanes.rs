@@ -30,7 +30,7 @@ pub type Lanes<const L: usize> = [[f64; L]; 9];
 /// `[g(0), …, g(L − 1)]` by a plain loop, which inlines into the lane
 /// kernels' wider build (`std::array::from_fn` and `map` may stay calls).
 #[inline(always)]
-fn lanewise<T: Copy + Default, const L: usize>(mut g: impl FnMut(usize) -> T) -> [T; L] {
+pub(super) fn lanewise<T: Copy + Default, const L: usize>(mut g: impl FnMut(usize) -> T) -> [T; L] {
     let mut out = [T::default(); L];
     for (l, o) in out.iter_mut().enumerate() {
         *o = g(l);
@@ -465,10 +465,9 @@ fn determinant<const L: usize>(a: &Lanes<L>) -> [f64; L] {
 }
 
 /// The lanes of `basis` (a tet's last eigenbasis), each moved back onto
-/// the rotations by one
-/// Newton–Schulz step `V (3I − VᵀV)/2` (which keeps the rounding of many
-/// warm starts from accumulating), or the identity where it is not a
-/// rotation (`‖VᵀV − I‖ > 1e-6`, e.g. on first use).
+/// the rotations by one Newton–Schulz step `V (3I − VᵀV)/2` (which keeps
+/// the rounding of many warm starts from accumulating), or the identity
+/// where it is not a rotation (`‖VᵀV − I‖ > 1e-6`, e.g. on first use).
 #[inline(always)]
 fn warm_basis<const L: usize>(basis: &[Matrix3<f64>; L]) -> Lanes<L> {
     let v = pack(basis);

@@ -153,8 +153,9 @@ const PROX_HALVINGS: f64 = 4.0;
 /// linearized guess `ln J ≈ k ln Πs / (2μ + k + λd)`, lands above the root
 /// after one step and descends onto it monotonically (quadratically: a
 /// step under 1e-8 `(μ + |c|)` is taken and ends it); a step past `c_max`
-/// is halved towards it, at most [`PROX_HALVINGS`] times in a row. The Hessian there, `diag(μ + k − c/σᵢ²) + λ wwᵀ`
-/// (`wᵢ = 1/σᵢ`), is positive definite: a minimum. Returns σ*, `c` and
+/// is halved towards it, at most [`PROX_HALVINGS`] times in a row. The
+/// Hessian there, `diag(μ + k − c/σᵢ²) + λ wwᵀ` (`wᵢ = 1/σᵢ`), is
+/// positive definite: a minimum. Returns σ*, `c` and
 /// which lanes converged (a lane whose minimum lies on the other root, or
 /// whose arithmetic failed, does not).
 #[inline(always)]
@@ -211,11 +212,8 @@ pub fn neo_hookean_prox<const D: usize, const L: usize>(
     let (sigma, _) = prox_roots(k, &a, &half_inv_a, s, &c);
     for si in &sigma {
         for l in 0..L {
-            done[l] &= si[l] > 0.0 && si[l] <= f64::MAX;
+            done[l] &= !failed[l] && si[l] > 0.0 && si[l] <= f64::MAX;
         }
-    }
-    for l in 0..L {
-        done[l] &= !failed[l];
     }
     (sigma, c, done)
 }

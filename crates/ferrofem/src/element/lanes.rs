@@ -471,8 +471,8 @@ fn determinant<const L: usize>(a: &Lanes<L>) -> [f64; L] {
 #[inline(always)]
 fn warm_basis<const L: usize>(basis: &[Matrix3<f64>; L]) -> Lanes<L> {
     let v = pack(basis);
-    let usable = orthonormal(&v);
     let mut half = mul_tn(&v, &v);
+    let usable = orthonormal_gram(&half);
     for (e, entry) in half.iter_mut().enumerate() {
         let diagonal = if e % 4 == 0 { 1.5 } else { 0.0 };
         for x in entry.iter_mut() {
@@ -540,13 +540,19 @@ pub(crate) fn closest_rotation(f: &Matrix3<f64>, warm: &Matrix3<f64>) -> Matrix3
 /// usable warm start), as [`is_rotation`] decides it for one matrix.
 #[inline(always)]
 fn orthonormal<const L: usize>(r: &Lanes<L>) -> [bool; L] {
-    let mut gram = mul_tn(r, r);
+    orthonormal_gram(&mul_tn(r, r))
+}
+
+/// [`orthonormal`] from the lanes' Gram matrices `RᵀR`.
+#[inline(always)]
+fn orthonormal_gram<const L: usize>(gram: &Lanes<L>) -> [bool; L] {
+    let mut defect = *gram;
     for k in [0, 4, 8] {
-        for g in gram[k].iter_mut() {
+        for g in defect[k].iter_mut() {
             *g -= 1.0;
         }
     }
-    let e = norm(&gram);
+    let e = norm(&defect);
     lanewise(|l| e[l] <= 1e-6)
 }
 

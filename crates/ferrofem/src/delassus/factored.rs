@@ -19,10 +19,23 @@ struct Part {
     /// `H_b` by row: (slot, axis, value), CSR.
     row_ptr: Vec<usize>,
     entries: Vec<(u32, u8, f64)>,
+    /// The rows in order, a vertex contact's three rows as one item.
+    items: Vec<Item>,
     /// Slots `m`.
     m: usize,
     /// `h² W̄_b`, `m × m`, symmetric (row `i` at `[i m, (i + 1) m)`).
     wbar: Vec<f64>,
+}
+
+/// A step of the products' walk over a part's rows.
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    /// Row `i` (its CSR entries).
+    Row(u32),
+    /// Rows `i, i + 1, i + 2`, rows `g, g + 1, g + 2` of `W`, each over
+    /// the three axes of slot `s` (`h` row-major): a vertex contact's
+    /// normal and tangents, applied as one 3×3 block.
+    Vertex { i: u32, s: u32, h: [f64; 9] },
 }
 
 /// `W` in factored form, `c × c`: the bodies' parts, and the 3×3 diagonal
@@ -62,7 +75,16 @@ impl FactoredDelassus {
     /// Adds body `b`'s part `h² H_b (W̄_b ⊗ I₃) H_bᵀ`: `h_b` its rows over
     /// its DOFs (`3 · vertex + axis`), `rows` their rows of `W`, `order`
     /// the vertex of each slot of `wbar` (`m × m`, symmetric), `scale` h².
-    pub fn add_part(&mut self, h_b: &CsrMatrix, rows: &[usize], order: &[usize], wbar: &[f64], scale: f64) {
+    /// `wbar` is scaled in place and kept; it is handed back holding the
+    /// storage of an earlier part (contents unspecified), for reuse.
+    pub fn add_part(
+        &mut self,
+        h_b: &CsrMatrix,
+        rows: &[usize],
+        order: &[usize],
+        wbar: &mut Vec<f64>,
+        scale: f64,
+    ) {
         let m = order.len();
         assert_eq!(wbar.len(), m * m, "W̄ must be m × m");
         if self.used == self.parts.len() {
@@ -87,9 +109,16 @@ impl FactoredDelassus {
             }
             part.row_ptr.push(part.entries.len());
         }
+        part.items.clear();
+        let mut i = 0;
+        while i < rows.len() {
+            let item = vertex_block(part, i).unwrap_or(Item::Row(i as u32));
+            i += if matches!(item, Item::Vertex { .. }) { 3 } else { 1 };
+            part.items.push(item);
+        }
         part.m = m;
-        part.wbar.clear();
-        part.wbar.extend(wbar.iter().map(|w| scale * w));
+        wbar.par_iter_mut().with_min_len(1 << 14).for_each(|w| *w *= scale);
+        std::mem::swap(&mut part.wbar, wbar);
         add_blocks(part, &mut self.blocks);
     }
 
@@ -111,18 +140,41 @@ impl FactoredDelassus {
 }
 
 impl Part {
-    /// `out += H_b W̄_b H_bᵀ v`, `y`, `z` scratch.
+    /// `out += H_b W̄_b H_bᵀ v`, `y`, `z` scratch. A `v` that is zero on
+    /// the part's rows (a Newton direction on separating contacts only)
+    /// adds nothing and reads no `W̄`.
     fn times_add(&self, v: &[f64], out: &mut [f64], y: &mut Vec<f64>, z: &mut Vec<f64>) {
         let m = self.m;
         y.clear();
         y.resize(3 * m, 0.0);
-        for (i, &g) in self.rows.iter().enumerate() {
-            let vi = v[g];
-            if vi != 0.0 {
-                for &(s, a, h) in &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]] {
-                    y[a as usize * m + s as usize] += h * vi;
+        let mut touched = false;
+        for item in &self.items {
+            match *item {
+                Item::Row(i) => {
+                    let i = i as usize;
+                    let vi = v[self.rows[i]];
+                    if vi != 0.0 {
+                        touched = true;
+                        for &(s, a, h) in &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]] {
+                            y[a as usize * m + s as usize] += h * vi;
+                        }
+                    }
+                }
+                Item::Vertex { i, s, h } => {
+                    let g = self.rows[i as usize];
+                    let vg = [v[g], v[g + 1], v[g + 2]];
+                    touched |= vg.iter().any(|&x| x != 0.0);
+                    // The rows' sums in their order, in registers: adding a
+                    // zero row's ±0 changes no bit (`y` is never −0).
+                    for a in 0..3 {
+                        let ya = &mut y[a * m + s as usize];
+                        *ya = *ya + h[a] * vg[0] + h[3 + a] * vg[1] + h[6 + a] * vg[2];
+                    }
                 }
             }
+        }
+        if !touched {
+            return;
         }
         z.clear();
         z.resize(3 * m, 0.0);
@@ -142,11 +194,42 @@ impl Part {
                 }
             }
         });
-        for (i, &g) in self.rows.iter().enumerate() {
-            let entries = &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]];
-            out[g] += entries.iter().map(|&(s, a, h)| h * z[3 * s as usize + a as usize]).sum::<f64>();
+        for item in &self.items {
+            match *item {
+                Item::Row(i) => {
+                    let entries = &self.entries[self.row_ptr[i as usize]..self.row_ptr[i as usize + 1]];
+                    out[self.rows[i as usize]] +=
+                        entries.iter().map(|&(s, a, h)| h * z[3 * s as usize + a as usize]).sum::<f64>();
+                }
+                Item::Vertex { i, s, h } => {
+                    let (g, zs) = (self.rows[i as usize], &z[3 * s as usize..3 * s as usize + 3]);
+                    for r in 0..3 {
+                        out[g + r] += (0..3).map(|a| h[3 * r + a] * zs[a]).sum::<f64>();
+                    }
+                }
+            }
         }
     }
+}
+
+/// Rows `i..i + 3` of `part` as one [`Item::Vertex`], when they are rows
+/// `g, g + 1, g + 2` of `W` (one group) and each reads axes 0, 1, 2 of
+/// one slot, the same for the three.
+fn vertex_block(part: &Part, i: usize) -> Option<Item> {
+    let g = *part.rows.get(i + 2).and(part.rows.get(i))?;
+    if g % 3 != 0 || part.rows[i + 1] != g + 1 || part.rows[i + 2] != g + 2 {
+        return None;
+    }
+    let slot = part.entries.get(part.row_ptr[i])?.0;
+    let mut h = [0.0; 9];
+    for r in 0..3 {
+        let entries = &part.entries[part.row_ptr[i + r]..part.row_ptr[i + r + 1]];
+        if entries.len() != 3 || entries.iter().enumerate().any(|(a, e)| e.0 != slot || e.1 as usize != a) {
+            return None;
+        }
+        (0..3).for_each(|a| h[3 * r + a] = entries[a].2);
+    }
+    Some(Item::Vertex { i: i as u32, s: slot, h })
 }
 
 /// `blocks[k] += [H_b (W̄_b ⊗ I₃) H_bᵀ]` over the rows of group `k` the

@@ -258,12 +258,19 @@ impl DelassusWorkspace {
                 let reuse = self.cache.update(f, &verts);
                 let (values, ld) = self.cache.wbar();
                 let slots: Vec<usize> = verts.iter().map(|&v| self.cache.slot(v).expect("updated")).collect();
+                let m = slots.len();
                 buf.wbar.clear();
-                buf.wbar.extend(slots.iter().flat_map(|&i| slots.iter().map(move |&j| values[j * ld + i])));
+                buf.wbar.resize(m * m, 0.0);
+                // The cache mirrors W̄, so row i is read along slot i's stored
+                // column (contiguous) rather than across the columns.
+                buf.wbar.par_chunks_mut(m.max(1)).zip(&slots).for_each(|(row, &i)| {
+                    let column = &values[i * ld..(i + 1) * ld];
+                    row.iter_mut().zip(&slots).for_each(|(w, &j)| *w = column[j]);
+                });
                 (verts, reuse)
             }
         };
-        w.add_part(h, rows, &order, &buf.wbar, scale);
+        w.add_part(h, rows, &order, &mut buf.wbar, scale);
         self.record = Some(record(chosen, h, reuse, predicted));
         true
     }

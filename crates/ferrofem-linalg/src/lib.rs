@@ -16,6 +16,7 @@ pub mod ldlt;
 pub mod pcg;
 pub mod simd;
 mod split;
+pub mod team;
 pub mod vector;
 
 pub use cr::{ConjugateResidual, CrSolve};

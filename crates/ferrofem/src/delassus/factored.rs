@@ -7,8 +7,12 @@
 //! fewer entries per product, and no expansion of `W̄` into `W` per step.
 
 use ferrofem_linalg::simd::dot4x3;
+use ferrofem_linalg::team::for_each_chunk_mut;
 use ferrofem_linalg::CsrMatrix;
 use rayon::prelude::*;
+
+/// Parts a product's rows of `W̄` are split into.
+const PARTS: usize = 16;
 
 /// One body's part: its rows `H_b` over slots (the vertices it touches,
 /// in `W̄_b`'s order) and `h² W̄_b`.
@@ -179,18 +183,23 @@ impl Part {
         z.clear();
         z.resize(3 * m, 0.0);
         let (wbar, y) = (&self.wbar, &y[..]);
-        // Four rows of W̄ per task, each read once for the three axes.
-        z.par_chunks_mut(12).enumerate().with_min_len(8).for_each(|(b, zb)| {
-            let first = 4 * b;
-            let row = |k: usize| {
-                let i = (first + k).min(m - 1);
-                &wbar[i * m..(i + 1) * m]
-            };
-            let rows = [row(0), row(1), row(2), row(3)];
-            let sums = dot4x3(rows, [&y[..m], &y[m..2 * m], &y[2 * m..]]);
-            for (a, sums) in sums.iter().enumerate() {
-                for (k, s) in sums.iter().enumerate().take(zb.len() / 3) {
-                    zb[3 * k + a] = *s;
+        // Four rows of W̄ per block, each read once for the three axes; the
+        // blocks in about 16 parts, shared with a team's helper where the
+        // Newton solve holds one (a product is tens of microseconds).
+        let blocks_per_part = m.div_ceil(4).div_ceil(PARTS).max(1);
+        for_each_chunk_mut(z, 12 * blocks_per_part, |part, zp| {
+            for (local, zb) in zp.chunks_mut(12).enumerate() {
+                let first = 4 * (part * blocks_per_part + local);
+                let row = |k: usize| {
+                    let i = (first + k).min(m - 1);
+                    &wbar[i * m..(i + 1) * m]
+                };
+                let rows = [row(0), row(1), row(2), row(3)];
+                let sums = dot4x3(rows, [&y[..m], &y[m..2 * m], &y[2 * m..]]);
+                for (a, sums) in sums.iter().enumerate() {
+                    for (k, s) in sums.iter().enumerate().take(zb.len() / 3) {
+                        zb[3 * k + a] = *s;
+                    }
                 }
             }
         });

@@ -145,7 +145,11 @@ pub fn solve_in_space(
             let out = if factored.is_built() {
                 let diagonal = |j| factored.block_entry(j, j);
                 complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
-                settings.solve(factored, free_gaps, laws, scale, impulses, newton)
+                // Every iteration's product is short: one worker is held
+                // for the whole solve instead of woken for each.
+                ferrofem_linalg::team::with_team(|| {
+                    settings.solve(factored, free_gaps, laws, scale, impulses, newton)
+                })
             } else {
                 let c = free_gaps.len();
                 let diagonal = |j| delassus[j * c + j];

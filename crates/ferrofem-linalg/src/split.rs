@@ -110,7 +110,9 @@ impl Dag {
             done[i].store(true, Ordering::Release);
         };
         if rayon::current_num_threads() > 1 {
-            rayon::join(work, work);
+            // Two parts, each the claiming loop: a team's helper takes the
+            // second without a wake-up (rayon's join outside a team).
+            crate::team::for_each_part(2, |_| work());
         } else {
             work();
         }

@@ -1,7 +1,8 @@
 //! A second thread held for a run of short parallel sections: an iterative
-//! solver whose every iteration has one small parallel product (the
-//! non-smooth Newton's `W` products, tens of microseconds each) loses more
-//! to waking a sleeping rayon worker per product than it gains from it.
+//! solver whose every iteration has small parallel sections (the
+//! non-smooth Newton's `W` products, tens of microseconds each; the
+//! supernodal sweeps) loses more to waking a sleeping rayon worker per
+//! section than it gains from it.
 //! [`with_team`] borrows a rayon worker for the whole run; inside it,
 //! [`for_each_part`] hands parts to that worker, which spins between them,
 //! with no wake-up. Outside a team, [`for_each_part`] is rayon's parallel
@@ -52,7 +53,7 @@ thread_local! {
 /// has one thread, or inside another team). The helper spins between
 /// sections (yielding after a while), so a team should cover a run of
 /// sections close together, not long serial work.
-pub fn with_team<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+pub fn with_team<R>(body: impl FnOnce() -> R) -> R {
     if rayon::current_num_threads() < 2 || !TEAM.with(|t| t.get().is_null()) {
         return body();
     }
@@ -63,23 +64,24 @@ pub fn with_team<R: Send>(body: impl FnOnce() -> R + Send) -> R {
         quit: AtomicBool::new(false),
         panic: Mutex::new(None),
     };
-    let (out, ()) = rayon::join(
-        || {
-            // Leaves the team (and lets the helper go) even if `body` panics.
-            struct Leave<'a>(&'a Shared);
-            impl Drop for Leave<'_> {
-                fn drop(&mut self) {
-                    TEAM.with(|t| t.set(std::ptr::null()));
-                    self.0.quit.store(true, Ordering::Release);
-                }
+    // The helper is spawned into the pool; `body` runs here (no `Send`
+    // needed), and the scope ends once the helper has quit (or runs it
+    // here, finding `quit` set, if no worker took it).
+    rayon::in_place_scope(|scope| {
+        let shared = &shared;
+        scope.spawn(move |_| help(shared));
+        // Leaves the team (and lets the helper go) even if `body` panics.
+        struct Leave<'a>(&'a Shared);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                TEAM.with(|t| t.set(std::ptr::null()));
+                self.0.quit.store(true, Ordering::Release);
             }
-            TEAM.with(|t| t.set(&shared));
-            let _leave = Leave(&shared);
-            body()
-        },
-        || help(&shared),
-    );
-    out
+        }
+        TEAM.with(|t| t.set(shared));
+        let _leave = Leave(shared);
+        body()
+    })
 }
 
 /// The helper: claims and runs parts of each section until told to quit.

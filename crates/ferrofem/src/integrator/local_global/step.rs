@@ -330,21 +330,36 @@ impl LocalGlobal {
                 if constrained_body {
                     add_constraint_forces(space, b, h, &mut w.rhs);
                 }
-                times.time(Stage::GlobalStep, || match w.folded {
-                    true => forward_half(w, &space.bodies[b]),
-                    false => global_step(w, settings, k, upload),
-                });
-                if let Some(message) = w.global.take_device_error() {
-                    return Err(device_failure(step, body, message));
-                }
-                guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
             }
-            if constrained {
-                let fixed = settings.tolerance.is_none().then_some(iterations);
-                let solver = iteration_solver(solver, model, k, fixed);
-                self.constrain(model, state, space, times, solver, &mut total)?;
-                let first = &model.bodies[space.groups[0].parts()[0].0];
-                guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+            // From the global steps to the correction every parallel section
+            // of folded bodies is short (the sweeps, the `W` products): one
+            // worker is held for them all instead of woken for each.
+            let folded = self.bodies.iter().all(|w| w.folded);
+            let mut rest = || -> Result<(), SimError> {
+                for (b, body) in model.bodies.iter().enumerate() {
+                    let w = &mut self.bodies[b];
+                    let upload = k == 0 || !space.bodies[b].is_empty();
+                    times.time(Stage::GlobalStep, || match w.folded {
+                        true => forward_half(w, &space.bodies[b]),
+                        false => global_step(w, settings, k, upload),
+                    });
+                    if let Some(message) = w.global.take_device_error() {
+                        return Err(device_failure(step, body, message));
+                    }
+                    guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
+                }
+                if constrained {
+                    let fixed = settings.tolerance.is_none().then_some(iterations);
+                    let solver = iteration_solver(solver, model, k, fixed);
+                    self.constrain(model, state, space, times, solver, &mut total)?;
+                    let first = &model.bodies[space.groups[0].parts()[0].0];
+                    guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+                }
+                Ok(())
+            };
+            match folded {
+                true => ferrofem_linalg::team::with_team(rest)?,
+                false => rest()?,
             }
             for (b, w) in self.bodies.iter().enumerate() {
                 observe(b, k + 1, &w.x);

@@ -20,8 +20,9 @@ use ferrofem::stats::{median_p90, Stage, StepStats};
 use ferrofem::World;
 use ferrofem_linalg::Precision;
 
+use crate::records::write_json;
 use crate::sysinfo::Context;
-use crate::{write_json, BenchError};
+use crate::BenchError;
 
 /// `ferrofem bench corrective` arguments.
 #[derive(Debug, Args)]

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
-use serde::Serialize;
 
 use ferrofem::constraint::ConstraintJacobian;
 use ferrofem::delassus::{self, DelassusBuffers, MixedDelassus, UnbuiltBody};
@@ -26,9 +25,11 @@ use ferrofem_linalg::vector::{dot_serial, rel_max_diff};
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 
 use crate::factor::{ball, median_ms, raptor_cases};
+use crate::records::write_json;
+pub use crate::records::DelassusBenchRecord;
 use crate::scenes::one_step_world;
 use crate::sysinfo::Context;
-use crate::{write_json, BenchError};
+use crate::BenchError;
 use ferrofem::scene::MeshSpec;
 
 /// Arguments of `bench delassus`.
@@ -62,44 +63,6 @@ pub struct DelassusArgs {
     pub device: Option<String>,
 }
 
-/// One `bench delassus` record.
-#[derive(Debug, Clone, Serialize)]
-pub struct DelassusBenchRecord {
-    /// `quick`, `fig9`, `fig10`, `table1` or `table2`.
-    pub experiment: &'static str,
-    /// Mesh of the case.
-    pub case: String,
-    /// `dense`, `isodof`, `isodof-reuse`, `unbuilt` or `cholmod` (the peer).
-    pub method: &'static str,
-    /// Scalar DOFs of the body.
-    pub dofs: usize,
-    /// Constraint rows.
-    pub constraints: usize,
-    /// DOFs the rows touch.
-    pub isodofs: usize,
-    /// Isodofs whose solves came from the previous step (reuse only).
-    pub reused_isodofs: usize,
-    /// Median milliseconds to obtain `W` (unbuilt: its diagonal blocks).
-    pub build_ms: f64,
-    /// Dense `build_ms` over this one.
-    pub speedup_vs_dense: f64,
-    /// `max |W − W_dense| / max |W_dense|` (unbuilt: over `W λ` and the
-    /// diagonal blocks; cholmod: over `W p` for a probe `p`).
-    pub max_rel_diff_vs_dense: f64,
-    /// What the `auto` cost model predicted (ms).
-    pub predicted_ms: f64,
-    /// Unbuilt: one exact Gauss-Seidel sweep through the factor (ms).
-    pub sweep_ms: Option<f64>,
-    /// One LDLᵀ solve with one right-hand side (ms): the paper's per-iteration unbuilt cost.
-    pub solve_ms: f64,
-    /// Flops of the dense method, `4 nnz(L) c` (Gflop).
-    pub dense_gflop: f64,
-    /// Flops of the isodof method: path solves plus `S̄ᵀD⁻¹S̄` over the reach (Gflop).
-    pub isodof_gflop: f64,
-    /// Machine context.
-    pub context: Context,
-}
-
 /// A factorized body and its surface vertices from the bottom up.
 struct Case {
     name: String,
@@ -116,7 +79,7 @@ const Y_UP: usize = 1;
 
 fn case(name: &str, mesh: &MeshSpec, up: usize) -> Result<Case, BenchError> {
     let w = one_step_world(mesh, 1e5)?;
-    let matrix = crate::system_matrix(&w)?.clone();
+    let matrix = crate::scenes::system_matrix(&w)?.clone();
     let err = |e: ferrofem_linalg::LinalgError| BenchError::Other(format!("{name}: {e}"));
     let sym = Arc::new(LdltSymbolic::analyze(&matrix.pattern, Ordering::Auto, 3).map_err(err)?);
     let factor = Arc::new(Ldlt::factorize(sym, &matrix).map_err(err)?);

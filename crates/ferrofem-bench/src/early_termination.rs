@@ -9,15 +9,16 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
 use ferrofem::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
 use ferrofem::scene::Scene;
 use ferrofem::stats::Summary;
 use ferrofem::World;
 
+use crate::records::write_json;
+pub use crate::records::EarlyTerminationRecord;
 use crate::sysinfo::Context;
-use crate::{scenes, write_json, BenchError};
+use crate::{scenes, BenchError};
 
 /// Arguments of `bench early-termination`.
 #[derive(Debug, Args)]
@@ -31,35 +32,6 @@ pub struct EarlyTerminationArgs {
     /// Folder for the PNG figures (`et-fig3-<scene>.png`, `et-fig4-<scene>.png`).
     #[arg(long)]
     pub plots: Option<PathBuf>,
-}
-
-/// One record: a (scene, guess, preconditioner, iteration cap) case.
-#[derive(Debug, Clone, Serialize)]
-pub struct EarlyTerminationRecord {
-    /// `fig3` (one cut step from a converged state) or `table1` (whole runs).
-    pub experiment: &'static str,
-    /// Scene template.
-    pub scene: String,
-    /// Vertices over all bodies.
-    pub vertices: usize,
-    /// `zero`, `previous_velocity` or `explicit`.
-    pub initial_guess: &'static str,
-    /// `identity`, `mass`, `jacobi` or `ldlt` (factor of a matrix up to 4 steps old).
-    pub preconditioner: &'static str,
-    /// PCG iterations per step (`None`: to convergence, 1e-10).
-    pub iterations: Option<usize>,
-    /// fig3: kinetic energy after the cut step (J); table1: after 1 s.
-    pub kinetic_energy: f64,
-    /// The same with PCG converged (J).
-    pub converged_kinetic_energy: f64,
-    /// table1: median step time (ms) over the compared run.
-    pub step_ms_median: Option<f64>,
-    /// table1: largest vertex distance at the end from the converged run, % of the body size.
-    pub position_error_max_pct: Option<f64>,
-    /// Why the case stopped (a blow-up, constraints it could not hold), if it did.
-    pub failed: Option<String>,
-    /// Machine context.
-    pub context: Context,
 }
 
 const GUESSES: [(InitialGuess, &str); 3] = [

@@ -16,9 +16,10 @@ use ferrofem_linalg::ldlt::etree::path_len;
 use ferrofem_linalg::ldlt::Supernodes;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering, SparseInverse};
 
+use crate::records::write_json;
 use crate::scenes::one_step_world;
 use crate::sysinfo::Context;
-use crate::{write_json, BenchError};
+use crate::BenchError;
 
 /// Arguments of `bench factor`.
 #[derive(Debug, Args)]
@@ -156,7 +157,7 @@ fn local_global_matrix(cells: [usize; 3], size: [f64; 3]) -> Result<CsrMatrix, B
 
 /// The implicit-Euler system matrix of a mesh after one step.
 fn system_matrix(mesh: &MeshSpec) -> Result<CsrMatrix, BenchError> {
-    Ok(crate::system_matrix(&one_step_world(mesh, 1e6)?)?.clone())
+    Ok(crate::scenes::system_matrix(&one_step_world(mesh, 1e6)?)?.clone())
 }
 
 /// Median wall milliseconds of `runs` calls of `f`.

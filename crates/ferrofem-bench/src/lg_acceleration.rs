@@ -13,7 +13,8 @@ use ferrofem::integrator::Integrator;
 use ferrofem::World;
 use ferrofem_linalg::Ordering;
 
-use crate::local_global::{bar, build, lg, record, time_frames, LocalGlobalRecord, BAR_5K};
+use crate::lg_cases::{bar, build, lg, record, time_frames, BAR_5K};
+use crate::records::LocalGlobalRecord;
 use crate::scenes::template;
 use crate::BenchError;
 

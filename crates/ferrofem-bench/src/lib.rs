@@ -10,20 +10,23 @@ pub mod bandwidth;
 pub mod corrective;
 pub mod delassus;
 pub mod early_termination;
+mod error;
 pub mod factor;
 pub mod lg_acceleration;
+mod lg_cases;
 pub mod lg_contact;
 pub mod local_global;
 mod peers;
 mod plot;
+pub mod records;
 pub mod scenes;
 pub mod step;
 pub mod sysinfo;
 
-use std::path::{Path, PathBuf};
-
 use clap::Subcommand;
 
+pub use error::BenchError;
+pub use records::write_json;
 use step::StepArgs;
 
 /// Benchmarks.
@@ -52,36 +55,5 @@ pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
         BenchCommand::LocalGlobal(a) => local_global::bench_local_global(a),
         BenchCommand::EarlyTermination(a) => early_termination::bench_early_termination(a),
         BenchCommand::Corrective(a) => corrective::bench_corrective(a),
-    }
-}
-
-/// Errors a benchmark reports as one line.
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// From the simulator.
-    #[error(transparent)]
-    Sim(#[from] ferrofem::SimError),
-    /// From mesh I/O.
-    #[error(transparent)]
-    Mesh(#[from] ferrofem_mesh::MeshError),
-    /// Writing a file failed.
-    #[error("{0}: {1}")]
-    Io(PathBuf, std::io::Error),
-    /// Anything else, already worded.
-    #[error("{0}")]
-    Other(String),
-}
-
-/// Writes JSON to a file.
-pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), BenchError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| BenchError::Other(e.to_string()))?;
-    std::fs::write(path, text).map_err(|e| BenchError::Io(path.to_path_buf(), e))
-}
-
-/// The system matrix of an implicit-Euler world's first body after a step.
-fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, BenchError> {
-    match world.implicit_euler() {
-        Some(ie) => Ok(&ie.workspace(0).system),
-        None => Err(BenchError::Other("this benchmark times implicit-Euler scenes".into())),
     }
 }

@@ -8,24 +8,22 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use serde::Serialize;
 
 use ferrofem::integrator::local_global::energy::{energy, StepTarget};
 use ferrofem::integrator::local_global::global::factorize;
 use ferrofem::integrator::local_global::newton::newton_reference;
-use ferrofem::integrator::LocalGlobal;
 use ferrofem::scene::Scene;
-use ferrofem::stats::{median_p90, Stage};
-use ferrofem::{State, World};
+use ferrofem::State;
 use ferrofem_linalg::Ordering;
 
 use crate::bandwidth::copy_bandwidth_gbs;
 use crate::factor::raptor_cases;
+use crate::lg_cases::{bar, build, lg, record, time_frames, BAR_5K};
+use crate::records::write_json;
+pub use crate::records::{LocalGlobalRecord, PaperFigures};
 use crate::scenes::template;
-use crate::sysinfo::Context;
-use crate::{write_json, BenchError};
+use crate::BenchError;
 use ferrofem::element::{Bending, BendingModel, Constitutive};
-use ferrofem::integrator::local_global::{Chebyshev, GlobalStepMethod};
 use ferrofem::scene::MeshSpec;
 use ferrofem::Device;
 
@@ -59,115 +57,6 @@ pub struct LocalGlobalArgs {
     pub device: Option<String>,
 }
 
-/// One `bench local-global` record.
-#[derive(Debug, Clone, Serialize)]
-pub struct LocalGlobalRecord {
-    /// `quick`, `table1-2`, `table3` or `fig9`.
-    pub experiment: &'static str,
-    /// Scene or mesh.
-    pub scene: String,
-    /// Vertices.
-    pub vertices: usize,
-    /// Elements (tets or triangles).
-    pub elements: usize,
-    /// `arap`, `corotational` or `neo-hookean`.
-    pub constitutive: &'static str,
-    /// Young's modulus (Pa).
-    pub young: f64,
-    /// `sparse-inverse`, `triangular`, `jacobi` or `jacobi-chebyshev`.
-    pub global_method: String,
-    /// Local-global iterations per frame.
-    pub iterations: usize,
-    /// Median local step per iteration (ms).
-    pub local_ms: f64,
-    /// Median global step per iteration (ms).
-    pub global_ms: f64,
-    /// Median frame (ms).
-    pub frame_ms: f64,
-    /// Bytes of our `S` (of the scalar `A_s`; values, runs, column pointers).
-    pub s_bytes: usize,
-    /// Bytes of the values of `S` of the 3n×3n matrix `A_s ⊗ I₃`, as the paper stores it:
-    /// the axes do not couple, so it is three copies of ours (`3 nnz` values).
-    pub s_bytes_3n: usize,
-    /// Bytes of a dense `A⁻¹` (3n × 3n doubles).
-    pub dense_inverse_bytes: usize,
-    /// Relative error after `iterations` iterations (Fig. 9 definition), when measured.
-    pub rel_error: Option<f64>,
-    /// Relative error after each iteration (Fig. 9).
-    pub errors: Vec<f64>,
-    /// `[local_global] acceleration` of the row (`none`, `anderson`, `lbfgs`).
-    pub acceleration: &'static str,
-    /// Iterations until the Fig. 9 error first falls to 1e-3 (acceleration rows).
-    pub iterations_to_1e3: Option<usize>,
-    /// Frame time per iteration (ms; acceleration rows).
-    pub iteration_ms: Option<f64>,
-    /// Global step bandwidth: bytes of `S` (sparse inverse) or of the factor
-    /// (triangular) streamed twice plus the vectors, per `global_ms` (GB/s;
-    /// on the GPU, the bytes its two CSR products read, over the whole step with transfers).
-    pub global_gbs: Option<f64>,
-    /// Copy bandwidth measured in the same run (GB/s).
-    pub copy_gbs: f64,
-    /// The paper's figure for this row (zeng2025 Tables 1–3), when it has one.
-    pub paper: Option<PaperFigures>,
-    /// Where the global step ran: `cpu` or `gpu`.
-    pub device: &'static str,
-    /// The GPU adapter of a `gpu` row (a CPU adapter such as lavapipe
-    /// makes it a correctness run, not a speed).
-    pub adapter: Option<String>,
-    /// Machine and build context.
-    pub context: Context,
-}
-
-impl PaperFigures {
-    /// A Table 3 row: memory, local, global and frame milliseconds.
-    fn table3(s_mb: f64, local: f64, global: f64, frame: f64) -> Self {
-        PaperFigures { s_mb, local_ms: Some(local), global_ms: Some(global), frame_ms: Some(frame) }
-    }
-
-    /// A Table 1–2 entry: memory only.
-    fn memory(s_mb: f64) -> Self {
-        PaperFigures { s_mb, local_ms: None, global_ms: None, frame_ms: None }
-    }
-}
-
-/// The paper's numbers for a row (RTX 4090 GPU + 24-core CPU).
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct PaperFigures {
-    /// Memory of S (MB).
-    pub s_mb: f64,
-    /// Local step per iteration (ms).
-    pub local_ms: Option<f64>,
-    /// Global step per iteration (ms).
-    pub global_ms: Option<f64>,
-    /// Frame (ms).
-    pub frame_ms: Option<f64>,
-}
-
-/// zeng2025's twisting bar (`benchmarks/scenes/lg-bar.toml`) with `cells`,
-/// Young's modulus, a global-step method (`jacobi-chebyshev`: Jacobi with
-/// Chebyshev acceleration, ρ = 0.9992, γ = 0.9) and iterations per frame.
-pub(crate) fn bar(
-    cells: [usize; 3],
-    young: f64,
-    method: &str,
-    iterations: usize,
-) -> Result<Scene, BenchError> {
-    let mut scene = template("lg-bar")?;
-    let s = &mut scene.spec;
-    s.local_global.iterations = iterations;
-    s.local_global.global_step = match method.trim_end_matches("-chebyshev") {
-        "jacobi" => GlobalStepMethod::Jacobi,
-        "triangular" => GlobalStepMethod::Triangular,
-        _ => GlobalStepMethod::SparseInverse,
-    };
-    if method == "jacobi-chebyshev" {
-        s.local_global.chebyshev = Some(Chebyshev { rho: 0.9992, gamma: 0.9, ..Default::default() });
-    }
-    s.bodies[0].mesh = MeshSpec::Box { size: [2.0, 1.0, 1.0], cells };
-    s.bodies[0].material.young = young;
-    Ok(scene)
-}
-
 /// zeng2025 Table 1's stretched cloth (`benchmarks/scenes/lg-cloth.toml`).
 fn cloth(cells: usize, model: Constitutive, bending: Option<BendingModel>) -> Result<Scene, BenchError> {
     let mut scene = template("lg-cloth")?;
@@ -183,84 +72,6 @@ fn file_mesh(mesh: MeshSpec) -> Result<Scene, BenchError> {
     let mut scene = template("lg-mesh")?;
     scene.spec.bodies[0].mesh = mesh;
     Ok(scene)
-}
-
-pub(crate) fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
-    let scene = scene?;
-    let w = scene.build()?;
-    match w.local_global() {
-        Some(_) => Ok(w),
-        None => Err(BenchError::Other(format!("{}: not a local-global scene", scene.label))),
-    }
-}
-
-/// The local-global integrator of a world [`build`] made.
-pub(crate) fn lg(w: &World) -> &LocalGlobal {
-    w.local_global().expect("built as a local-global world")
-}
-
-/// A record with the static figures of a world (sizes, memory).
-pub(crate) fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs: f64) -> LocalGlobalRecord {
-    let body = &w.model.bodies[0];
-    let g = lg(w).global_solver(0);
-    let n = body.vertex_count();
-    let (s_bytes, nnz) = g.sparse_inverse().map_or((0, 0), |s| (s.stream_bytes(), s.nnz()));
-    LocalGlobalRecord {
-        experiment,
-        scene: scene.to_string(),
-        vertices: n,
-        elements: body.elements(),
-        constitutive: body.constitutive.name(),
-        young: 0.0,
-        global_method: g.method.name().to_string(),
-        iterations: lg(w).settings.iterations,
-        local_ms: 0.0,
-        global_ms: 0.0,
-        frame_ms: 0.0,
-        s_bytes,
-        s_bytes_3n: 8 * 3 * nnz,
-        dense_inverse_bytes: 8 * 9 * n * n,
-        rel_error: None,
-        errors: Vec::new(),
-        acceleration: lg(w).settings.acceleration.name(),
-        iterations_to_1e3: None,
-        iteration_ms: None,
-        global_gbs: None,
-        copy_gbs,
-        paper: None,
-        device: if lg(w).device_adapter().is_some() { "gpu" } else { "cpu" },
-        adapter: lg(w).device_adapter().map(String::from),
-        context: Context::now(),
-    }
-}
-
-/// Times `frames` frames after 2 warm-up frames: medians per iteration.
-pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecord) -> Result<(), BenchError> {
-    for _ in 0..2 {
-        w.step()?;
-    }
-    let k = lg(w).settings.iterations as f64;
-    let (mut local, mut global, mut frame) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..frames.max(1) {
-        let s = w.step()?;
-        local.push(s.stage_ms.get(Stage::LocalStep) / k);
-        global.push(s.stage_ms.get(Stage::GlobalStep) / k);
-        frame.push(s.step_ms);
-    }
-    r.local_ms = median_p90(&mut local).0;
-    r.global_ms = median_p90(&mut global).0;
-    r.frame_ms = median_p90(&mut frame).0;
-    let g = lg(w).global_solver(0);
-    // On the device: its two CSR layouts of S and the vectors; on the CPU:
-    // two passes over S (sparse inverse) or over the factor (triangular),
-    // plus b, x and the intermediate vectors (~6 × 3n doubles).
-    let vectors = 6 * 8 * w.model.bodies[0].dofs();
-    let cpu =
-        g.sparse_inverse().map(|s| 2 * s.stream_bytes()).or_else(|| g.factor().map(|f| 2 * f.sweep_bytes()));
-    if let Some(bytes) = g.device_bytes().or(cpu.map(|b| b + vectors)) {
-        r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
-    }
-    Ok(())
 }
 
 /// A frame of the twisted bar (Fig. 9 a) and its Newton solution's energy.
@@ -312,7 +123,6 @@ fn convergence(
     Ok((trace[1..].iter().map(|q| (e(q) - frame.reference) / (e0 - frame.reference)).collect(), ms))
 }
 
-pub(crate) const BAR_5K: [usize; 3] = [26, 13, 13];
 const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
     // cells, paper S (MB), paper local, global, frame (ms)
     ([26, 13, 13], 125.02, 0.87, 0.27, 6.23),

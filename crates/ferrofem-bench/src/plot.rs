@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::delassus::DelassusBenchRecord;
+use crate::records::{DelassusBenchRecord, EarlyTerminationRecord, LocalGlobalRecord};
 use crate::BenchError;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");
@@ -87,10 +87,7 @@ fn chart(
 
 /// `lg-fig9.png`: relative error against local-global iterations for the
 /// complete solution and the Jacobi baselines at each stiffness (zeng2025 Fig. 9b).
-pub fn local_global_figure(
-    dir: &Path,
-    records: &[crate::local_global::LocalGlobalRecord],
-) -> Result<(), BenchError> {
+pub fn local_global_figure(dir: &Path, records: &[LocalGlobalRecord]) -> Result<(), BenchError> {
     let rows: Vec<_> = records.iter().filter(|r| r.experiment == "fig9").collect();
     if rows.is_empty() {
         return Ok(());
@@ -155,10 +152,7 @@ pub fn local_global_figure(
 /// after one step cut at k PCG iterations (Jacobi) over the converged
 /// step's, per initial guess; `et-fig4-<scene>.png`, one panel per initial
 /// guess with the four preconditioners.
-pub fn early_termination_figures(
-    dir: &Path,
-    records: &[crate::early_termination::EarlyTerminationRecord],
-) -> Result<(), BenchError> {
+pub fn early_termination_figures(dir: &Path, records: &[EarlyTerminationRecord]) -> Result<(), BenchError> {
     std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
     register_font();
     let rows: Vec<_> = records.iter().filter(|r| r.experiment == "fig3").collect();
@@ -199,8 +193,8 @@ pub fn early_termination_figures(
 
 /// (iterations, kinetic energy / converged) of the matching records.
 fn ratio_points(
-    rows: &[&crate::early_termination::EarlyTerminationRecord],
-    keep: impl Fn(&crate::early_termination::EarlyTerminationRecord) -> bool,
+    rows: &[&EarlyTerminationRecord],
+    keep: impl Fn(&EarlyTerminationRecord) -> bool,
 ) -> Vec<(f64, f64)> {
     rows.iter()
         .filter(|r| keep(r))

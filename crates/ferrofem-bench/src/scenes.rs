@@ -50,3 +50,11 @@ mod tests {
         }
     }
 }
+
+/// The system matrix of an implicit-Euler world's first body after a step.
+pub(crate) fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, BenchError> {
+    match world.implicit_euler() {
+        Some(ie) => Ok(&ie.workspace(0).system),
+        None => Err(BenchError::Other("this benchmark times implicit-Euler scenes".into())),
+    }
+}

@@ -12,8 +12,9 @@ use ferrofem::stats::{median_p90, Stage, StageTimes, Summary};
 
 use crate::accuracy::{accuracy, Accuracy};
 use crate::bandwidth::copy_bandwidth_gbs;
+use crate::records::write_json;
 use crate::sysinfo::{cpu_time_s, Context};
-use crate::{write_json, BenchError};
+use crate::BenchError;
 
 /// Arguments of `bench step`.
 #[derive(Debug, Args)]
@@ -116,7 +117,7 @@ pub fn bench_step(a: StepArgs) -> Result<(), BenchError> {
     let cpu0 = cpu_time_s();
     let records: Vec<_> = (0..steps).map(|_| world.step()).collect::<Result<_, _>>()?;
     let summary = Summary::of(&records);
-    let a0 = crate::system_matrix(&world)?;
+    let a0 = crate::scenes::system_matrix(&world)?;
     let x = vec![1.0; a0.nrows()];
     let mut y = vec![0.0; a0.nrows()];
     let mut spmv: Vec<f64> = (0..30)

@@ -89,7 +89,7 @@ impl Gpu {
     /// layout from the shader), compiled on first use.
     pub(crate) fn pipeline(&self, name: &'static str, source: &str) -> wgpu::ComputePipeline {
         let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        cache.entry(name).or_insert_with(|| crate::kernel::compile(self, name, source)).clone()
+        cache.entry(name).or_insert_with(|| compile(self, name, source)).clone()
     }
 
     /// Waits for the queue and returns the first error the device reported.
@@ -102,6 +102,22 @@ impl Gpu {
             (None, Ok(_)) => Ok(()),
         }
     }
+}
+
+/// Compiles a compute pipeline from WGSL source (entry point `main`,
+/// layout taken from the shader); [`Gpu::pipeline`] keeps it.
+fn compile(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
+    let desc =
+        wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };
+    let module = gpu.device.create_shader_module(desc);
+    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
 }
 
 /// The adapter named by `wanted` (a part of its name), else the fastest kind.

@@ -66,22 +66,6 @@ pub(crate) fn uniform(gpu: &Gpu, values: &[u32]) -> wgpu::Buffer {
     })
 }
 
-/// Compiles a compute pipeline from WGSL source (entry point `main`,
-/// layout taken from the shader); [`Gpu::pipeline`] keeps it.
-pub(crate) fn compile(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
-    let desc =
-        wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) };
-    let module = gpu.device.create_shader_module(desc);
-    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    })
-}
-
 /// A bind group of `buffers` at bindings 0, 1, … of the pipeline's group 0.
 pub(crate) fn bind(
     gpu: &Gpu,

@@ -15,6 +15,7 @@ mod error;
 pub mod ldlt;
 pub mod pcg;
 pub mod simd;
+pub mod spin;
 mod split;
 pub mod team;
 pub mod vector;

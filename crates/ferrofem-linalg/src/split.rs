@@ -122,21 +122,7 @@ impl Dag {
 /// Spins until `flag` is set (another thread is running that step), yielding
 /// the core after a while on a machine with more threads than cores.
 fn wait_for(flag: &AtomicBool) {
-    spin_until(|| flag.load(Ordering::Acquire));
-}
-
-/// Spins until `done()`, yielding the core after 4,096 spins (on a machine
-/// with more threads than cores the thread it waits for needs it).
-pub(crate) fn spin_until(done: impl Fn() -> bool) {
-    let mut spins = 0u32;
-    while !done() {
-        if spins < 4096 {
-            std::hint::spin_loop();
-            spins += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
+    crate::spin::spin_until(|| flag.load(Ordering::Acquire));
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::split::spin_until;
+use crate::spin::{spin_until, Backoff};
 
 /// A section's closure, as the helper calls it.
 type Part<'a> = &'a (dyn Fn(usize) + Sync);
@@ -86,7 +86,7 @@ pub fn with_team<R>(body: impl FnOnce() -> R) -> R {
 
 /// The helper: claims and runs parts of each section until told to quit.
 fn help(shared: &Shared) {
-    let mut spins = 0u32;
+    let mut backoff = Backoff::new();
     while !shared.quit.load(Ordering::Acquire) {
         if let Some(i) = claim(shared) {
             // SAFETY: part `i` of the current section is claimed and not
@@ -97,12 +97,9 @@ fn help(shared: &Shared) {
                 *shared.panic.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
             }
             shared.done.fetch_add(1, Ordering::Release);
-            spins = 0;
-        } else if spins < 4096 {
-            std::hint::spin_loop();
-            spins += 1;
+            backoff.reset();
         } else {
-            std::thread::yield_now();
+            backoff.snooze();
         }
     }
 }

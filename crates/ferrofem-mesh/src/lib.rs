@@ -6,6 +6,7 @@
 //! This crate knows nothing of physics: coordinates are plain `[f64; 3]`.
 #![warn(missing_docs)]
 
+mod check;
 mod error;
 pub mod generate;
 pub mod io;

@@ -1,5 +1,7 @@
 use std::collections::HashMap;
 
+use crate::check::{check_finite, check_indices};
+
 use crate::{cross, dot, sub, Aabb, MeshError, TriMesh};
 
 /// A linear tetrahedral mesh: vertex positions and 4-vertex elements.
@@ -224,32 +226,6 @@ impl TetMesh {
             *p = [0, 1, 2].map(|d| scale * r[d] + translation[d]);
         }
     }
-}
-
-pub(crate) fn check_finite(vertices: &[[f64; 3]]) -> Result<(), MeshError> {
-    for (i, p) in vertices.iter().enumerate() {
-        if let Some(&value) = p.iter().find(|x| !x.is_finite()) {
-            return Err(MeshError::NonFinite { vertex: i, value });
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn check_indices<const N: usize>(
-    elements: &[[usize; N]],
-    vertices: usize,
-) -> Result<(), MeshError> {
-    for (e, el) in elements.iter().enumerate() {
-        for (k, &i) in el.iter().enumerate() {
-            if i >= vertices {
-                return Err(MeshError::IndexOutOfRange { element: e, index: i, vertices });
-            }
-            if el[..k].contains(&i) {
-                return Err(MeshError::RepeatedVertex { element: e, vertex: i });
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

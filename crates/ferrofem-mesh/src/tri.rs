@@ -1,4 +1,4 @@
-use crate::tet::{check_finite, check_indices};
+use crate::check::{check_finite, check_indices};
 use crate::{cross, dot, sub, Aabb, MeshError};
 
 /// A triangle surface mesh (a boundary surface, an obstacle or a cloth).

@@ -6,6 +6,7 @@
 
 mod convert;
 mod mesh;
+mod scene_dict;
 mod simulation;
 
 use pyo3::exceptions::PyRuntimeError;

@@ -13,8 +13,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{guarded, rows3, rows_of, to_dict, toml_table};
+use crate::convert::{guarded, rows3, rows_of, to_dict};
 use crate::mesh::MeshFiles;
+use crate::scene_dict::toml_table;
 
 /// An obstacle's pose as Python sees it: translation and rotation matrix.
 type Pose<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);

@@ -21,6 +21,7 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ferrofem_linalg::simd::Stored;
+use ferrofem_linalg::spin::Backoff;
 use nalgebra::{Matrix3, Vector3};
 
 use super::{group_update, ConstraintGroup, Pgs, PgsSolve};
@@ -113,8 +114,9 @@ impl<P: Stored> Pipeline<'_, P> {
 
     /// Takes `busy`, scatters up to `upto`, lets go.
     fn drain(&self, upto: usize) {
+        let mut backoff = Backoff::new();
         while self.busy.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            std::hint::spin_loop();
+            backoff.snooze();
         }
         self.scatter_until(upto);
         self.busy.store(false, Ordering::Release);
@@ -122,7 +124,7 @@ impl<P: Stored> Pipeline<'_, P> {
 
     /// The second thread: scatters resolved items as they come, until the solve ends.
     fn scatterer(&self) {
-        let mut idle = 0u32;
+        let mut backoff = Backoff::new();
         while !self.finished.load(Ordering::Acquire) {
             let ready = self.resolved.0.load(Ordering::Acquire);
             if ready > self.scattered.0.load(Ordering::Relaxed)
@@ -130,15 +132,10 @@ impl<P: Stored> Pipeline<'_, P> {
             {
                 self.scatter_until(ready);
                 self.busy.store(false, Ordering::Release);
-                idle = 0;
+                backoff.reset();
                 continue;
             }
-            idle += 1;
-            if idle.is_multiple_of(64) {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            backoff.snooze();
         }
     }
 }

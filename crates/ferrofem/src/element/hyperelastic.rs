@@ -12,6 +12,7 @@ use nalgebra::{Matrix3, Matrix3x2, SMatrix, SVector, Vector3};
 use serde::{Deserialize, Serialize};
 
 use super::lanes::lanewise;
+pub use super::polar::{signed_svd3, thin_svd32};
 
 /// The constitutive model of a body under the local-global integrator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -336,30 +337,6 @@ fn prox_newton<const D: usize>(
         }
     }
     x
-}
-
-/// Signed SVD of a 3×3 `F = U diag(σ) Vᵀ` with `U, V` rotations; an
-/// inverted `F` gets a negative smallest σ (Irving et al. 2004).
-pub fn signed_svd3(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
-    let svd = nalgebra::SVD::new(*f, true, true);
-    let (mut u, mut s, mut vt) =
-        (svd.u.unwrap_or_default(), svd.singular_values, svd.v_t.unwrap_or_default());
-    // nalgebra sorts σ decreasingly; make U and V proper rotations.
-    if u.determinant() < 0.0 {
-        u.column_mut(2).neg_mut();
-        s[2] = -s[2];
-    }
-    if vt.determinant() < 0.0 {
-        vt.row_mut(2).neg_mut();
-        s[2] = -s[2];
-    }
-    (u, s, vt.transpose())
-}
-
-/// Thin SVD of a 3×2 membrane gradient `F = U diag(σ) Vᵀ`, σ ≥ 0.
-pub fn thin_svd32(f: &Matrix3x2<f64>) -> (SMatrix<f64, 3, 2>, SVector<f64, 2>, SMatrix<f64, 2, 2>) {
-    let svd = nalgebra::SVD::new(*f, true, true);
-    (svd.u.unwrap_or_default(), svd.singular_values, svd.v_t.unwrap_or_default().transpose())
 }
 
 /// Singular values, with `U` and `V`, of a 3×D deformation gradient, and

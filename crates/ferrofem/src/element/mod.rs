@@ -6,6 +6,7 @@ pub mod hyperelastic;
 pub mod lanes;
 pub mod polar;
 pub mod rest;
+pub mod tet_lanes;
 
 pub use bending::{Bending, BendingModel, Stencil};
 pub use corotational::TetEval;

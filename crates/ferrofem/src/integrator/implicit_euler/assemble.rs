@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::pattern::AssemblyPattern;
 use super::BodyWorkspace;
 use crate::body::Body;
-use crate::element::{lanes, PolarMethod, TetElement, TetEval};
+use crate::element::{lanes, tet_lanes, PolarMethod, TetElement, TetEval};
 use crate::state::BodyState;
 
 /// Vertices per parallel task of the row gather.
@@ -68,7 +68,7 @@ fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace,
     batches.for_each(|(((evs, kvs), rs), tets)| match polar {
         PolarMethod::Jacobi { max_sweeps, tolerance } => {
             let mut f = [Matrix3::zeros(); lanes::LANES];
-            lanes::tet_rotations(tets, x, rs, &mut f[..tets.len()], max_sweeps, tolerance);
+            tet_lanes::tet_rotations(tets, x, rs, &mut f[..tets.len()], max_sweeps, tolerance);
             for (l, t) in tets.iter().enumerate() {
                 evs[l] = t.evaluate_at(&f[l], rs[l]);
                 kvs[l] = kv(t, &evs[l]);

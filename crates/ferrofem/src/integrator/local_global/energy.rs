@@ -9,7 +9,8 @@ use super::local::Incidence;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
-use crate::element::lanes::{energy_and_stress_dispatch, LANES, POLAR_SWEEPS};
+use crate::element::lanes::{LANES, POLAR_SWEEPS};
+use crate::element::tet_lanes::energy_and_stress_dispatch;
 use crate::element::Constitutive;
 use crate::element::{Element, TetElement};
 

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::Gradient;
-use crate::element::lanes::{tet_local_step, LANES};
+use crate::element::lanes::LANES;
+use crate::element::tet_lanes::tet_local_step;
 use crate::element::Constitutive;
 use crate::element::{Element, TetElement};
 

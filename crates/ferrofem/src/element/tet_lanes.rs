@@ -1,0 +1,410 @@
+//! The tet kernels of the local step and of implicit Euler's co-rotational
+//! assembly, several elements at a time, one element per SIMD lane
+//! (zeng2025 eq. 5; dahl2019 §3.3), on the lane algebra of
+//! [`super::lanes`], in the widest build the processor runs (AVX-512,
+//! AVX2 or the baseline).
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::hyperelastic::neo_hookean_prox;
+use super::lanes::*;
+use super::{Constitutive, Lame, TetElement};
+
+/// Neo-Hookean's local projection of `L` gradients,
+/// `p = U diag(σ*) Vᵀ = F V diag(σ*/s) Vᵀ` (`F = U diag(s) Vᵀ`), without a
+/// polar decomposition: `FᵀF = V diag(s²) Vᵀ` by cyclic Jacobi on
+/// `V₀ᵀ FᵀF V₀` from the tet's last eigenbasis `V₀` (`basis`), and
+/// `σ* =` [`neo_hookean_prox`] of `s`, all in lanes. The sweeps stop at
+/// [`EIGEN_TOLERANCE`]; the projection adds the first-order response to
+/// what is left of the off-diagonal, so its error is second order. A lane
+/// with `det F ≤ 0`, with `s_min² < 1e-4 ‖FᵀF‖` (where `1/s` would amplify
+/// rounding), or that the sweeps or the prox leave unconverged takes the
+/// one-element projection (signed SVD, damped Newton). `basis` ← `V`.
+#[inline(always)]
+fn neo_hookean_lanes<const L: usize>(
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &Lanes<L>,
+    basis: &mut [Matrix3<f64>; L],
+) -> [Matrix3<f64>; L] {
+    let mut v = warm_basis(basis);
+    let mut a = mul_tn(&v, &mul_nn(&mul_tn(f, f), &v));
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        for l in 0..L {
+            let m = 0.5 * (a[at(i, j)][l] + a[at(j, i)][l]);
+            (a[at(i, j)][l], a[at(j, i)][l]) = (m, m);
+        }
+    }
+    let eigen = symmetric_eigen(&mut a, &mut v, 8, EIGEN_TOLERANCE);
+    let (n, det) = (norm(&a), determinant(f));
+    let mut s = [[0.0; L]; 3];
+    let mut usable = [true; L];
+    for (i, si) in s.iter_mut().enumerate() {
+        for l in 0..L {
+            let eigenvalue = a[at(i, i)][l];
+            si[l] = eigenvalue.max(0.0).sqrt();
+            usable[l] &= eigenvalue >= 1e-4 * n[l];
+        }
+    }
+    let (sigma, c, prox) = neo_hookean_prox::<3, L>(lame, k, &s);
+    // B = diag(σᵢ/sᵢ) plus the first-order response of V diag(h(s²)) Vᵀ,
+    // h(s²) = σ(s)/s, to A's off-diagonal rest: A_ij (hᵢ − hⱼ)/(sᵢ² − sⱼ²)
+    // = A_ij σⱼ (k σᵢ sⱼ − a σᵢ σⱼ + c) / ((a σᵢ σⱼ − c) sᵢ sⱼ (sᵢ + sⱼ)),
+    // a = μ + k, from subtracting the stationarity conditions.
+    let mut b = [[0.0; L]; 9];
+    for i in 0..3 {
+        for l in 0..L {
+            b[at(i, i)][l] = sigma[i][l] / s[i][l];
+        }
+    }
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        for l in 0..L {
+            let (si, sj, ti, tj, al) = (s[i][l], s[j][l], sigma[i][l], sigma[j][l], lame[l].mu + k[l]);
+            let response =
+                tj * (k[l] * ti * sj - al * ti * tj + c[l]) / ((al * ti * tj - c[l]) * si * sj * (si + sj));
+            b[at(i, j)][l] = a[at(i, j)][l] * response;
+            b[at(j, i)][l] = b[at(i, j)][l];
+        }
+    }
+    // p = F (V B Vᵀ).
+    let vb = mul_nn(&v, &b);
+    let mut m = [[0.0; L]; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            for l in 0..L {
+                m[at(i, j)][l] = vb[at(i, 0)][l] * v[at(j, 0)][l]
+                    + vb[at(i, 1)][l] * v[at(j, 1)][l]
+                    + vb[at(i, 2)][l] * v[at(j, 2)][l];
+            }
+        }
+    }
+    let p = mul_nn(f, &m);
+    let mut out = [Matrix3::zeros(); L];
+    for l in 0..L {
+        if det[l] > 0.0 && usable[l] && eigen[l] && prox[l] {
+            (basis[l], out[l]) = (unpack(&v, l), unpack(&p, l));
+        } else {
+            let fl = unpack(f, l);
+            basis[l] = Matrix3::identity();
+            out[l] = super::hyperelastic::local_projection(
+                Constitutive::NeoHookean,
+                lame[l],
+                k[l],
+                &fl,
+                &Matrix3::identity(),
+            );
+        }
+    }
+    out
+}
+
+/// The local projection `p = argmin ψ(p) + k/2 ‖p − F‖²` (zeng2025 eq. 5)
+/// of `L` tets, each lane equal (to rounding) to
+/// [`super::hyperelastic::local_projection`]: for ARAP the closest
+/// rotation, warm-started from `rotation` by at most `arap_sweeps` sweeps
+/// of the polar iteration (bitwise the one-element iteration with that
+/// bound; the SVD's rotation where `rotation` is not one); for
+/// co-rotational `corotational_lanes` at the converged rotation;
+/// for Neo-Hookean `neo_hookean_lanes`, with no rotation: its eigenbasis
+/// of `FᵀF` takes the place of the rotation in `rotation`. `rotation` is
+/// updated with the rotation of `F` (Neo-Hookean: the eigenbasis).
+#[inline(always)]
+pub fn local_projection<const L: usize>(
+    model: Constitutive,
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &Lanes<L>,
+    rotation: &mut [Matrix3<f64>; L],
+    arap_sweeps: usize,
+) -> [Matrix3<f64>; L] {
+    if model == Constitutive::Arap {
+        let (r, warm_ok, _) = polar(f, rotation, arap_sweeps, POLAR_TOLERANCE);
+        for (l, rotation) in rotation.iter_mut().enumerate() {
+            *rotation = if warm_ok[l] { unpack(&r, l) } else { svd_rotation(&unpack(f, l)) };
+        }
+        return *rotation;
+    }
+    if model == Constitutive::Corotational {
+        let (mut r, _, converged) = polar(f, rotation, POLAR_SWEEPS, POLAR_TOLERANCE);
+        for (l, rotation) in rotation.iter_mut().enumerate() {
+            if !converged[l] {
+                let fallback = svd_rotation(&unpack(f, l));
+                (0..9).for_each(|e| r[e][l] = fallback[e]);
+            }
+            *rotation = unpack(&r, l);
+        }
+        let p = corotational_lanes(lame, k, f, &r);
+        return std::array::from_fn(|l| unpack(&p, l));
+    }
+    neo_hookean_lanes(lame, k, f, rotation)
+}
+
+/// [`super::hyperelastic::corotational_projection`] per lane,
+/// `p = (k F + c R)/a`, with the
+/// same operations in the same order (bitwise the one-element result).
+#[inline(always)]
+fn corotational_lanes<const L: usize>(
+    lame: &[Lame; L],
+    k: &[f64; L],
+    f: &Lanes<L>,
+    r: &Lanes<L>,
+) -> Lanes<L> {
+    let mut p = [[0.0; L]; 9];
+    for l in 0..L {
+        let (a, lambda) = (2.0 * lame[l].mu + k[l], lame[l].lambda);
+        let g = 2.0 * lame[l].mu + lambda * 3.0;
+        let mut t = 0.0;
+        for e in 0..9 {
+            t += r[e][l] * f[e][l];
+        }
+        let c = (g * a - lambda * k[l] * t) / (a + lambda * 3.0);
+        let inv = 1.0 / a;
+        for e in 0..9 {
+            p[e][l] = (f[e][l] * k[l] + r[e][l] * c) * inv;
+        }
+    }
+    p
+}
+
+/// `(ψ(F), P(F))` of `L` tets (per unit volume), each lane equal to
+/// rounding to [`super::hyperelastic::energy_and_stress`] (`None`: an
+/// infinite energy), without an SVD: ARAP and co-rotational from the
+/// rotation alone, `ψ = μ ‖F − R‖² + λ/2 (tr RᵀF − 3)²`,
+/// `P = 2μ (F − R) + λ (tr RᵀF − 3) R` (λ = 0 for ARAP), `R` by the polar
+/// iteration warm-started from (and updating) `rotation`; Neo-Hookean in
+/// closed form, `P = μ F + (λ ln J − μ) F⁻ᵀ`. ARAP's iteration stops
+/// after `arap_sweeps` sweeps from a warm start, as in
+/// [`local_projection`]: the result is then the local-global energy
+/// `μ ‖F − R‖²` at that `R` (at least ψ, equal once `R` has converged)
+/// and its gradient at fixed `R`; co-rotational's converges.
+#[inline(always)]
+pub fn energy_and_stress<const L: usize>(
+    model: Constitutive,
+    lame: &[Lame; L],
+    f: &[Matrix3<f64>; L],
+    rotation: &mut [Matrix3<f64>; L],
+    arap_sweeps: usize,
+) -> [Option<(f64, Matrix3<f64>)>; L] {
+    if model == Constitutive::NeoHookean {
+        return std::array::from_fn(|l| neo_hookean(lame[l], &f[l]));
+    }
+    let bounded = model == Constitutive::Arap && arap_sweeps < POLAR_SWEEPS;
+    let sweeps = if bounded { arap_sweeps } else { POLAR_SWEEPS };
+    let (r, warm, converged) = polar(&pack(f), rotation, sweeps, STRESS_POLAR_TOLERANCE);
+    std::array::from_fn(|l| {
+        let usable = converged[l] || (bounded && warm[l]);
+        let rl = if usable { unpack(&r, l) } else { svd_rotation(&f[l]) };
+        rotation[l] = rl;
+        let (mu, lambda) = (lame[l].mu, if model == Constitutive::Arap { 0.0 } else { lame[l].lambda });
+        let (e, tr) = (f[l] - rl, (rl.transpose() * f[l]).trace() - 3.0);
+        Some((mu * e.norm_squared() + 0.5 * lambda * tr * tr, e * (2.0 * mu) + rl * (lambda * tr)))
+    })
+}
+
+/// Neo-Hookean `(ψ, P)` of `F` (`None` where `J ≤ 0`).
+fn neo_hookean(lame: Lame, f: &Matrix3<f64>) -> Option<(f64, Matrix3<f64>)> {
+    let j = f.determinant();
+    if j.is_nan() || j <= 0.0 {
+        return None;
+    }
+    let (lj, f_inv_t) = (j.ln(), f.try_inverse()?.transpose());
+    let psi = 0.5 * lame.mu * (f.norm_squared() - 3.0) - lame.mu * lj + 0.5 * lame.lambda * lj * lj;
+    Some((psi, f * lame.mu + f_inv_t * (lame.lambda * lj - lame.mu)))
+}
+
+/// A public function of [`LANES`] lanes that runs the AVX-512 or the AVX2
+/// build of a lane kernel where the processor has it (the same arithmetic
+/// in wider registers: the lanes never mix, and Rust forms no fused
+/// multiply-adds, so every build gives the same bits). AVX-512 makes the
+/// local step of `drop-lg` 16 % quicker than AVX2 on one thread.
+macro_rules! dispatch {
+    ($(#[$doc:meta])* $name:ident, $avx:ident, $avx512:ident => $kernel:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor has AVX-512F (checked just above).
+                return unsafe { $avx512($($arg),*) };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { $avx($($arg),*) };
+            }
+            $kernel($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        #[allow(clippy::too_many_arguments)]
+        fn $avx($($arg: $ty),*) -> $ret {
+            $kernel($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        #[allow(clippy::too_many_arguments)]
+        fn $avx512($($arg: $ty),*) -> $ret {
+            $kernel($($arg),*)
+        }
+    };
+}
+
+/// The kernel of [`tet_local_step`]: `F` (plus the dual) per lane,
+/// [`local_projection`], the dual update and each tet's right-hand-side
+/// shares.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tet_batch(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    duals: &mut [Matrix3<f64>],
+    targets: &mut [Matrix3<f64>],
+    rotations: &mut [Matrix3<f64>],
+    pulls: &mut [[Vector3<f64>; 4]],
+    arap_sweeps: usize,
+) {
+    let n = tets.len();
+    assert!(n > 0 && n <= LANES && duals.len() == n && targets.len() == n && rotations.len() == n);
+    assert_eq!(pulls.len(), n);
+    let e = |l: usize| &tets[l.min(n - 1)];
+    let f = gradients(tets, x, model.uses_dual().then_some(&*duals));
+    let lame = lanewise(|l| e(l).lame);
+    let k = lanewise(|l| e(l).weight / e(l).measure);
+    let mut r = [Matrix3::zeros(); LANES];
+    for l in 0..LANES {
+        r[l] = rotations[l.min(n - 1)];
+    }
+    let p = local_projection(model, &lame, &k, &f, &mut r, arap_sweeps);
+    for l in 0..n {
+        rotations[l] = r[l];
+        let target = match model.uses_dual() {
+            true => {
+                duals[l] += unpack(&f, l) - duals[l] - p[l];
+                targets[l] = p[l] - duals[l];
+                targets[l]
+            }
+            false => p[l],
+        };
+        let e = &tets[l];
+        for a in 0..4 {
+            pulls[l][a] = target * e.grads[a] * e.weight;
+        }
+    }
+}
+
+dispatch!(
+    /// [`super::Element::local_step`] of `n ≤ LANES` tets at once, one per
+    /// SIMD lane ([`local_projection`]), in the widest build the
+    /// processor runs. `rotations` holds each tet's last rotation, which
+    /// warm-starts the polar iteration (at most `arap_sweeps` sweeps of it
+    /// for ARAP; for Neo-Hookean the eigenbasis of `FᵀF`, which warm-starts
+    /// its eigen-decomposition). `targets` receives `p − u` of the models with a dual
+    /// (ARAP's target is its rotation, left in `rotations`). `pulls`
+    /// receives each tet's share of the global step's right-hand side at
+    /// its vertices, `w (p − u) gₐ` (zeng2025 eq. 6), so that the gather
+    /// reads 24 bytes per incidence. Missing lanes repeat the last tet and
+    /// are discarded.
+    tet_local_step, tet_batch_avx2, tet_batch_avx512 => tet_batch(
+        tets: &[TetElement],
+        model: Constitutive,
+        x: &[f64],
+        duals: &mut [Matrix3<f64>],
+        targets: &mut [Matrix3<f64>],
+        rotations: &mut [Matrix3<f64>],
+        pulls: &mut [[Vector3<f64>; 4]],
+        arap_sweeps: usize
+    ) -> ()
+);
+
+/// The kernel of [`tet_rotations`]: `F` per lane, then the polar
+/// iteration from each tet's rotation.
+#[inline(always)]
+fn rotation_batch(
+    tets: &[TetElement],
+    x: &[f64],
+    rotations: &mut [Matrix3<f64>],
+    gradients_out: &mut [Matrix3<f64>],
+    max_sweeps: usize,
+    tolerance: f64,
+) {
+    let n = tets.len();
+    assert!(n > 0 && n <= LANES && rotations.len() == n && gradients_out.len() == n);
+    let f = gradients::<LANES>(tets, x, None);
+    let mut r = [[0.0; LANES]; 9];
+    for (k, entry) in r.iter_mut().enumerate() {
+        for (l, e) in entry.iter_mut().enumerate() {
+            *e = rotations[l.min(n - 1)][k];
+        }
+    }
+    rotation_jacobi(&f, &mut r, max_sweeps, tolerance);
+    for l in 0..n {
+        rotations[l] = unpack(&r, l);
+        gradients_out[l] = unpack(&f, l);
+    }
+}
+
+dispatch!(
+    /// The deformation gradients `F = Σₐ xₐ gₐᵀ` of `n ≤ LANES` tets into
+    /// `gradients`, and their rotations by the polar iteration of
+    /// dahl2019 §3.3 (at most `max_sweeps` sweeps to `tolerance`) from and
+    /// into `rotations`, one tet per SIMD lane: bitwise
+    /// [`super::polar::rotation_jacobi`] of each tet (implicit Euler's
+    /// co-rotational assembly, zeng2022 §3.1). Missing lanes repeat the
+    /// last tet and are discarded.
+    tet_rotations, tet_rotations_avx2, tet_rotations_avx512 => rotation_batch(
+        tets: &[TetElement],
+        x: &[f64],
+        rotations: &mut [Matrix3<f64>],
+        gradients: &mut [Matrix3<f64>],
+        max_sweeps: usize,
+        tolerance: f64
+    ) -> ()
+);
+
+dispatch!(
+    /// [`energy_and_stress`] of [`LANES`] tets.
+    energy_and_stress_dispatch, energy_and_stress_avx2, energy_and_stress_avx512 => energy_and_stress(
+        model: Constitutive,
+        lame: &[Lame; LANES],
+        f: &[Matrix3<f64>; LANES],
+        rotation: &mut [Matrix3<f64>; LANES],
+        arap_sweeps: usize
+    ) -> [Option<(f64, Matrix3<f64>)>; LANES]
+);
+
+/// `F = Σₐ xₐ gₐᵀ` of up to `L` tets in lanes (missing lanes repeat the
+/// last tet), summed in the order of [`super::Element::gradient`], plus
+/// `shift` per tet when given (the ADMM dual `u`: `F + u`). Each lane's
+/// sum stays in registers.
+#[inline(always)]
+fn gradients<const L: usize>(tets: &[TetElement], x: &[f64], shift: Option<&[Matrix3<f64>]>) -> Lanes<L> {
+    let mut f = [[0.0; L]; 9];
+    for l in 0..L {
+        let last = l.min(tets.len() - 1);
+        let e = &tets[last];
+        let mut sum = [0.0; 9];
+        for (&v, g) in e.vertices.iter().zip(&e.grads) {
+            let xv = &x[3 * v..3 * v + 3];
+            for j in 0..3 {
+                for i in 0..3 {
+                    sum[at(i, j)] += xv[i] * g[j];
+                }
+            }
+        }
+        if let Some(u) = shift {
+            for (k, s) in sum.iter_mut().enumerate() {
+                *s += u[last][k];
+            }
+        }
+        for (k, s) in sum.iter().enumerate() {
+            f[k][l] = *s;
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests;

@@ -11,9 +11,9 @@ use ferrofem_mesh::io::read_elements;
 use ferrofem_mesh::TetMesh;
 use tokio::sync::watch;
 
+use crate::error::ViewError;
 use crate::frame::{bounds, BodyView, Figures, Frame, SceneView};
 use crate::session::{Command, Reply};
-use crate::ViewError;
 
 /// One body's series: its name, topology and frames `(time, file)`.
 #[derive(Debug)]

@@ -15,10 +15,12 @@ use axum::serve::ListenerExt;
 use axum::Router;
 use tokio::sync::{oneshot, watch};
 
+use crate::error::ViewError;
 use crate::frame::Frame;
+use crate::options::{ServeOptions, Source};
 use crate::replay::Replay;
+use crate::scene_view::scene_view;
 use crate::session::{Command, Live};
-use crate::{scene_view, ServeOptions, Source, ViewError};
 
 /// What every request handler shares.
 #[derive(Clone)]

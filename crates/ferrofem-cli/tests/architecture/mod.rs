@@ -7,7 +7,7 @@
 //! other file defines. Paths are resolved through re-exports: a `pub use`
 //! is a facade that forwards a name, not a dependency of the file that
 //! writes it, so `crate::constraint::Group` leads to the file that defines
-//! `Group`. Test modules (`#[cfg(test)] mod tests`) are left out.
+//! `Group`, unless the file also uses the name in its own code. Test modules (`#[cfg(test)] mod tests`) are left out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -164,6 +164,13 @@ fn parse(source: &str) -> File {
         rest = &rest[at + end + 1..];
     }
     uses_text.push_str(rest);
+    // A re-exported name the file also uses in its own code is an import.
+    let own: BTreeSet<&str> = uses_text.split(|c: char| !is_ident(c)).collect();
+    for (alias, (path, public)) in &file.uses {
+        if *public && own.contains(alias.as_str()) {
+            file.imports.push(path.clone());
+        }
+    }
     for head in ["crate::", "super::", "self::"] {
         let mut from = 0;
         while let Some(k) = uses_text[from..].find(head) {
@@ -369,4 +376,10 @@ fn the_circle_finder_sees_a_circle_through_a_facade_and_not_through_one() {
     let krate = Crate { files };
     assert!(circles(&krate.edges()).is_empty());
     assert!(krate.edges()[&vec![]].is_empty());
+    // A re-export the root also uses itself is an import of its own.
+    let mut files = krate.files;
+    files.insert(vec![], parse("mod a; mod b; pub use a::A; pub use b::B; pub struct C; fn f(_: A) {}"));
+    files.insert(vec!["a".to_string()], parse("pub struct A(crate::C);"));
+    let krate = Crate { files };
+    assert_eq!(circles(&krate.edges()).len(), 1, "lib -> a -> lib");
 }

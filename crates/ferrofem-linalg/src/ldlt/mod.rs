@@ -6,9 +6,11 @@
 
 pub mod etree;
 mod isodof;
+mod layout;
 pub mod ordering;
 mod panel_kernels;
 mod solve;
+mod solve_plan;
 mod sparse_inverse;
 mod supernodal_solve;
 
@@ -26,10 +28,11 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Par, Side};
 
 pub use isodof::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
+pub use layout::SupernodeLayout;
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};
+pub use solve_plan::SolvePlan;
 pub use sparse_inverse::{SparseInverse, SparseInverseScratch};
-pub use supernodal_solve::SolvePlan;
 
 use crate::simd::Bf16;
 use crate::{CsrMatrix, CsrPattern, LinalgError};
@@ -251,47 +254,6 @@ impl LdltSymbolic {
         layout.postorder_rank = vec![0; order.len()];
         order.iter().enumerate().for_each(|(rank, &s)| layout.postorder_rank[s] = rank as u32);
         Ok(())
-    }
-}
-
-/// Supernodes of the factor: supernode `s` owns columns `begin[s]..begin[s+1]`;
-/// its panel (rows: own columns, then `pattern(s)`, all ancestors) is stored
-/// column-major with the unit-lower `L_ss` above the rectangular `L_bs`.
-#[derive(Debug, Clone, Default)]
-pub struct SupernodeLayout {
-    /// First column of each supernode, and `n` at the end.
-    pub begin: Vec<usize>,
-    pattern_ptr: Vec<usize>,
-    pattern: Vec<u32>,
-    value_ptr: Vec<usize>,
-    /// Supernode of each column.
-    pub of_column: Vec<u32>,
-    /// Parent supernode (the supernode of the first pattern row), or [`etree::NONE`].
-    pub parent: Vec<usize>,
-    /// Rank of each supernode in a postorder of the supernodal tree: the
-    /// supernodes of any subtree have consecutive ranks.
-    pub postorder_rank: Vec<u32>,
-}
-
-impl SupernodeLayout {
-    /// Number of supernodes.
-    pub fn len(&self) -> usize {
-        self.parent.len()
-    }
-
-    /// Whether there are no supernodes.
-    pub fn is_empty(&self) -> bool {
-        self.parent.is_empty()
-    }
-
-    /// Number of columns of supernode `s`.
-    pub fn width(&self, s: usize) -> usize {
-        self.begin[s + 1] - self.begin[s]
-    }
-
-    /// Rows below the diagonal block of supernode `s` (sorted, permuted numbering).
-    pub fn pattern(&self, s: usize) -> &[u32] {
-        &self.pattern[self.pattern_ptr[s]..self.pattern_ptr[s + 1]]
     }
 }
 

@@ -1,0 +1,125 @@
+//! The implicit-Euler settings of a scene's `[implicit_euler]` table:
+//! the free-motion PCG's initial guess, preconditioner and refresh
+//! (dahl2019 §3.2–3.3, zeng2022 §3.1), and the co-rotational polar method.
+
+use serde::{Deserialize, Serialize};
+
+use ferrofem_linalg::{Ordering, Precision};
+
+use crate::element::PolarMethod;
+
+/// Starting point of the free-motion PCG, named after the velocity
+/// `v(t+h)` it assumes (dahl2019 §3.2); the solver's unknown is
+/// `Δv = v(t+h) − v(t)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialGuess {
+    /// `v(t+h) = 0`, i.e. `Δv = −v(t)`: stable but over-damped when stopped early.
+    Zero,
+    /// `v(t+h) = v(t)`, i.e. `Δv = 0`.
+    #[default]
+    #[serde(alias = "previous-velocity")]
+    PreviousVelocity,
+    /// `v(t+h) = v(t) + h M⁻¹ f`: a forward-Euler step.
+    Explicit,
+}
+
+/// Preconditioner of the free-motion PCG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreconditionerKind {
+    /// No preconditioning.
+    Identity,
+    /// The lumped mass matrix.
+    Mass,
+    /// `diag(A)`.
+    #[default]
+    Jacobi,
+    /// A sparse LDLᵀ factorization of a recent `A`, refreshed every
+    /// `refresh.every` steps, possibly in the background (zeng2022 §3.4).
+    Ldlt,
+}
+
+/// When the LDLᵀ preconditioner is refactorized (zeng2022 §3.4, after
+/// Courtecuisse et al. 2010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Refresh {
+    /// Start a new factorization every this many steps (≥ 1).
+    pub every: usize,
+    /// Factorize a snapshot of `A` on a background thread while stepping on
+    /// with the newest finished factor; `false`: factorize synchronously
+    /// (deterministic, reproducible).
+    pub asynchronous: bool,
+    /// With `asynchronous`: the factor of the snapshot taken at step `s` is
+    /// used from step `s + every` exactly, the main loop waiting for it if
+    /// it is late, so runs are bitwise reproducible. `false`: the newest
+    /// finished factor is used as soon as it lands (never waits).
+    pub deterministic: bool,
+}
+
+impl Default for Refresh {
+    fn default() -> Self {
+        Refresh { every: 1, asynchronous: false, deterministic: false }
+    }
+}
+
+/// Settings of the linearized implicit Euler integrator.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImplicitEulerSettings {
+    /// PCG starting point.
+    pub initial_guess: InitialGuess,
+    /// PCG preconditioner.
+    pub preconditioner: PreconditionerKind,
+    /// Stop PCG after this many iterations (early termination).
+    pub max_iterations: Option<usize>,
+    /// Stop PCG when `‖b − AΔv‖ ≤ rel_tolerance ‖b‖`.
+    pub rel_tolerance: Option<f64>,
+    /// How element rotations are extracted.
+    pub polar: PolarMethod,
+    /// Fill-reducing ordering of the LDLᵀ preconditioner.
+    pub ordering: Ordering,
+    /// Refresh policy of the LDLᵀ preconditioner.
+    pub refresh: Refresh,
+    /// Precision the LDLᵀ preconditioner's factor is read in by PCG:
+    /// `single` keeps an `f32` copy (half the bytes per application; the
+    /// iterates, residuals and tolerance stay `f64`), `bfloat16` a bfloat16
+    /// copy beside it (a quarter of the bytes; PCG's tolerance is reached
+    /// as before, in a few more iterations when it is tight). The Delassus
+    /// operator uses the `f64` factor; the correction does too, except
+    /// under `warp`, where its backward sweep reads the `f32` copy (an old
+    /// factor stands in for the current `A`; the rounding is ≈ 1e-7 of the
+    /// compliance).
+    pub preconditioner_precision: Precision,
+    /// Warp an outdated LDLᵀ factor by the body's rotation since its
+    /// matrix was assembled, `A⁻¹ ≈ G A_s⁻¹ Gᵀ`, in PCG, the Delassus
+    /// operator and the correction ([`crate::constraint::Warp`]).
+    pub warp: bool,
+}
+
+impl Default for ImplicitEulerSettings {
+    fn default() -> Self {
+        ImplicitEulerSettings {
+            initial_guess: InitialGuess::PreviousVelocity,
+            preconditioner: PreconditionerKind::Jacobi,
+            max_iterations: Some(100),
+            rel_tolerance: Some(1e-6),
+            polar: PolarMethod::default(),
+            ordering: Ordering::Auto,
+            refresh: Refresh::default(),
+            preconditioner_precision: Precision::Double,
+            warp: false,
+        }
+    }
+}
+
+impl ImplicitEulerSettings {
+    /// PCG stopping rule.
+    pub fn pcg(&self) -> ferrofem_linalg::PcgSettings {
+        ferrofem_linalg::PcgSettings {
+            max_iterations: self.max_iterations,
+            rel_tolerance: self.rel_tolerance,
+        }
+    }
+}

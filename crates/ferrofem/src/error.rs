@@ -1,10 +1,7 @@
 use ferrofem_linalg::pcg::KrylovError;
 use ferrofem_mesh::MeshError;
 
-use ferrofem_linalg::vector::all_finite;
-
-use crate::body::Body;
-use crate::stats::Stage;
+use crate::stage::Stage;
 
 /// Everything that can stop a simulation, each with the context a user
 /// needs to act on it.
@@ -120,21 +117,6 @@ pub enum SimError {
         /// Underlying error.
         source: std::io::Error,
     },
-}
-
-/// The one non-finite guard of a step: an error naming step, body, stage
-/// and what went non-finite when `values` holds a NaN or infinity.
-pub(crate) fn guard(
-    step: usize,
-    body: &Body,
-    stage: Stage,
-    what: &'static str,
-    values: &[f64],
-) -> Result<(), SimError> {
-    if all_finite(values) {
-        return Ok(());
-    }
-    Err(SimError::NonFinite { step, body: body.name.clone(), stage, what })
 }
 
 /// What the iterations of constraint solver `method` are called.

@@ -24,6 +24,7 @@ pub mod obstacle;
 pub mod output;
 pub mod scene;
 pub mod solver;
+mod stage;
 mod state;
 pub mod stats;
 mod world;

@@ -12,7 +12,9 @@ pub use kinematics::{Kinematic, Motion};
 
 use crate::element::{Bending, Constitutive, Lame, Stencil, TetElement, TriElement};
 use crate::material::Material;
+use crate::stage::Stage;
 use crate::SimError;
+use ferrofem_linalg::vector::all_finite;
 use ferrofem_mesh::{BoundarySurface, TetMesh, TriMesh};
 
 /// Rayleigh damping `B = α M + β K` (α in 1/s, β in s).
@@ -272,4 +274,16 @@ pub struct BodySummary {
     pub mass: f64,
     /// Fixed or prescribed vertices.
     pub kinematic_vertices: usize,
+}
+
+impl Body {
+    /// The one non-finite guard of a step: an error naming the step, this
+    /// body, the stage and what went non-finite when `values` holds a NaN
+    /// or an infinity.
+    pub(crate) fn guard(&self, step: usize, stage: Stage, what: &'static str, values: &[f64]) -> Result<(), SimError> {
+        if all_finite(values) {
+            return Ok(());
+        }
+        Err(SimError::NonFinite { step, body: self.name.clone(), stage, what })
+    }
 }

@@ -2,10 +2,12 @@
 //! against the surface triangles of another, both ways (zeng2022 §3.2).
 //! Candidates come from the other body's [`SurfaceTree`].
 
-use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use super::{point, tangents, ContactSettings, Reach, SurfaceTree};
+use super::geometry::{point, tangents};
+use super::reach::Reach;
+use super::settings::ContactSettings;
+use super::tree::SurfaceTree;
 use crate::body::Body;
 
 /// A vertex of body `a` near a triangle of body `b`.
@@ -25,49 +27,6 @@ pub struct PairContact {
     pub frame: [[f64; 3]; 3],
     /// Signed gap along the normal (m).
     pub gap: f64,
-}
-
-/// Closest point of triangle `abc` to `p` as barycentric weights (Ericson,
-/// Real-Time Collision Detection §5.1.5).
-pub fn closest_on_triangle(
-    p: &Vector3<f64>,
-    a: &Vector3<f64>,
-    b: &Vector3<f64>,
-    c: &Vector3<f64>,
-) -> [f64; 3] {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return [1.0, 0.0, 0.0];
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return [0.0, 1.0, 0.0];
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return [1.0 - v, v, 0.0];
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return [0.0, 0.0, 1.0];
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return [1.0 - w, 0.0, w];
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return [0.0, 1.0 - w, w];
-    }
-    let denom = 1.0 / (va + vb + vc);
-    let (v, w) = (vb * denom, vc * denom);
-    [1.0 - v - w, v, w]
 }
 
 /// Vertex–triangle contacts between every ordered pair of distinct bodies,

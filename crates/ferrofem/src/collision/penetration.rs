@@ -9,7 +9,8 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{point, BodyPoint, PairContact};
+use super::geometry::{point, BodyPoint};
+use super::pairs::PairContact;
 use crate::body::Body;
 use crate::obstacle::Obstacle;
 

@@ -6,7 +6,7 @@ use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
-use super::{closest_on_triangle, point};
+use super::geometry::{closest_on_triangle, point};
 use ferrofem_mesh::BoundarySurface;
 
 /// Relative distance (of the search radius) under which two triangles tie.

@@ -4,6 +4,7 @@
 
 use nalgebra::Vector3;
 
+use super::key::{GroupKey, Partner};
 use crate::collision::{Contacts, Weights};
 use crate::solver::ConstraintGroup;
 use crate::state::BodyState;
@@ -11,22 +12,6 @@ use crate::Model;
 
 /// Rows of an attachment: the world axes.
 const AXES: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-
-/// Warm-start key of a group: (body, vertex, what it touches).
-pub type GroupKey = (usize, usize, Partner);
-
-/// What the constrained vertex is held against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Partner {
-    /// An obstacle.
-    Obstacle(usize),
-    /// A vertex of a mesh obstacle (the key's vertex is the obstacle's).
-    ObstacleVertex(usize),
-    /// Its attachment target.
-    Target,
-    /// A triangle of another body.
-    Body(usize),
-}
 
 /// One group of three constraint rows in world numbering.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,12 +6,14 @@
 mod compliance;
 mod groups;
 mod jacobian;
+mod key;
 pub mod proximity;
 mod rows;
 mod warp;
 
 pub use compliance::Compliance;
-pub use groups::{gather_groups, Group, GroupKey, Partner};
+pub use groups::{gather_groups, Group};
+pub use key::{GroupKey, Partner};
 pub use jacobian::ConstraintJacobian;
 pub use rows::{transpose_times, BodyRows};
 pub use warp::Warp;

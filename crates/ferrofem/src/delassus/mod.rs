@@ -12,6 +12,8 @@ mod factored;
 pub use device::DeviceDelassus;
 mod isodof;
 mod kronecker;
+mod method;
+mod record;
 mod unbuilt;
 
 use std::sync::Arc;
@@ -19,15 +21,15 @@ use std::sync::Arc;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
 use ferrofem_linalg::{CsrMatrix, Ldlt, SparseInverse};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::constraint::{Compliance, ConstraintSpace};
-use crate::stats::DelassusRecord;
 
 pub use dense::dense;
 pub use factored::FactoredDelassus;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
 pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse, kronecker_sparse_inverse};
+pub use method::DelassusMethod;
+pub use record::{DelassusCosts, DelassusRecord};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
 
 /// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
@@ -386,39 +388,6 @@ fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64], s: f64) {
     });
 }
 
-/// How `W` is obtained (`[constraint_solver] delassus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "kebab-case")]
-pub enum DelassusMethod {
-    /// Dense multi-right-hand-side solves `A⁻¹ Hᵀ` (\[CAK14\]).
-    Dense,
-    /// Single-nonzero solves along the elimination tree for the touched DOFs.
-    Isodof,
-    /// As `isodof`, reusing the solves of DOFs seen since the last factorization.
-    IsodofReuse,
-    /// Local-global with the stored sparse inverse: the touched columns of
-    /// `S` read instead of solved, `W̄ = (S Īᵀ)ᵀ D⁻¹ (S Īᵀ)` (zeng2025 eq. 27).
-    SparseInverse,
-    /// No `W`: PGS applies `H A⁻¹ Hᵀ` through the factor.
-    Unbuilt,
-    /// The cheapest of the above for the step, by [`predict`].
-    #[default]
-    Auto,
-}
-
-impl DelassusMethod {
-    /// The scene-file spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            DelassusMethod::Dense => "dense",
-            DelassusMethod::Isodof => "isodof",
-            DelassusMethod::IsodofReuse => "isodof-reuse",
-            DelassusMethod::SparseInverse => "sparse-inverse",
-            DelassusMethod::Unbuilt => "unbuilt",
-            DelassusMethod::Auto => "auto",
-        }
-    }
-}
 
 /// Rates measured by `ferrofem bench delassus` on the 2-core reference
 /// machine (flop/s). The dense multi-RHS solve sweeps all of `L` with many
@@ -431,39 +400,6 @@ const ISODOF_RATE: f64 = 1.2e11;
 const EXPAND_RATE: f64 = 3.0e9;
 const SINGLE_RATE: f64 = 5.0e9;
 
-/// Predicted milliseconds of each method for one body's step (the `auto` model).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct DelassusCosts {
-    /// `4 nnz(L) c + 2 c nnz(H)` flops.
-    pub dense_ms: f64,
-    /// Path solves and `S̄ᵀD⁻¹S̄` over the reach, plus `Ĥ W̄ Ĥᵀ`.
-    pub isodof_ms: f64,
-    /// As isodof for the DOFs not cached, plus the new–old products.
-    pub reuse_ms: f64,
-    /// Expected sweeps × groups full solves, plus the diagonal blocks.
-    pub unbuilt_ms: f64,
-    /// Local-global with `S` stored: the touched columns gathered densely
-    /// over their reach and `Zᵀ Z` (`None` where `S` is not stored).
-    pub sparse_inverse_ms: Option<f64>,
-}
-
-impl DelassusCosts {
-    /// The cheapest method (`unbuilt` only when not `assembled`); reuse
-    /// wins ties with isodof (it keeps the cache warm).
-    pub fn cheapest(&self, assembled: bool) -> DelassusMethod {
-        let unbuilt = if assembled { f64::INFINITY } else { self.unbuilt_ms };
-        [
-            (self.reuse_ms, DelassusMethod::IsodofReuse),
-            (self.isodof_ms, DelassusMethod::Isodof),
-            (self.dense_ms, DelassusMethod::Dense),
-            (unbuilt, DelassusMethod::Unbuilt),
-            (self.sparse_inverse_ms.unwrap_or(f64::INFINITY), DelassusMethod::SparseInverse),
-        ]
-        .into_iter()
-        .fold((f64::INFINITY, DelassusMethod::IsodofReuse), |best, x| if x.0 < best.0 { x } else { best })
-        .1
-    }
-}
 
 /// Predicts each method's cost for `h` (compact, `c` rows, all of them in
 /// groups of 3) with factor `f`, the body's cache, and `sweeps` expected PGS

@@ -28,7 +28,7 @@ pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScra
 
 use ferrofem_linalg::Precision;
 pub(crate) use settings::non_negative;
-pub use settings::{ConstraintSolver, ConstraintSolverSettings};
+pub use settings::{ConstraintSolver, ConstraintSolverSettings, ImplicitResolution, Resolution, ResolutionKind, Update};
 
 use serde::Serialize;
 

@@ -126,6 +126,73 @@ impl SolverSpec {
     }
 }
 
+/// `[contact] resolution`: how often the constraints are linearized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolutionKind {
+    /// Once, at the start of the step (zeng2022).
+    Explicit,
+    /// Again at each iterate of a recursive corrective motion.
+    Implicit,
+}
+
+/// `[contact] update`: how `W_k` and the iterate are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Update {
+    /// Algorithm 2: rebuilt from the factor, corrections solved, every iteration.
+    Standard,
+    /// Algorithm 3: `W_H` once per step, then products only.
+    #[default]
+    Fast,
+}
+
+impl Update {
+    /// The scene-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Update::Standard => "standard",
+            Update::Fast => "fast",
+        }
+    }
+}
+
+/// The settings of the implicit resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ImplicitResolution {
+    /// At most this many linearizations per step (1: the explicit scheme).
+    pub newton_iterations: usize,
+    /// How `W_k` and the iterate are formed.
+    pub update: Update,
+    /// Stop when no contact normal turns by more than this (rad) …
+    pub direction_tolerance: f64,
+    /// … and no contact violates by more than this (m): penetration, or
+    /// separation where it carries force.
+    pub violation_tolerance: f64,
+}
+
+impl Default for ImplicitResolution {
+    fn default() -> Self {
+        ImplicitResolution {
+            newton_iterations: 5,
+            update: Update::Fast,
+            direction_tolerance: 1e-3,
+            violation_tolerance: 1e-6,
+        }
+    }
+}
+
+/// How the constraints are linearized within a step.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Once, at the start of the step.
+    #[default]
+    Explicit,
+    /// By recursive corrective motion.
+    Implicit(ImplicitResolution),
+}
+
 /// The first of the optional scene values `(key, value)` that is given
 /// and not finite and ≥ 0, as the scene error naming it.
 pub(crate) fn non_negative(values: &[(&str, Option<f64>)]) -> Result<(), String> {

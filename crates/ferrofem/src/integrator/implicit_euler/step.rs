@@ -13,7 +13,6 @@ use crate::collision::Contacts;
 use crate::collision::{Resolution, Update};
 use crate::constraint::{Compliance, ConstraintSpace};
 use crate::delassus::build_delassus;
-use crate::error::guard;
 use crate::integrator::ImplicitEulerSettings;
 use crate::solver::corrective::{resolve_recursively, Motion};
 use crate::solver::{solve_constraints, ConstraintSolver};
@@ -69,8 +68,8 @@ impl ImplicitEuler {
         for (b, body) in model.bodies.iter().enumerate() {
             let (s, w) = (&mut state.bodies[b], &mut self.bodies[b]);
             times.time(Stage::Assemble, || rayon::scope(|_| assemble(body, s, w, &inputs)));
-            guard(step, body, Stage::Assemble, "right-hand side", &w.rhs)?;
-            guard(step, body, Stage::Assemble, "system matrix", &w.system.values)?;
+            body.guard(step, Stage::Assemble, "right-hand side", &w.rhs)?;
+            body.guard(step, Stage::Assemble, "system matrix", &w.system.values)?;
             let constrained = contacts.involve(b) || !body.attachments.is_empty();
             times
                 .time(Stage::Factorize, || factorize(w, body, &s.rotations, step, &settings, constrained))
@@ -88,7 +87,7 @@ impl ImplicitEuler {
                 stage: Stage::FreeMotion,
                 source,
             })?;
-            guard(step, body, Stage::FreeMotion, "velocity change", &w.dv)?;
+            body.guard(step, Stage::FreeMotion, "velocity change", &w.dv)?;
         }
         times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
         if !space.groups.is_empty() {
@@ -97,8 +96,8 @@ impl ImplicitEuler {
         for (b, body) in model.bodies.iter().enumerate() {
             let s = &mut state.bodies[b];
             times.time(Stage::Integrate, || integrate(body, s, &self.bodies[b], h, inputs.t_next));
-            guard(step, body, Stage::Integrate, "positions", &s.positions)?;
-            guard(step, body, Stage::Integrate, "velocities", &s.velocities)?;
+            body.guard(step, Stage::Integrate, "positions", &s.positions)?;
+            body.guard(step, Stage::Integrate, "velocities", &s.velocities)?;
         }
         Ok(())
     }
@@ -168,7 +167,7 @@ impl ImplicitEuler {
         };
         device_error(space, step)?;
         let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
-        guard(step, &model.bodies[first], Stage::SolveConstraints, "contact forces", &space.impulses)?;
+        model.bodies[first].guard(step, Stage::SolveConstraints, "contact forces", &space.impulses)?;
         let limit = model.contact.alarm_distance.max(1e-6);
         if space.violation > limit {
             return Err(SimError::Constraints {

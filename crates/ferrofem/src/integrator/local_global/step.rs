@@ -18,7 +18,6 @@ use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::{BodyRows, Compliance, ConstraintSpace};
 use crate::delassus::{build_delassus, build_delassus_factored};
-use crate::error::guard;
 use crate::integrator::InitialGuess;
 use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
@@ -346,14 +345,14 @@ impl LocalGlobal {
                     if let Some(message) = w.global.take_device_error() {
                         return Err(device_failure(step, body, message));
                     }
-                    guard(step, body, Stage::GlobalStep, "positions", &w.x)?;
+                    body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
                 }
                 if constrained {
                     let fixed = settings.tolerance.is_none().then_some(iterations);
                     let solver = iteration_solver(solver, model, k, fixed);
                     self.constrain(model, state, space, times, solver, &mut total)?;
                     let first = &model.bodies[space.groups[0].parts()[0].0];
-                    guard(step, first, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+                    first.guard(step, Stage::SolveConstraints, "contact forces", &space.impulses)?;
                 }
                 Ok(())
             };
@@ -544,7 +543,7 @@ impl LocalGlobal {
         for (b, w) in self.bodies.iter_mut().enumerate() {
             if w.folded {
                 times.time(Stage::Correct, || folded_correction(w, space, b, previous, h));
-                guard(step, &model.bodies[b], Stage::Correct, "positions", &w.x)?;
+                model.bodies[b].guard(step, Stage::Correct, "positions", &w.x)?;
                 continue;
             }
             let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };

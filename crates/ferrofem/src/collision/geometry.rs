@@ -1,0 +1,125 @@
+//! The points a contact holds and the geometry of contact frames.
+
+use nalgebra::Vector3;
+
+/// The point of a body a contact holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BodyPoint {
+    /// A surface vertex.
+    Vertex(usize),
+    /// A point of a surface triangle (volume numbering), by barycentric weights.
+    Triangle {
+        /// Triangle vertices.
+        vertices: [usize; 3],
+        /// Weights, summing to 1.
+        weights: [f64; 3],
+    },
+}
+
+/// Up to three `(vertex, weight)` pairs, a point `Σ wᵢ xᵢ` of a body,
+/// held without allocating (a vertex, or a barycentric triangle point).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Weights {
+    pairs: [(usize, f64); 3],
+    len: usize,
+}
+
+impl Weights {
+    /// The pairs (at most three).
+    pub fn new(pairs: &[(usize, f64)]) -> Weights {
+        assert!(pairs.len() <= 3, "a body point has at most three vertices");
+        let mut w = Weights { len: pairs.len(), ..Default::default() };
+        w.pairs[..pairs.len()].copy_from_slice(pairs);
+        w
+    }
+}
+
+impl std::ops::Deref for Weights {
+    type Target = [(usize, f64)];
+
+    fn deref(&self) -> &[(usize, f64)] {
+        &self.pairs[..self.len]
+    }
+}
+
+impl BodyPoint {
+    /// `(vertex, weight)` pairs with `p = Σ wᵢ xᵢ`.
+    pub fn weights(&self) -> Weights {
+        match *self {
+            BodyPoint::Vertex(v) => Weights::new(&[(v, 1.0)]),
+            BodyPoint::Triangle { vertices, weights } => Weights::new(&[
+                (vertices[0], weights[0]),
+                (vertices[1], weights[1]),
+                (vertices[2], weights[2]),
+            ]),
+        }
+    }
+
+    /// The vertex, or the triangle's first vertex.
+    pub fn first_vertex(&self) -> usize {
+        match *self {
+            BodyPoint::Vertex(v) => v,
+            BodyPoint::Triangle { vertices, .. } => vertices[0],
+        }
+    }
+
+    /// `Σ wᵢ xᵢ` at positions `x`.
+    pub fn position(&self, x: &[f64]) -> Vector3<f64> {
+        self.weights().iter().map(|&(v, w)| point(x, v) * w).sum()
+    }
+}
+
+/// Vertex `i` of flat positions `x`.
+pub(crate) fn point(x: &[f64], i: usize) -> Vector3<f64> {
+    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
+}
+
+/// Two unit tangents completing `n` into a right-handed frame.
+pub fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let a = if n.x.abs() < 0.9 { Vector3::x() } else { Vector3::y() };
+    let t1 = (a - n * n.dot(&a)).normalize();
+    (t1, n.cross(&t1))
+}
+
+/// Closest point of triangle `abc` to `p` as barycentric weights (Ericson,
+/// Real-Time Collision Detection §5.1.5).
+pub fn closest_on_triangle(
+    p: &Vector3<f64>,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+    c: &Vector3<f64>,
+) -> [f64; 3] {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return [1.0, 0.0, 0.0];
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return [0.0, 1.0, 0.0];
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return [1.0 - v, v, 0.0];
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return [0.0, 0.0, 1.0];
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return [1.0 - w, 0.0, w];
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return [0.0, 1.0 - w, w];
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    [1.0 - v - w, v, w]
+}

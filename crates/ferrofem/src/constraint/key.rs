@@ -1,0 +1,17 @@
+//! What identifies a constraint group from step to step (its warm start).
+
+/// Warm-start key of a group: (body, vertex, what it touches).
+pub type GroupKey = (usize, usize, Partner);
+
+/// What the constrained vertex is held against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Partner {
+    /// An obstacle.
+    Obstacle(usize),
+    /// A vertex of a mesh obstacle (the key's vertex is the obstacle's).
+    ObstacleVertex(usize),
+    /// Its attachment target.
+    Target,
+    /// A triangle of another body.
+    Body(usize),
+}

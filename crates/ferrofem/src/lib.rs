@@ -11,6 +11,7 @@
 pub mod body;
 pub mod collision;
 pub mod constraint;
+pub mod constraint_stack;
 mod control;
 pub mod delassus;
 pub mod device;

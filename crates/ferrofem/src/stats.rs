@@ -40,7 +40,6 @@ pub struct BodyStepStats {
     pub delassus: Option<DelassusRecord>,
 }
 
-
 /// One step's figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StepStats {

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::collision::{detect_contacts, penetration, Contacts, OnViolation, Penetrated, SurfaceTree};
-use crate::constraint::ConstraintSpace;
+use crate::constraint_stack::ConstraintSpace;
 use crate::integrator::{ImplicitEuler, Integrator, LocalGlobal};
 use crate::state::{BodyState, State};
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};

@@ -13,9 +13,9 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ferrofem::constraint::{Compliance, ConstraintSpace};
-use ferrofem::delassus::{build_delassus, DelassusMethod};
-use ferrofem::solver::solve_constraints;
+use ferrofem::constraint::Compliance;
+use ferrofem::constraint_stack::{build_delassus, solve_constraints, ConstraintSpace};
+use ferrofem::delassus::DelassusMethod;
 
 struct Counting;
 

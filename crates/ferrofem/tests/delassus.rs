@@ -285,7 +285,7 @@ fn local_global_builders_agree() {
 /// triangle points of both bodies), by each builder.
 #[test]
 fn factored_w_applies_the_assembled_w() {
-    use ferrofem::constraint::ConstraintSpace;
+    use ferrofem::constraint_stack::ConstraintSpace;
     let cube = |name: &str, cells: usize, z: f64| {
         format!(
             "[[body]]\nname = \"{name}\"\nmesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}\ntransform = {{ translation = [0.0, 0.0, {z}] }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\n"
@@ -313,10 +313,13 @@ fn factored_w_applies_the_assembled_w() {
     let c = 3 * space.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
-        delassus::build_delassus(&mut space, &compliances, h, method, true);
+        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true);
         let assembled = space.delassus.clone();
         let expected: Vec<f64> = (0..c).map(|i| (0..c).map(|j| assembled[i * c + j] * v[j]).sum()).collect();
-        assert!(delassus::build_delassus_factored(&mut space, &compliances, h, method), "{method:?}");
+        assert!(
+            ferrofem::constraint_stack::build_delassus_factored(&mut space, &compliances, h, method),
+            "{method:?}"
+        );
         assert!(space.delassus.is_empty(), "{method:?}: W left unassembled");
         let mut got = vec![0.0; c];
         space.factored.times(&v, &mut got);

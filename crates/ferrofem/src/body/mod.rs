@@ -280,7 +280,13 @@ impl Body {
     /// The one non-finite guard of a step: an error naming the step, this
     /// body, the stage and what went non-finite when `values` holds a NaN
     /// or an infinity.
-    pub(crate) fn guard(&self, step: usize, stage: Stage, what: &'static str, values: &[f64]) -> Result<(), SimError> {
+    pub(crate) fn guard(
+        &self,
+        step: usize,
+        stage: Stage,
+        what: &'static str,
+        values: &[f64],
+    ) -> Result<(), SimError> {
         if all_finite(values) {
             return Ok(());
         }

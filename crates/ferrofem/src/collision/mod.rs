@@ -15,12 +15,12 @@ mod reach;
 mod settings;
 mod tree;
 
-pub use geometry::{closest_on_triangle, tangents, BodyPoint, Weights};
 use geometry::point;
+pub use geometry::{closest_on_triangle, tangents, BodyPoint, Weights};
 pub use pairs::{detect_pair_contacts, PairContact};
+pub use penetration::{Penetrated, Penetration};
 pub use reach::Reach;
 pub use settings::{ContactSettings, ImplicitResolution, OnViolation, Resolution, ResolutionKind, Update};
-pub use penetration::{Penetrated, Penetration};
 pub use tree::{SurfaceHit, SurfaceTree};
 
 use nalgebra::Vector3;

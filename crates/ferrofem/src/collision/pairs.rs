@@ -74,20 +74,3 @@ pub fn detect_pair_contacts(
     out.sort_by_key(|c| (c.a, c.vertex, c.b));
     out
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn closest_point_regions() {
-        let (a, b, c) = (Vector3::zeros(), Vector3::x(), Vector3::y());
-        let w = closest_on_triangle(&Vector3::new(0.2, 0.2, 1.0), &a, &b, &c);
-        assert!((0..3).all(|k| (w[k] - [0.6, 0.2, 0.2][k]).abs() < 1e-15), "{w:?}");
-        assert_eq!(closest_on_triangle(&Vector3::new(-1.0, -1.0, 0.0), &a, &b, &c), [1.0, 0.0, 0.0]);
-        let w = closest_on_triangle(&Vector3::new(0.5, -1.0, 0.0), &a, &b, &c);
-        assert!((w[0] - 0.5).abs() < 1e-15 && (w[1] - 0.5).abs() < 1e-15);
-        let w = closest_on_triangle(&Vector3::new(1.0, 1.0, 0.0), &a, &b, &c);
-        assert!((w[1] - 0.5).abs() < 1e-15 && (w[2] - 0.5).abs() < 1e-15);
-    }
-}

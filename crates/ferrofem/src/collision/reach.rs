@@ -53,7 +53,14 @@ impl<'a> Reach<'a> {
     /// Whether vertex `i`, at distance `d` along normal `n` from a surface
     /// moving at `v_surface`, can come within `alarm` of it in the step:
     /// `d < alarm + h max(0, −(vᵢ − v_surface)·n) + h²‖g‖`.
-    pub(super) fn closes(&self, i: usize, d: f64, n: &Vector3<f64>, v_surface: &Vector3<f64>, alarm: f64) -> bool {
+    pub(super) fn closes(
+        &self,
+        i: usize,
+        d: f64,
+        n: &Vector3<f64>,
+        v_surface: &Vector3<f64>,
+        alarm: f64,
+    ) -> bool {
         let Some(velocity) = self.velocity else { return d < alarm };
         let approach = -(point(velocity, i) - v_surface).dot(n);
         d < alarm + self.step * approach.max(0.0) + self.fall

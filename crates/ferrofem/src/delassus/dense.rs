@@ -4,7 +4,7 @@ use ferrofem_linalg::dense::symmetrize;
 use ferrofem_linalg::CsrMatrix;
 use rayon::prelude::*;
 
-use super::DelassusBuffers;
+use super::buffers::DelassusBuffers;
 use crate::constraint::Compliance;
 
 /// The dense method (zeng2022 Algorithm 1, \[CAK14\]): `X = A⁻¹ Hᵀ` for all

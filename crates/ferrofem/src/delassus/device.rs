@@ -13,7 +13,8 @@ use ferrofem_gpu::{DeviceFactor, Gpu};
 use ferrofem_linalg::ldlt::IsodofReuse;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 
-use super::{expand, isodofs, DelassusBuffers, SlotMatrix};
+use super::buffers::DelassusBuffers;
+use super::isodof::{expand, isodofs, SlotMatrix};
 
 /// A body's factor on the device, and the first error the device gave.
 #[derive(Debug, Default)]

@@ -14,7 +14,7 @@ use ferrofem_linalg::simd::axpy;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use rayon::prelude::*;
 
-use super::DelassusBuffers;
+use super::buffers::DelassusBuffers;
 
 /// `Ī`: the DOFs `H` touches, sorted.
 pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {

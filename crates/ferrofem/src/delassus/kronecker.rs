@@ -14,7 +14,8 @@ use std::sync::Arc;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse};
 use ferrofem_linalg::{CsrMatrix, CsrPattern, Ldlt, SparseInverse};
 
-use super::{expand, DelassusBuffers, SlotMatrix};
+use super::buffers::DelassusBuffers;
+use super::isodof::{expand, SlotMatrix};
 
 /// `Ī`: the vertices `H` touches, sorted.
 pub fn isovertices(h: &CsrMatrix) -> Vec<usize> {

@@ -17,7 +17,7 @@ pub enum DelassusMethod {
     SparseInverse,
     /// No `W`: PGS applies `H A⁻¹ Hᵀ` through the factor.
     Unbuilt,
-    /// The cheapest of the above for the step, by [`predict`].
+    /// The cheapest of the above for the step, by [`super::predict`].
     #[default]
     Auto,
 }

@@ -4,6 +4,7 @@
 //! (§5) — or left unbuilt ([`MixedDelassus`], Algorithm 2). `auto` picks the
 //! cheapest for the step with the flop model of [`predict`].
 
+mod buffers;
 mod dense;
 #[cfg(feature = "gpu")]
 mod device;
@@ -22,8 +23,9 @@ use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse}
 use ferrofem_linalg::{CsrMatrix, Ldlt, SparseInverse};
 use rayon::prelude::*;
 
-use crate::constraint::{Compliance, ConstraintSpace};
+use crate::constraint::Compliance;
 
+pub use buffers::DelassusBuffers;
 pub use dense::dense;
 pub use factored::FactoredDelassus;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
@@ -31,29 +33,6 @@ pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse, krone
 pub use method::DelassusMethod;
 pub use record::{DelassusCosts, DelassusRecord};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
-
-/// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
-/// or the isodof columns), `W̄`, `T = Ĥ W̄` and the result `W` — kept from
-/// step to step: at thousands of constraints each is tens of megabytes,
-/// and memory the process has not touched yet costs a page fault per 4 KiB.
-#[derive(Debug, Clone, Default)]
-pub struct DelassusBuffers {
-    solves: Vec<f64>,
-    wbar: Vec<f64>,
-    t: Vec<f64>,
-    w: Vec<f64>,
-    /// The last `isodof` build's columns `S̄`, and the factor they belong
-    /// to when a body's build made them (for its correction).
-    columns: Option<IsodofColumns>,
-    columns_factor: Option<Arc<Ldlt>>,
-}
-
-impl DelassusBuffers {
-    /// The last `W` built (row-major `c × c`; empty before the first build).
-    pub fn w(&self) -> &[f64] {
-        &self.w
-    }
-}
 
 /// One body's Delassus workspace: the buffers, the isodof cache (kept
 /// while the factor is unchanged) and how `W_b` was obtained this step.
@@ -289,7 +268,7 @@ fn record(
 }
 
 /// How `W_b` was obtained, by a method's record name.
-fn record_named(
+pub(crate) fn record_named(
     method: &'static str,
     h: &CsrMatrix,
     reuse: IsodofReuse,
@@ -305,90 +284,6 @@ fn record_named(
     }
 }
 
-/// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
-/// every body with rows, by the body's compliance and `method`; bodies
-/// left unbuilt are listed for the solver, which applies them through
-/// their factor; `assembled`: every body's part is built (the non-smooth
-/// Newton needs `W` itself).
-pub fn build_delassus(
-    space: &mut ConstraintSpace,
-    compliances: &[Option<Compliance>],
-    h: f64,
-    method: DelassusMethod,
-    assembled: bool,
-) {
-    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, solve, factored, .. } = space;
-    let c = 3 * groups.len();
-    delassus.clear();
-    delassus_single.clear();
-    factored.reset(c);
-    unbuilt.clear();
-    let sweeps = solve.iterations.max(10) as f64;
-    for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
-        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let (compliance, rows) = compliance.factor_frame(&body.jacobian, &mut body.factor_rows);
-        let wb = body.delassus.build(&compliance, rows, method, sweeps, assembled);
-        if wb.is_empty() {
-            unbuilt.push(b);
-            continue;
-        }
-        if delassus.is_empty() {
-            delassus.resize(c * c, 0.0);
-        }
-        add_rows(delassus, c, &body.rows, wb, h * h);
-    }
-}
-
-/// Stage `build_delassus` for the non-smooth Newton under local-global
-/// (zeng2025 eq. 26–27): each body's `h² W̄_b` over its rows' vertices,
-/// `W` kept in factored form ([`FactoredDelassus`]) and never assembled.
-/// `false`, with nothing built, where a body's compliance is not
-/// `A_s ⊗ I₃` or `method` is `dense`: then [`build_delassus`] assembles it.
-pub fn build_delassus_factored(
-    space: &mut ConstraintSpace,
-    compliances: &[Option<Compliance>],
-    h: f64,
-    method: DelassusMethod,
-) -> bool {
-    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, factored, .. } = space;
-    delassus.clear();
-    delassus_single.clear();
-    unbuilt.clear();
-    factored.reset(3 * groups.len());
-    for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
-        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let rows = &body.rows;
-        if !body.delassus.build_factored(compliance, &body.jacobian, rows, method, h * h, factored) {
-            factored.reset(3 * groups.len());
-            return false;
-        }
-    }
-    factored.is_built()
-}
-
-/// `W[rows[i], rows[j]] += s · W_b[i, j]` (`W` row-major `c × c`, `W_b`
-/// row-major over `rows`): its rows side by side when `rows` are
-/// distinct; in order otherwise (a self-contact lists a row once per side).
-fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64], s: f64) {
-    let m = rows.len();
-    let mut of_row = vec![usize::MAX; c];
-    let distinct = rows.iter().enumerate().all(|(i, &g)| std::mem::replace(&mut of_row[g], i) == usize::MAX);
-    if !distinct {
-        for (i, &gi) in rows.iter().enumerate() {
-            for (j, &gj) in rows.iter().enumerate() {
-                w[gi * c + gj] += s * wb[i * m + j];
-            }
-        }
-        return;
-    }
-    w.par_chunks_mut(c.max(1)).zip(&of_row).filter(|(_, &i)| i != usize::MAX).for_each(|(wr, &i)| {
-        for (&gj, &x) in rows.iter().zip(&wb[i * m..(i + 1) * m]) {
-            wr[gj] += s * x;
-        }
-    });
-}
-
-
 /// Rates measured by `ferrofem bench delassus` on the 2-core reference
 /// machine (flop/s). The dense multi-RHS solve sweeps all of `L` with many
 /// small supernodes; the isodof kernels are dominated by a few large dense
@@ -399,7 +294,6 @@ const DENSE_RATE: f64 = 1.6e10;
 const ISODOF_RATE: f64 = 1.2e11;
 const EXPAND_RATE: f64 = 3.0e9;
 const SINGLE_RATE: f64 = 5.0e9;
-
 
 /// Predicts each method's cost for `h` (compact, `c` rows, all of them in
 /// groups of 3) with factor `f`, the body's cache, and `sweeps` expected PGS

@@ -141,7 +141,7 @@ pub const NEO_HOOKEAN_PROX_STEPS: usize = 30;
 /// Consecutive halvings towards `c_max` after which [`neo_hookean_prox`]
 /// hands a lane on: its root is then in the last sixteenth below `c_max`,
 /// or (`g(c_max) > 0`) there is none on this root of every σᵢ.
-const PROX_HALVINGS: f64 = 4.0;
+pub const PROX_HALVINGS: f64 = 4.0;
 
 /// Neo-Hookean's proximal point in σ-space, `argmin ψ(σ) + k/2 ‖σ − s‖²`,
 /// for `L` elements at once (one per lane, `s[i][l]`), by its reduction to

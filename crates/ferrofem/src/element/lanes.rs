@@ -364,7 +364,7 @@ pub const POLAR_SWEEPS: usize = 8;
 /// iterations resolve.
 pub const POLAR_TOLERANCE: f64 = 1e-12;
 /// Relative skew tolerance of the polar iteration for energies and
-/// stresses ([`energy_and_stress`]: L-BFGS's gradients and line search),
+/// stresses ([`super::tet_lanes::energy_and_stress`]: L-BFGS's gradients and line search),
 /// equal to the SVD's to 1e-12 even where `P` is small (`F ≈ R`).
 pub const STRESS_POLAR_TOLERANCE: f64 = 1e-14;
 /// Relative off-diagonal tolerance of the Neo-Hookean local step's

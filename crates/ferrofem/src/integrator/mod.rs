@@ -11,7 +11,7 @@ pub use local_global::LocalGlobal;
 pub use settings::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
 
 use crate::collision::Contacts;
-use crate::constraint::ConstraintSpace;
+use crate::constraint_stack::ConstraintSpace;
 use crate::stats::{BodyStepStats, StageTimes};
 use crate::{Model, SimError, State};
 

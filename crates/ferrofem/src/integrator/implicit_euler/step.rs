@@ -11,11 +11,12 @@ use super::integrate::integrate;
 use super::BodyWorkspace;
 use crate::collision::Contacts;
 use crate::collision::{Resolution, Update};
-use crate::constraint::{Compliance, ConstraintSpace};
-use crate::delassus::build_delassus;
+use crate::constraint::Compliance;
+use crate::constraint_stack::{
+    build_delassus, resolve_recursively, solve_constraints, ConstraintSpace, Motion,
+};
 use crate::integrator::ImplicitEulerSettings;
-use crate::solver::corrective::{resolve_recursively, Motion};
-use crate::solver::{solve_constraints, ConstraintSolver};
+use crate::solver::ConstraintSolver;
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
 

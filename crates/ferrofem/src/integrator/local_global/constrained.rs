@@ -13,13 +13,14 @@
 //! correction `q += h² A⁻¹ Hᵀ (λᵏ⁺¹ − λᵏ)` (stage `correct`).
 
 use super::global::GlobalSolver;
-use crate::constraint::{Compliance, ConstraintSpace};
+use crate::constraint::Compliance;
 #[cfg(feature = "gpu")]
-use crate::solver::device::DeviceConstraintSolver;
+use crate::constraint_stack::device::DeviceConstraintSolver;
+use crate::constraint_stack::{solve_in_space, ConstraintSpace};
 use crate::solver::newton::delassus_times;
 #[cfg(feature = "gpu")]
 use crate::solver::NewtonSettings;
-use crate::solver::{row_gaps, solve_in_space, ConstraintSolve, ConstraintSolver};
+use crate::solver::{row_gaps, ConstraintSolve, ConstraintSolver};
 use crate::Model;
 
 /// `δ(q)` per row in `space.free_gaps` for the iterates `x` of the bodies

@@ -16,10 +16,10 @@ use super::terms::Pin;
 use super::{Acceleration, Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
-use crate::constraint::{BodyRows, Compliance, ConstraintSpace};
-use crate::delassus::{build_delassus, build_delassus_factored};
+use crate::constraint::{BodyRows, Compliance};
+use crate::constraint_stack::{build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace};
 use crate::integrator::InitialGuess;
-use crate::solver::{keep_warm_start, ConstraintSolve, ConstraintSolver};
+use crate::solver::{ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Device, Model, SimError, State};
 
@@ -140,7 +140,7 @@ pub struct LocalGlobal {
 }
 
 #[cfg(feature = "gpu")]
-type DeviceConstraints = crate::solver::device::DeviceConstraintSolver;
+type DeviceConstraints = crate::constraint_stack::device::DeviceConstraintSolver;
 /// Without the backend no device solve can exist.
 #[cfg(not(feature = "gpu"))]
 #[derive(Debug)]

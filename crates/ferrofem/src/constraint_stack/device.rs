@@ -1,12 +1,15 @@
 //! The non-smooth Newton solve on the GPU (`[simulation] device = "gpu"`
-//! under local-global, zeng2025 §5.2–5.4): [`super::newton`]'s method run
+//! under local-global, zeng2025 §5.2–5.4): [`crate::solver::newton`]'s method run
 //! by `ferrofem_gpu::DeviceNewton`, with `W` resident for the step and
 //! `δ_free = δ(q) − W λᵏ` formed on the device from the gaps.
 
 use ferrofem_gpu::{DeviceNewton, Gpu, GroupLaw, NewtonParams, Offset};
 
-use super::{complementarity_scale, group_violation, ConstraintGroup, ConstraintSolve, NewtonSettings};
-use crate::constraint::ConstraintSpace;
+use super::space::ConstraintSpace;
+use crate::solver::newton::Complementarity;
+use crate::solver::{
+    complementarity_scale, group_violation, ConstraintGroup, ConstraintSolve, NewtonSettings,
+};
 use crate::Model;
 
 /// The device solver and its host-side scratch.
@@ -82,7 +85,7 @@ impl DeviceConstraintSolver {
 /// The device's settings from the scene's.
 fn params(s: &NewtonSettings) -> NewtonParams {
     NewtonParams {
-        fischer_burmeister: s.complementarity == super::Complementarity::FischerBurmeister,
+        fischer_burmeister: s.complementarity == Complementarity::FischerBurmeister,
         iterations: s.iterations,
         linear_iterations: s.linear_iterations,
         tolerance: s.tolerance,
@@ -148,7 +151,7 @@ mod tests {
             .collect();
         dev.load(&w).unwrap();
         let mut w_warm = vec![0.0; c];
-        super::super::newton::delassus_times(&w, &warm, &mut w_warm);
+        crate::solver::newton::delassus_times(&w, &warm, &mut w_warm);
         let gaps: Vec<f64> = free.iter().zip(&w_warm).map(|(f, x)| f + x).collect();
         for complementarity in [Complementarity::FischerBurmeister, Complementarity::MinMap] {
             let settings = NewtonSettings {
@@ -177,7 +180,7 @@ mod tests {
                 assert!(rel < 1e-9, "residual {} vs {}", out.residual, expected.residual);
                 // δ = δ_free + W λ at the result.
                 let mut wl = vec![0.0; c];
-                super::super::newton::delassus_times(&w, &gpu, &mut wl);
+                crate::solver::newton::delassus_times(&w, &gpu, &mut wl);
                 let d_err = (0..c).fold(0.0f64, |m, j| m.max((free[j] + wl[j] - delta[j]).abs()));
                 assert!(d_err < 1e-10, "δ {d_err:e}");
             }

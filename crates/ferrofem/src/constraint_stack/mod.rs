@@ -1,0 +1,26 @@
+//! The constraint stack, shared by both integrators, in four parts (SOFA's
+//! split, `DESIGN.md` §1): the *problem* (`crate::constraint`: groups and
+//! their contact laws, rows `H`, gaps), the *Delassus operator*
+//! (`crate::delassus`: one type per builder), the *solver workspace*
+//! (`crate::solver`: PGS, non-smooth Newton, corrective-motion scratch)
+//! and the *outcome* of a solve. [`ConstraintSpace`] holds one of each for
+//! the step; this module drives them in order:
+//!
+//! `assemble` (groups and rows) → [`build_delassus`] → [`solve_constraints`]
+//! (or [`resolve_recursively`]) → the integrator's correction →
+//! `measure_end_violation`.
+//!
+//! The parts below know nothing of this module: it is the only place that
+//! sees all four.
+
+mod build;
+mod corrective;
+#[cfg(feature = "gpu")]
+pub mod device;
+mod solve;
+mod space;
+
+pub use build::{build_delassus, build_delassus_factored};
+pub use corrective::{resolve_recursively, Motion};
+pub use solve::{keep_warm_start, solve_constraints, solve_in_space, warm_started};
+pub use space::ConstraintSpace;

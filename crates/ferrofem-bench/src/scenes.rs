@@ -39,6 +39,14 @@ pub fn one_step_world(mesh: &MeshSpec, young: f64) -> Result<ferrofem::World, Be
     Ok(w)
 }
 
+/// The system matrix of an implicit-Euler world's first body after a step.
+pub(crate) fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, BenchError> {
+    match world.implicit_euler() {
+        Some(ie) => Ok(&ie.workspace(0).system),
+        None => Err(BenchError::Other("this benchmark times implicit-Euler scenes".into())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,13 +56,5 @@ mod tests {
         for (name, _) in TEMPLATES {
             template(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
-    }
-}
-
-/// The system matrix of an implicit-Euler world's first body after a step.
-pub(crate) fn system_matrix(world: &ferrofem::World) -> Result<&ferrofem_linalg::CsrMatrix, BenchError> {
-    match world.implicit_euler() {
-        Some(ie) => Ok(&ie.workspace(0).system),
-        None => Err(BenchError::Other("this benchmark times implicit-Euler scenes".into())),
     }
 }

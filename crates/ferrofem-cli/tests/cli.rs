@@ -1,5 +1,8 @@
 //! The `ferrofem` binary end to end: scene → frames + stats, errors, mesh
-//! tools, benchmark JSON.
+//! tools, benchmark JSON; and the workspace's shape (`architecture`: no
+//! import circle between the files of a crate).
+
+mod architecture;
 
 use std::path::PathBuf;
 use std::process::Command;

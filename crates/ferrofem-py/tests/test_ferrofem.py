@@ -23,7 +23,7 @@ STUB = pathlib.Path(__file__).resolve().parents[1] / "ferrofem.pyi"
 
 
 def cantilever(cells):
-    """The Rust test's quasi-static cantilever (crates/ferrofem/tests/cantilever.rs) as a dict."""
+    """The Rust test's quasi-static cantilever (crates/ferrofem/tests/physics/cantilever.rs) as a dict."""
     length, side, young, rho, g = 1.0, 0.1, 5e7, 1000.0, 9.81
     scene = {
         "simulation": {"time_step": 1.0, "steps": 6, "gravity": [0.0, 0.0, -g]},

@@ -132,9 +132,11 @@ fn is_ident(c: char) -> bool {
 fn parse(source: &str) -> File {
     let text = strip(source);
     let mut file = File::default();
-    let tokens: Vec<&str> = text.split(|c: char| !is_ident(c) && c != '!').filter(|t| !t.is_empty()).collect();
+    let tokens: Vec<&str> =
+        text.split(|c: char| !is_ident(c) && c != '!').filter(|t| !t.is_empty()).collect();
     for pair in tokens.windows(2) {
-        let kinds = ["struct", "enum", "fn", "trait", "type", "const", "static", "union", "mod", "macro_rules!"];
+        let kinds =
+            ["struct", "enum", "fn", "trait", "type", "const", "static", "union", "mod", "macro_rules!"];
         if kinds.contains(&pair[0]) {
             file.items.insert(pair[1].to_string());
         }
@@ -176,10 +178,13 @@ fn parse(source: &str) -> File {
         while let Some(k) = uses_text[from..].find(head) {
             let at = from + k;
             from = at + head.len();
-            if at > 0 && (is_ident(uses_text[..at].chars().last().unwrap()) || uses_text[..at].ends_with("::")) {
+            if at > 0
+                && (is_ident(uses_text[..at].chars().last().unwrap()) || uses_text[..at].ends_with("::"))
+            {
                 continue;
             }
-            let len = uses_text[at..].find(|c: char| !is_ident(c) && c != ':').unwrap_or(uses_text.len() - at);
+            let len =
+                uses_text[at..].find(|c: char| !is_ident(c) && c != ':').unwrap_or(uses_text.len() - at);
             file.imports.push(words(&uses_text[at..at + len]));
         }
     }
@@ -364,7 +369,10 @@ fn the_circle_finder_sees_a_circle_through_a_facade_and_not_through_one() {
     let mut files = BTreeMap::new();
     files.insert(vec![], parse("mod a; mod b; pub use a::A; pub use b::B;"));
     files.insert(vec!["a".to_string()], parse("use crate::B; pub struct A;"));
-    files.insert(vec!["b".to_string()], parse("pub struct B(crate::A);\n#[cfg(test)]\nmod tests { use crate::b; }"));
+    files.insert(
+        vec!["b".to_string()],
+        parse("pub struct B(crate::A);\n#[cfg(test)]\nmod tests { use crate::b; }"),
+    );
     let krate = Crate { files };
     let found = circles(&krate.edges());
     assert_eq!(found.len(), 1, "a -> b -> a through the root's re-exports");

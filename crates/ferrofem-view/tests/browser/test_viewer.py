@@ -3,7 +3,8 @@ driven by Playwright): the page loads and draws the body, a scripted mouse
 drag grabs it and moves the grabbed point toward the target in the
 simulation's own state (read from /api/state), and releasing removes the
 grab's constraint. Run by ./test-python; needs /usr/bin/chromium and the
-`ferrofem` binary (FERROFEM_BIN, default target/debug/ferrofem)."""
+`ferrofem` binary (FERROFEM_BIN, default target/release/ferrofem, which
+`cargo test --workspace --release` builds)."""
 
 import io
 import json
@@ -18,7 +19,7 @@ import pytest
 from PIL import Image
 
 ROOT = pathlib.Path(__file__).resolve().parents[4]
-BIN = pathlib.Path(os.environ.get("FERROFEM_BIN", ROOT / "target" / "debug" / "ferrofem"))
+BIN = pathlib.Path(os.environ.get("FERROFEM_BIN", ROOT / "target" / "release" / "ferrofem"))
 CHROMIUM = "/usr/bin/chromium"
 REQUIRED = os.environ.get("FERROFEM_BROWSER_TESTS") == "required"
 

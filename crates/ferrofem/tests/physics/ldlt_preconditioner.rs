@@ -1,6 +1,6 @@
 //! The LDLᵀ engine on real FEM matrices and as the free-motion preconditioner.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -120,6 +120,10 @@ fn asynchronous_refresh_matches_jacobi_solution() {
         common::settings(w).rel_tolerance = Some(1e-10);
         common::settings(w).max_iterations = Some(5000);
     }
+    // Each background factor is taken exactly `every` steps after its
+    // snapshot, so the factors used do not depend on how busy the machine
+    // is (taken as soon as they land, a loaded machine could finish none).
+    common::settings(&mut a).refresh.deterministic = true;
     let mut max_age = 0;
     for _ in 0..20 {
         let s = a.step().unwrap();

@@ -1,6 +1,6 @@
 //! Every built-in scene loads and runs; malformed scenes fail with the key.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,5 @@
 //! Cantilever under its own weight against Euler–Bernoulli beam theory.
 
-mod common;
-
 use ferrofem::scene::Scene;
 
 /// Tip deflection of a clamped beam `L × h × h` under gravity, settled by

@@ -1,7 +1,7 @@
 //! The Delassus builders (zeng2022 §3.5, §4, §5): every method gives the
 //! dense method's `W`, step after step and through whole simulations.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

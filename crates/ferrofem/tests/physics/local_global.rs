@@ -2,7 +2,7 @@
 //! convergence against a Newton reference on the twisting bar, material
 //! behaviour of stretched cloth, pins, and refused input.
 
-mod common;
+use crate::common;
 
 use ferrofem::integrator::local_global::energy::{energy, StepTarget};
 use ferrofem::integrator::local_global::global::factorize;

@@ -1,6 +1,6 @@
 //! Frictional contact against rigid obstacles (zeng2022 §3.2–3.3).
 
-mod common;
+use crate::common;
 #[path = "contact/control.rs"]
 mod control;
 #[path = "contact/corrective.rs"]
@@ -498,7 +498,7 @@ fn lg_box_sticks_and_slides_at_tan_theta_within_a_thousandth() {
 /// zeng2025 Fig. 7's threshold accuracy per complementarity scale: the
 /// smallest ε of a sweep for which the box sticks at μ* + ε and slides at
 /// μ* − ε (docs/validation.md). Long: `cargo test -p ferrofem
-/// --test contact stick_slide_threshold -- --ignored --nocapture`.
+/// --test physics stick_slide_threshold -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn lg_stick_slide_threshold_per_preconditioner() {

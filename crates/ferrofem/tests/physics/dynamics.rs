@@ -2,7 +2,7 @@
 //! assembled stiffness against finite differences, kinematic conditions,
 //! determinism across thread counts.
 
-mod common;
+use crate::common;
 
 use ferrofem::element::PolarMethod;
 use ferrofem::scene::Scene;

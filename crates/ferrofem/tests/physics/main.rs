@@ -1,0 +1,17 @@
+//! The simulator's integration tests, in one binary (one link instead of
+//! seven): physics against analytic references, the Delassus builders
+//! against the dense one, the LDLᵀ engine, both integrators, and every
+//! built-in scene's trajectory hash. `cargo test -p ferrofem --test physics
+//! NAME` runs one; `tests/allocations.rs` is apart because it installs a
+//! counting global allocator.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cantilever;
+mod contact;
+mod delassus;
+mod dynamics;
+mod ldlt_preconditioner;
+mod local_global;
+mod scenes;

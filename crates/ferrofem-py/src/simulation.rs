@@ -241,7 +241,7 @@ impl Simulation {
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let b = self.body(body)?;
-        let forces = &self.world.constraints().bodies[b].forces;
+        let forces = &self.world.constraints().problem.bodies[b].forces;
         let n = self.world.model.bodies[b].dofs();
         Ok(rows3(py, if forces.len() == n { forces.clone() } else { vec![0.0; n] }))
     }

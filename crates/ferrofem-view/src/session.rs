@@ -302,7 +302,7 @@ impl Live {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut bodies = Vec::with_capacity(world.model.bodies.len());
         for (b, (body, s)) in world.model.bodies.iter().zip(&world.state.bodies).enumerate() {
-            self.field.values(body, s, &world.constraints().bodies[b].forces, &mut self.values);
+            self.field.values(body, s, &world.constraints().problem.bodies[b].forces, &mut self.values);
             self.values.iter().for_each(|&v| {
                 lo = lo.min(v);
                 hi = hi.max(v);

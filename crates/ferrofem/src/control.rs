@@ -56,12 +56,12 @@ impl World {
     pub fn constraint_points(&self) -> ConstraintPoints {
         let space = self.constraints();
         let mut c = ConstraintPoints::default();
-        for (k, g) in space.groups.iter().enumerate() {
+        for (k, g) in space.problem.groups.iter().enumerate() {
             let (b, pts) = &g.parts()[0];
             let x = &self.state.bodies[*b].positions;
             c.points.push(pts.iter().fold([0.0; 3], |p, &(v, w)| [0, 1, 2].map(|d| p[d] + w * x[3 * v + d])));
             c.normals.push(g.frame[0]);
-            let l = space.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
+            let l = space.problem.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
             c.forces.push([0, 1, 2].map(|d| (0..3).map(|r| l[r] * g.frame[r][d]).sum::<f64>()));
             c.bodies.push(*b);
             c.attachment.push(matches!(g.law, crate::solver::ConstraintGroup::Attachment));
@@ -219,12 +219,14 @@ impl World {
     /// vertex in the last step, `Hᵀλ` of its group (zeng2022 eq. 17), by vertex.
     pub fn attachment_forces(&self, b: usize) -> Vec<(usize, [f64; 3])> {
         let space = self.constraints();
-        let attachments = space.groups.iter().enumerate().filter_map(|(k, g)| match g.key {
+        let attachments = space.problem.groups.iter().enumerate().filter_map(|(k, g)| match g.key {
             (body, v, Partner::Target) if body == b => Some((k, v)),
             _ => None,
         });
         attachments
-            .filter_map(|(k, v)| space.impulses.get(3 * k..3 * k + 3).map(|l| (v, [l[0], l[1], l[2]])))
+            .filter_map(|(k, v)| {
+                space.problem.impulses.get(3 * k..3 * k + 3).map(|l| (v, [l[0], l[1], l[2]]))
+            })
             .collect()
     }
 }

@@ -62,7 +62,7 @@ impl FrameWriter {
                 PointField { name: "velocity", components: 3, values: &s.velocities },
                 PointField { name: "displacement", components: 3, values: &self.displacement },
             ];
-            let forces = &world.constraints().bodies[b].forces;
+            let forces = &world.constraints().problem.bodies[b].forces;
             fields.push(PointField { name: "contact_force", components: 3, values: forces });
             write_vtu_frame(&self.dir.join(&file), &points, tets, triangles, &fields)?;
             self.series[b].push(state.time, &file)?;

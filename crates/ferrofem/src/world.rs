@@ -85,7 +85,7 @@ impl World {
         });
         let space = &mut self.constraints;
         self.integrator.step(model, state, &self.contacts, space, &mut times, observe)?;
-        if !space.groups.is_empty() {
+        if !space.problem.groups.is_empty() {
             space.measure_end_violation(model, &state.bodies, state.time);
         }
         state.time += model.time_step;
@@ -141,8 +141,8 @@ impl World {
         let (model, state, space) = (&self.model, &self.state, &self.constraints);
         let bodies: Vec<BodyStepStats> = (0..model.bodies.len()).map(|i| self.body_stats(i)).collect();
         let violation = self.violation(&bodies);
-        let newton =
-            Some(space.solve).filter(|s| !space.groups.is_empty() && s.method == "non-smooth-newton");
+        let newton = Some(space.outcome.solve)
+            .filter(|s| !space.problem.groups.is_empty() && s.method == "non-smooth-newton");
         StepStats {
             step: state.step,
             time: state.time,
@@ -152,19 +152,19 @@ impl World {
             cg_rel_residual: bodies.iter().map(|b| b.cg_rel_residual).fold(0.0, f64::max),
             kinetic_energy: bodies.iter().map(|b| b.kinetic_energy).sum(),
             elastic_energy: bodies.iter().map(|b| b.elastic_energy).sum(),
-            contacts: space.contact_count(),
+            contacts: space.problem.contact_count(),
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
-            constraint_solver: if space.groups.is_empty() { "" } else { space.solve.method },
+            constraint_solver: if space.problem.groups.is_empty() { "" } else { space.outcome.solve.method },
             newton_iterations: newton.map_or(0, |s| s.iterations),
             cr_iterations: newton.map_or(0, |s| s.linear_iterations),
             ncp_residual: newton.map_or(0.0, |s| s.residual),
-            total_normal_force: space.total_normal_force(),
+            total_normal_force: space.problem.total_normal_force(),
             max_penetration: bodies.iter().map(|b| b.max_penetration).fold(0.0, f64::max),
             inverted_elements: bodies.iter().map(|b| b.inverted_elements).sum(),
             violation,
-            constraint_violation: space.violation,
-            end_violation: space.end_violation,
-            corrective: space.corrective,
+            constraint_violation: space.outcome.violation,
+            end_violation: space.outcome.end_violation,
+            corrective: space.outcome.corrective,
             isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.isodofs).sum(),
             reused_isodofs: bodies.iter().filter_map(|b| b.delassus).map(|d| d.reused_isodofs).sum(),
             local_global_iterations: self.integrator.iterations(),
@@ -200,18 +200,18 @@ impl World {
     /// Body `i`'s figures: the integrator's, then energy and constraints.
     fn body_stats(&self, i: usize) -> BodyStepStats {
         let (body, s, space) = (&self.model.bodies[i], &self.state.bodies[i], &self.constraints);
-        let rows = space.bodies.get(i).filter(|r| !r.is_empty());
+        let rows = space.problem.bodies.get(i).filter(|r| !r.is_empty());
         let all: Vec<&[f64]> = self.state.bodies.iter().map(|s| s.positions.as_slice()).collect();
         let (obstacles, t) = (&self.model.obstacles, self.state.time);
         let deepest = penetration::deepest(i, body, &all, obstacles, &self.contacts.pairs, t);
         BodyStepStats {
             kinetic_energy: s.kinetic_energy(body),
-            contacts: space.contacts_of(i),
+            contacts: space.problem.contacts_of(i),
             pgs_iterations: rows
-                .filter(|_| space.solve.method == "pgs")
-                .map_or(0, |_| space.solve.iterations),
-            pgs_error: rows.map_or(0.0, |_| space.solve.error),
-            total_normal_force: space.normal_force_on(i),
+                .filter(|_| space.outcome.solve.method == "pgs")
+                .map_or(0, |_| space.outcome.solve.iterations),
+            pgs_error: rows.map_or(0.0, |_| space.outcome.solve.error),
+            total_normal_force: space.problem.normal_force_on(i),
             max_penetration: deepest.map_or(0.0, |p| p.depth),
             deepest,
             inverted_elements: penetration::inverted_elements(body, &s.positions),

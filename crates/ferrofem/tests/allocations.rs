@@ -82,7 +82,7 @@ fn the_constraint_path_allocates_nothing_in_a_steady_state() {
                     )
                 }),
                 count(|| {
-                    let ConstraintSpace { bodies, impulses, .. } = &mut space;
+                    let ferrofem::constraint::ConstraintProblem { bodies, impulses, .. } = &mut space.problem;
                     for (rows, c) in bodies.iter_mut().zip(&compliances) {
                         if let Some(c) = c.as_ref().filter(|_| !rows.is_empty()) {
                             rows.correction(c, impulses, &mut correction);
@@ -95,7 +95,7 @@ fn the_constraint_path_allocates_nothing_in_a_steady_state() {
                 counts = c;
             }
         }
-        assert!(space.contact_count() > 20, "the stack is in contact");
+        assert!(space.problem.contact_count() > 20, "the stack is in contact");
         println!(
             "{method:?}: allocations in assemble_constraints, build_delassus, solve_constraints, correct, \
              end violation: {counts:?}"

@@ -6,7 +6,8 @@ use rayon::prelude::*;
 
 use super::space::ConstraintSpace;
 use crate::constraint::Compliance;
-use crate::delassus::DelassusMethod;
+use crate::constraint::ConstraintProblem;
+use crate::delassus::{Delassus, DelassusMethod};
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
 /// every body with rows, by the body's compliance and `method`; bodies
@@ -20,7 +21,9 @@ pub fn build_delassus(
     method: DelassusMethod,
     assembled: bool,
 ) {
-    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, solve, factored, .. } = space;
+    let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
+    let Delassus { assembled: delassus, single: delassus_single, unbuilt, factored } = &mut space.delassus;
+    let solve = &space.outcome.solve;
     let c = 3 * groups.len();
     delassus.clear();
     delassus_single.clear();
@@ -53,7 +56,8 @@ pub fn build_delassus_factored(
     h: f64,
     method: DelassusMethod,
 ) -> bool {
-    let ConstraintSpace { groups, bodies, delassus, delassus_single, unbuilt, factored, .. } = space;
+    let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
+    let Delassus { assembled: delassus, single: delassus_single, unbuilt, factored } = &mut space.delassus;
     delassus.clear();
     delassus_single.clear();
     unbuilt.clear();

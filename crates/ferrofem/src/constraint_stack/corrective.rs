@@ -51,7 +51,7 @@ pub struct Motion<'a, F: Fn(usize, usize) -> f64> {
 /// Recursive corrective motion over `space`'s groups (assembled by
 /// `assemble_constraints`), warm-started by key from `warm_start` (which
 /// receives the final λ). On return the groups hold the last directions,
-/// each body's rows are collected along them, and `space.impulses` holds
+/// each body's rows are collected along them, and `space.problem.impulses` holds
 /// λ. Under the `standard` update `corrections[b]` holds
 /// `A_b⁻¹ H_bᵀ λ` for the final λ (it is computed in the last iteration);
 /// under `fast` the correction stage still has to apply it.
@@ -69,14 +69,14 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
 ) -> CorrectiveRecord {
     let h = model.time_step;
     let method = model.constraint_solver.delassus;
-    let mut scratch = std::mem::take(&mut space.corrective_scratch);
-    scratch.proximity.gather(&space.groups, |b| motion.start[b], motion.v_free, h);
+    let mut scratch = std::mem::take(&mut space.workspace.corrective);
+    scratch.proximity.gather(&space.problem.groups, |b| motion.start[b], motion.v_free, h);
     if settings.update == Update::Fast {
         scratch.proximity.assemble_body_rows(model.bodies.iter().map(|b| b.dofs()));
     }
     let p = &scratch.proximity;
     scratch.starts.clear();
-    scratch.starts.extend(space.groups.iter().map(|g| p.point(&p.start, g)));
+    scratch.starts.extend(space.problem.groups.iter().map(|g| p.point(&p.start, g)));
     warm_started(space, warm_start);
     let mut rec = CorrectiveRecord { update: settings.update.name(), ..Default::default() };
     for k in 1..=settings.newton_iterations {
@@ -98,7 +98,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
             }
         }
         timed(times, Stage::SolveConstraints, &mut rec.solve_ms, || {
-            row_gaps(&space.groups, h, motion.v_free, &mut space.free_gaps);
+            row_gaps(&space.problem.groups, h, motion.v_free, &mut space.problem.free_gaps);
             solve_in_space(space, compliances, model, solver);
         });
         timed(times, Stage::Correct, &mut rec.correction_ms, || {
@@ -116,7 +116,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
         relinearize_all(space, &scratch);
     }
     keep_warm_start(space, warm_start);
-    space.corrective_scratch = scratch;
+    space.workspace.corrective = scratch;
     rec
 }
 
@@ -142,10 +142,10 @@ fn build_mapping(
     let n = 3 * p.vertices.len();
     scratch.mapping.clear();
     scratch.mapping.resize(n * n, 0.0);
-    let sweeps = space.solve.iterations.max(10) as f64;
+    let sweeps = space.outcome.solve.iterations.max(10) as f64;
     for (b, rows) in p.body_rows.iter().enumerate().filter(|(_, r)| r.nrows() > 0) {
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let body = &mut space.bodies[b];
+        let body = &mut space.problem.bodies[b];
         let (compliance, rows) = compliance.factor_frame(rows, &mut body.factor_rows);
         let wb = body.delassus.build(&compliance, rows, method, sweeps, true);
         let first = 3 * p.vertices.partition_point(|&(c, _)| c < b);
@@ -158,14 +158,14 @@ fn build_mapping(
 }
 
 /// `W_k = J_k W_H J_kᵀ` with `J_k = C_k Ĥ` (Algorithm 3, line 2) into
-/// `space.delassus`.
+/// `space.delassus.assembled`.
 fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     let n = 3 * scratch.proximity.vertices.len();
-    scratch.proximity.assemble_jacobian(&space.groups);
+    scratch.proximity.assemble_jacobian(&space.problem.groups);
     let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
-    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, &mut space.delassus);
-    space.delassus_single.clear();
-    space.unbuilt.clear();
+    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, &mut space.delassus.assembled);
+    space.delassus.single.clear();
+    space.delassus.unbuilt.clear();
 }
 
 /// The iterate at the proximity vertices for the solved λ: `x_free + W_H
@@ -184,17 +184,17 @@ fn iterate(
     match update {
         Update::Fast => {
             scratch.u.resize(n, 0.0);
-            transpose_times(&p.jacobian, &space.impulses, &mut scratch.u);
+            transpose_times(&p.jacobian, &space.problem.impulses, &mut scratch.u);
             let (wh, u) = (&scratch.mapping, &scratch.u);
             p.current.par_iter_mut().zip(&p.free).enumerate().for_each(|(i, (x, free))| {
                 *x = free + wh[i * n..(i + 1) * n].iter().zip(u).map(|(w, u)| w * u).sum::<f64>();
             });
         }
         Update::Standard => {
-            for (b, rows) in space.bodies.iter_mut().enumerate() {
+            for (b, rows) in space.problem.bodies.iter_mut().enumerate() {
                 corrections[b].clear();
                 if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
-                    rows.correction(c, &space.impulses, &mut corrections[b]);
+                    rows.correction(c, &space.problem.impulses, &mut corrections[b]);
                 }
             }
             for (i, &(b, v)) in p.vertices.iter().enumerate() {
@@ -217,12 +217,12 @@ fn linearize_all(
 ) -> (f64, f64) {
     let p = &scratch.proximity;
     scratch.linearizations.clear();
-    scratch.linearizations.extend(space.groups.iter().map(|g| linearize(g, p, &p.current, model, t)));
+    scratch.linearizations.extend(space.problem.groups.iter().map(|g| linearize(g, p, &p.current, model, t)));
     let (mut turned, mut violated) = (0.0f64, 0.0f64);
-    for (k, (g, lin)) in space.groups.iter().zip(&scratch.linearizations).enumerate() {
+    for (k, (g, lin)) in space.problem.groups.iter().zip(&scratch.linearizations).enumerate() {
         if let Some(lin) = lin {
             turned = turned.max(turn(&g.frame, lin));
-            violated = violated.max(violation(lin, space.impulses[3 * k]));
+            violated = violated.max(violation(lin, space.problem.impulses[3 * k]));
         }
     }
     (turned, violated)
@@ -233,14 +233,14 @@ fn linearize_all(
 /// into them, `λ ← C_{k+1} C_kᵀ λ`, as the next warm start.
 fn relinearize_all(space: &mut ConstraintSpace, scratch: &CorrectiveScratch) {
     let p = &scratch.proximity;
-    for (k, g) in space.groups.iter_mut().enumerate() {
+    for (k, g) in space.problem.groups.iter_mut().enumerate() {
         let Some(lin) = &scratch.linearizations[k] else { continue };
-        let lambda = &mut space.impulses[3 * k..3 * k + 3];
+        let lambda = &mut space.problem.impulses[3 * k..3 * k + 3];
         let force: Vector3<f64> = (0..3).map(|d| Vector3::from(g.frame[d]) * lambda[d]).sum();
         relinearize(g, lin, &p.point(&p.current, g), &scratch.starts[k]);
         (0..3).for_each(|d| lambda[d] = Vector3::from(g.frame[d]).dot(&force));
     }
-    for (b, rows) in space.bodies.iter_mut().enumerate() {
-        rows.collect(b, &space.groups);
+    for (b, rows) in space.problem.bodies.iter_mut().enumerate() {
+        rows.collect(b, &space.problem.groups);
     }
 }

@@ -28,50 +28,58 @@ impl DeviceConstraintSolver {
         Ok(DeviceConstraintSolver { newton, laws: Vec::new(), delta: Vec::new() })
     }
 
-    /// Uploads the step's `W` (`space.delassus`), once per step.
+    /// Uploads the step's `W` (`space.delassus.assembled`), once per step.
     pub fn load(&mut self, space: &ConstraintSpace) -> Result<(), String> {
-        self.newton.load(&space.delassus).map_err(|e| e.to_string())
+        self.newton.load(&space.delassus.assembled).map_err(|e| e.to_string())
     }
 
-    /// Solves `δ = δ_free + W λ` with `space.free_gaps` holding `δ(q)` at
-    /// the warm start `space.impulses` (which receives λ); sets
-    /// `space.solve` and `space.violation` as [`super::solve_in_space`].
+    /// Solves `δ = δ_free + W λ` with `space.problem.free_gaps` holding `δ(q)` at
+    /// the warm start `space.problem.impulses` (which receives λ); sets
+    /// `space.outcome.solve` and `space.outcome.violation` as [`super::solve_in_space`].
     pub fn solve(
         &mut self,
         space: &mut ConstraintSpace,
         model: &Model,
         settings: &NewtonSettings,
     ) -> Result<(), String> {
-        space.laws.clear();
-        space.laws.extend(space.groups.iter().map(|g| g.law));
+        space.workspace.laws.clear();
+        space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
         self.laws.clear();
-        self.laws.extend(space.laws.iter().map(|l| match *l {
+        self.laws.extend(space.workspace.laws.iter().map(|l| match *l {
             ConstraintGroup::Contact { mu } => GroupLaw::Contact(mu),
             ConstraintGroup::Attachment => GroupLaw::Attachment,
         }));
-        let c = space.free_gaps.len();
-        let w = &space.delassus;
+        let c = space.problem.free_gaps.len();
+        let w = &space.delassus.assembled;
         complementarity_scale(
-            &space.groups,
+            &space.problem.groups,
             |j| w[j * c + j],
             model,
             settings.preconditioner,
-            &mut space.scale,
+            &mut space.workspace.scale,
         );
         self.delta.clear();
-        self.delta.resize(space.impulses.len(), 0.0);
-        let offset = Offset::Gaps(&space.free_gaps);
+        self.delta.resize(space.problem.impulses.len(), 0.0);
+        let offset = Offset::Gaps(&space.problem.free_gaps);
         let out = self
             .newton
-            .solve(&params(settings), offset, &self.laws, &space.scale, &mut space.impulses, &mut self.delta)
+            .solve(
+                &params(settings),
+                offset,
+                &self.laws,
+                &space.workspace.scale,
+                &mut space.problem.impulses,
+                &mut self.delta,
+            )
             .map_err(|e| e.to_string())?;
-        space.violation = space
+        space.outcome.violation = space
+            .workspace
             .laws
             .iter()
             .zip(self.delta.chunks_exact(3))
             .map(|(law, d)| group_violation(law, [d[0], d[1], d[2]].into()))
             .fold(0.0, f64::max);
-        space.solve = ConstraintSolve {
+        space.outcome.solve = ConstraintSolve {
             method: "non-smooth-newton",
             iterations: out.iterations,
             error: out.error,

@@ -1,10 +1,13 @@
 //! The constraint stack, shared by both integrators, in four parts (SOFA's
-//! split, `DESIGN.md` §1): the *problem* (`crate::constraint`: groups and
-//! their contact laws, rows `H`, gaps), the *Delassus operator*
-//! (`crate::delassus`: one type per builder), the *solver workspace*
-//! (`crate::solver`: PGS, non-smooth Newton, corrective-motion scratch)
-//! and the *outcome* of a solve. [`ConstraintSpace`] holds one of each for
-//! the step; this module drives them in order:
+//! split, `DESIGN.md` §1): the *problem*
+//! ([`crate::constraint::ConstraintProblem`]: groups, rows `H`, gaps,
+//! impulses), the *Delassus operator* ([`crate::delassus::Delassus`]: `W`
+//! assembled, factored or partly unbuilt, from the builders of
+//! `crate::delassus`), the *solver workspace*
+//! ([`crate::solver::SolverWorkspace`]: PGS, non-smooth Newton and
+//! corrective-motion scratch) and the *outcome* of a solve
+//! ([`crate::solver::SolveOutcome`]). [`ConstraintSpace`] holds one of each
+//! for the step; this module drives them in order:
 //!
 //! `assemble` (groups and rows) → [`build_delassus`] → [`solve_constraints`]
 //! (or [`resolve_recursively`]) → the integrator's correction →

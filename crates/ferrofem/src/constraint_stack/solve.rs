@@ -8,11 +8,12 @@ use ferrofem_linalg::Precision;
 use nalgebra::Vector3;
 
 use super::space::ConstraintSpace;
-use crate::constraint::{Compliance, GroupKey};
+use crate::constraint::{Compliance, ConstraintProblem, GroupKey};
+use crate::delassus::Delassus;
 use crate::delassus::{MixedDelassus, UnbuiltBody};
 use crate::solver::{
     complementarity_scale, group_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
-    ConstraintSolve, ConstraintSolver, Pgs,
+    ConstraintSolve, ConstraintSolver, Pgs, SolveOutcome, SolverWorkspace,
 };
 use crate::Model;
 
@@ -29,7 +30,7 @@ pub fn solve_constraints(
     solver: ConstraintSolver,
 ) {
     let h = model.time_step;
-    row_gaps(&space.groups, h, v_free, &mut space.free_gaps);
+    row_gaps(&space.problem.groups, h, v_free, &mut space.problem.free_gaps);
     warm_started(space, warm_start);
     solve_in_space(space, compliances, model, solver);
     keep_warm_start(space, warm_start);
@@ -37,24 +38,25 @@ pub fn solve_constraints(
 
 /// λ of the groups from `warm_start` by key (zero for a new group).
 pub fn warm_started(space: &mut ConstraintSpace, warm_start: &HashMap<GroupKey, [f64; 3]>) {
-    space.impulses.clear();
-    for g in space.groups.iter() {
-        space.impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
+    space.problem.impulses.clear();
+    for g in space.problem.groups.iter() {
+        space.problem.impulses.extend_from_slice(&warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
     }
 }
 
 /// Replaces `warm_start` by the groups' λ.
 pub fn keep_warm_start(space: &ConstraintSpace, warm_start: &mut HashMap<GroupKey, [f64; 3]>) {
     warm_start.clear();
-    let lambda = &space.impulses;
-    warm_start
-        .extend(space.groups.iter().enumerate().map(|(k, g)| (g.key, [0, 1, 2].map(|d| lambda[3 * k + d]))));
+    let lambda = &space.problem.impulses;
+    warm_start.extend(
+        space.problem.groups.iter().enumerate().map(|(k, g)| (g.key, [0, 1, 2].map(|d| lambda[3 * k + d]))),
+    );
 }
 
 /// Solves `δ = δ_free + W λ` under the groups' laws from the λ in
-/// `space.impulses` (the warm start), on the assembled `W` plus the
-/// unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`; sets `space.solve` and
-/// `space.violation`.
+/// `space.problem.impulses` (the warm start), on the assembled `W` plus the
+/// unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`; sets `space.outcome.solve` and
+/// `space.outcome.violation`.
 pub fn solve_in_space(
     space: &mut ConstraintSpace,
     compliances: &[Option<Compliance>],
@@ -62,23 +64,10 @@ pub fn solve_in_space(
     solver: ConstraintSolver,
 ) {
     let h = model.time_step;
-    let ConstraintSpace {
-        groups,
-        bodies,
-        delassus,
-        unbuilt,
-        free_gaps,
-        impulses,
-        solve,
-        violation,
-        laws,
-        pgs: pgs_scratch,
-        scale,
-        newton,
-        delassus_single: single,
-        factored,
-        ..
-    } = space;
+    let ConstraintProblem { groups, bodies, free_gaps, impulses } = &mut space.problem;
+    let Delassus { assembled: delassus, single, unbuilt, factored } = &mut space.delassus;
+    let SolverWorkspace { laws, pgs: pgs_scratch, scale, newton, .. } = &mut space.workspace;
+    let SolveOutcome { solve, violation, .. } = &mut space.outcome;
     laws.clear();
     laws.extend(groups.iter().map(|g| g.law));
     let pgs = match solver {

@@ -14,6 +14,7 @@ pub use device::DeviceDelassus;
 mod isodof;
 mod kronecker;
 mod method;
+mod operator;
 mod record;
 mod unbuilt;
 
@@ -31,6 +32,7 @@ pub use factored::FactoredDelassus;
 pub use isodof::{expand, isodof, isodof_reuse, isodofs, SlotMatrix};
 pub use kronecker::{isovertices, kronecker_isodof, kronecker_isodof_reuse, kronecker_sparse_inverse};
 pub use method::DelassusMethod;
+pub use operator::Delassus;
 pub use record::{DelassusCosts, DelassusRecord};
 pub use unbuilt::{MixedDelassus, UnbuiltBody};
 

@@ -11,8 +11,10 @@
 pub mod corrective;
 pub mod coulomb;
 pub mod newton;
+mod outcome;
 pub mod pgs;
 mod settings;
+mod workspace;
 
 use nalgebra::Vector3;
 
@@ -22,10 +24,12 @@ pub use newton::{
 };
 pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
 
+pub use outcome::SolveOutcome;
 pub(crate) use settings::non_negative;
 pub use settings::{
     ConstraintSolver, ConstraintSolverSettings, ImplicitResolution, Resolution, ResolutionKind, Update,
 };
+pub use workspace::SolverWorkspace;
 
 use serde::Serialize;
 

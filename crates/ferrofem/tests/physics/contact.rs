@@ -309,8 +309,8 @@ fn stack_of_three_carries_the_weight_above_each_interface() {
     let space = w.constraints();
     let mut floor = 0.0;
     let mut interface = [0.0; 2];
-    for (k, g) in space.groups.iter().enumerate() {
-        let ln = space.impulses[3 * k];
+    for (k, g) in space.problem.groups.iter().enumerate() {
+        let ln = space.problem.impulses[3 * k];
         let bodies: Vec<usize> = g.parts().iter().map(|p| p.0).collect();
         match bodies.as_slice() {
             [0] => floor += ln,
@@ -744,7 +744,7 @@ fn assert_attachments_hold(text: &str, steps: usize, rel: f64) -> World {
         }
     }
     // The attachments carry the weight (z rows of the attachment groups).
-    let lift: f64 = w.constraints().impulses.chunks(3).map(|l| l[2]).sum();
+    let lift: f64 = w.constraints().problem.impulses.chunks(3).map(|l| l[2]).sum();
     assert!((lift - weight).abs() < rel * weight, "attachment force {lift} vs weight {weight}");
     w
 }

@@ -77,7 +77,7 @@ fn every_method_builds_the_dense_w_for_one_to_three_bodies() {
         }
         let mut checked = 0;
         for b in 0..w.model.bodies.len() {
-            let h = &w.constraints().bodies[b].jacobian;
+            let h = &w.constraints().problem.bodies[b].jacobian;
             if h.nrows() == 0 {
                 continue;
             }
@@ -96,7 +96,7 @@ fn rows_on_triangle_points_of_two_bodies_agree() {
     for _ in 0..3 {
         w.step().unwrap();
     }
-    let h = &w.constraints().bodies[0].jacobian;
+    let h = &w.constraints().problem.bodies[0].jacobian;
     let max_row = (0..h.nrows()).map(|r| h.pattern.row_ptr[r + 1] - h.pattern.row_ptr[r]).max().unwrap();
     assert!(max_row >= 7, "barycentric rows present (max {max_row} entries per row)");
 }
@@ -180,7 +180,7 @@ friction = 0.3
     for _ in 0..200 {
         let s = w.step().unwrap();
         counts.push(s.contacts);
-        let ws = &w.constraints().bodies[0];
+        let ws = &w.constraints().problem.bodies[0];
         if ws.jacobian.nrows() == 0 {
             continue;
         }
@@ -194,7 +194,7 @@ friction = 0.3
                 .iter()
                 .map(|x| h2 * x)
                 .collect();
-        assert!(common::rel_diff(&w.constraints().delassus, &reference) < 1e-10, "step {}", s.step);
+        assert!(common::rel_diff(&w.constraints().delassus.assembled, &reference) < 1e-10, "step {}", s.step);
     }
     assert!(contact_steps > 100, "in contact most of the run ({contact_steps} steps)");
     assert!(counts.windows(2).any(|p| p[1] > p[0]) && counts.windows(2).any(|p| p[1] < p[0]));
@@ -255,7 +255,7 @@ fn local_global_builders_agree() {
         let mut checked = 0;
         for _ in 0..60 {
             w.step().unwrap();
-            let h = &w.constraints().bodies[0].jacobian;
+            let h = &w.constraints().problem.bodies[0].jacobian;
             if h.nrows() == 0 {
                 continue;
             }
@@ -297,7 +297,7 @@ fn factored_w_applies_the_assembled_w() {
         cube("high", 4, 0.31)
     );
     let mut w = common::world(&text);
-    let two_bodies = |w: &World| w.constraints().groups.iter().any(|g| g.parts().len() == 2);
+    let two_bodies = |w: &World| w.constraints().problem.groups.iter().any(|g| g.parts().len() == 2);
     for _ in 0..40 {
         w.step().unwrap();
         if two_bodies(&w) {
@@ -310,25 +310,25 @@ fn factored_w_applies_the_assembled_w() {
         (0..2).map(|b| common::local_global(&w).global_solver(b).compliance()).collect();
     let mut space = ConstraintSpace::new(model);
     space.assemble(model, w.contacts(), &w.state.bodies, w.state.time);
-    let c = 3 * space.groups.len();
+    let c = 3 * space.problem.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
         ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true);
-        let assembled = space.delassus.clone();
+        let assembled = space.delassus.assembled.clone();
         let expected: Vec<f64> = (0..c).map(|i| (0..c).map(|j| assembled[i * c + j] * v[j]).sum()).collect();
         assert!(
             ferrofem::constraint_stack::build_delassus_factored(&mut space, &compliances, h, method),
             "{method:?}"
         );
-        assert!(space.delassus.is_empty(), "{method:?}: W left unassembled");
+        assert!(space.delassus.assembled.is_empty(), "{method:?}: W left unassembled");
         let mut got = vec![0.0; c];
-        space.factored.times(&v, &mut got);
+        space.delassus.factored.times(&v, &mut got);
         let err = common::rel_diff(&got, &expected);
         assert!(err < 1e-12, "{method:?}: W v differs by {err:e}");
         let scale = (0..c).map(|j| assembled[j * c + j]).fold(0.0, f64::max);
         for i in 0..c {
             for j in 3 * (i / 3)..3 * (i / 3) + 3 {
-                let diff = (space.factored.block_entry(i, j) - assembled[i * c + j]).abs();
+                let diff = (space.delassus.factored.block_entry(i, j) - assembled[i * c + j]).abs();
                 assert!(diff <= 1e-12 * scale, "{method:?}: W[{i}, {j}] differs by {diff:e}");
             }
         }
@@ -360,7 +360,7 @@ fn gpu_isodof_builds_the_cpu_w() {
         let (mut checked, mut reused) = (0, 0);
         for _ in 0..35 {
             w.step().unwrap();
-            let rows = &w.constraints().bodies[0];
+            let rows = &w.constraints().problem.bodies[0];
             let Some(record) = rows.delassus.record.as_ref() else { continue };
             assert_eq!(record.method, name);
             reused += record.reused_isodofs;
@@ -384,7 +384,7 @@ fn gpu_isodof_builds_the_cpu_w() {
     scene.set_device(ferrofem::Device::Gpu).unwrap();
     let mut w = scene.build().unwrap();
     w.step().unwrap();
-    let rows = &w.constraints().bodies[0];
+    let rows = &w.constraints().problem.bodies[0];
     assert_eq!(rows.delassus.record.as_ref().map(|r| r.method), Some("isodof-reuse-gpu"));
     let f = factor(&w, 0);
     let mut buf = DelassusBuffers::default();

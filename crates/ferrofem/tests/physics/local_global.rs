@@ -525,7 +525,7 @@ fn run_on(
     for _ in 0..frames {
         w.step().unwrap_or_else(|e| panic!("{scene} on {device:?}: {e}"));
     }
-    let touching = !w.constraints().groups.is_empty();
+    let touching = !w.constraints().problem.groups.is_empty();
     eprintln!("{scene} {device:?} {acceleration:?}: {:.1} s", start.elapsed().as_secs_f64());
     (w.state.bodies[0].positions.clone(), touching)
 }

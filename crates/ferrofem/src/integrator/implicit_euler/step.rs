@@ -91,7 +91,7 @@ impl ImplicitEuler {
             body.guard(step, Stage::FreeMotion, "velocity change", &w.dv)?;
         }
         times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
-        if !space.groups.is_empty() {
+        if !space.problem.groups.is_empty() {
             rayon::scope(|_| self.resolve_constraints(model, state, space, times, step))?;
         }
         for (b, body) in model.bodies.iter().enumerate() {
@@ -161,30 +161,35 @@ impl ImplicitEuler {
                     &mut corrections,
                     times,
                 );
-                space.corrective = Some(record);
+                space.outcome.corrective = Some(record);
                 ws.iter_mut().zip(corrections).for_each(|(w, c)| w.correction = c);
                 r.update == Update::Standard
             }
         };
         device_error(space, step)?;
-        let first = space.groups.first().map_or(0, |g| g.parts()[0].0);
-        model.bodies[first].guard(step, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+        let first = space.problem.groups.first().map_or(0, |g| g.parts()[0].0);
+        model.bodies[first].guard(
+            step,
+            Stage::SolveConstraints,
+            "contact forces",
+            &space.problem.impulses,
+        )?;
         let limit = model.contact.alarm_distance.max(1e-6);
-        if space.violation > limit {
+        if space.outcome.violation > limit {
             return Err(SimError::Constraints {
                 step,
-                method: space.solve.method,
-                iterations: space.solve.iterations,
-                violation: space.violation,
+                method: space.outcome.solve.method,
+                iterations: space.outcome.solve.iterations,
+                violation: space.outcome.violation,
                 limit,
             });
         }
         for (b, w) in self.bodies.iter_mut().enumerate() {
-            let rows = &mut space.bodies[b];
+            let rows = &mut space.problem.bodies[b];
             if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
                 times.time(Stage::Correct, || match corrected {
                     true => apply(w, h),
-                    false => correct(w, rows, c, &space.impulses, h),
+                    false => correct(w, rows, c, &space.problem.impulses, h),
                 });
             }
         }

@@ -23,27 +23,27 @@ use crate::solver::NewtonSettings;
 use crate::solver::{row_gaps, ConstraintSolve, ConstraintSolver};
 use crate::Model;
 
-/// `δ(q)` per row in `space.free_gaps` for the iterates `x` of the bodies
+/// `δ(q)` per row in `space.problem.free_gaps` for the iterates `x` of the bodies
 /// against their start-of-step positions `x0` (eq. 40).
 pub fn gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]]) {
-    row_gaps(&space.groups, 1.0, |b, j| x[b][j] - x0[b][j], &mut space.free_gaps);
+    row_gaps(&space.problem.groups, 1.0, |b, j| x[b][j] - x0[b][j], &mut space.problem.free_gaps);
 }
 
-/// `δ_free = δ(q) − W λᵏ` per row (`λᵏ` in `space.impulses`); a
+/// `δ_free = δ(q) − W λᵏ` per row (`λᵏ` in `space.problem.impulses`); a
 /// non-smooth Newton solve (`newton`) starts from `δ(q)`, the gaps at `λᵏ`.
 pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]], newton: bool) {
     gaps(space, x, x0);
     if newton {
-        space.newton.start_at(&space.free_gaps);
+        space.workspace.newton.start_at(&space.problem.free_gaps);
     }
-    let mut w_lambda = std::mem::take(&mut space.scratch);
-    w_lambda.resize(space.free_gaps.len(), 0.0);
-    match space.factored.is_built() {
-        true => space.factored.times(&space.impulses, &mut w_lambda),
-        false => delassus_times(&space.delassus, &space.impulses, &mut w_lambda),
+    let mut w_lambda = std::mem::take(&mut space.workspace.scratch);
+    w_lambda.resize(space.problem.free_gaps.len(), 0.0);
+    match space.delassus.factored.is_built() {
+        true => space.delassus.factored.times(&space.problem.impulses, &mut w_lambda),
+        false => delassus_times(&space.delassus.assembled, &space.problem.impulses, &mut w_lambda),
     }
-    space.free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
-    space.scratch = w_lambda;
+    space.problem.free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
+    space.workspace.scratch = w_lambda;
 }
 
 /// Stage `solve_constraints` of one iteration: λ from `δ = δ_free + W λ`,
@@ -57,13 +57,13 @@ pub fn solve(
     total: &mut ConstraintSolve,
 ) {
     previous.clear();
-    previous.extend_from_slice(&space.impulses);
+    previous.extend_from_slice(&space.problem.impulses);
     solve_in_space(space, compliances, model, solver);
-    add_solve(total, space.solve);
+    add_solve(total, space.outcome.solve);
 }
 
 /// Stage `solve_constraints` of one iteration on the GPU (non-smooth
-/// Newton): λ from `δ = δ_free + W λ` with `space.free_gaps` holding
+/// Newton): λ from `δ = δ_free + W λ` with `space.problem.free_gaps` holding
 /// `δ(q)` ([`gaps`]); `δ_free` is formed on the device.
 #[cfg(feature = "gpu")]
 pub fn solve_on_device(
@@ -75,9 +75,9 @@ pub fn solve_on_device(
     total: &mut ConstraintSolve,
 ) -> Result<(), String> {
     previous.clear();
-    previous.extend_from_slice(&space.impulses);
+    previous.extend_from_slice(&space.problem.impulses);
     device.solve(space, model, settings)?;
-    add_solve(total, space.solve);
+    add_solve(total, space.outcome.solve);
     Ok(())
 }
 
@@ -110,8 +110,8 @@ pub fn correct(
     [delta, out]: &mut [Vec<f64>; 2],
 ) {
     delta.clear();
-    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
-    let rows = &mut space.bodies[b];
+    delta.extend(space.problem.impulses.iter().zip(previous).map(|(l, p)| l - p));
+    let rows = &mut space.problem.bodies[b];
     match inverse {
         Inverse::Compliance(c) => rows.correction(c, delta, out),
         Inverse::Device(global) => {
@@ -126,12 +126,12 @@ pub fn correct(
 
 /// Sets body `b`'s `forces` to `H_bᵀ λ` (N per DOF).
 pub fn constraint_forces(space: &mut ConstraintSpace, b: usize) {
-    space.bodies[b].set_forces(&space.impulses);
+    space.problem.bodies[b].set_forces(&space.problem.impulses);
 }
 
 /// `b += h² H_bᵀ λ` for body `b` (eq. 23b's right-hand side), leaving
 /// `H_bᵀ λ` in the body's `forces`.
 pub fn add_constraint_forces(space: &mut ConstraintSpace, b: usize, h: f64, rhs: &mut [f64]) {
     constraint_forces(space, b);
-    rhs.iter_mut().zip(&space.bodies[b].forces).for_each(|(r, f)| *r += h * h * f);
+    rhs.iter_mut().zip(&space.problem.bodies[b].forces).for_each(|(r, f)| *r += h * h * f);
 }

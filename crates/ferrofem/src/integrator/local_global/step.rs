@@ -285,7 +285,7 @@ impl LocalGlobal {
             observe(b, 0, &w.x);
         }
         times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
-        let constrained = !space.groups.is_empty();
+        let constrained = !space.problem.groups.is_empty();
         if constrained {
             self.prepare_constraints(model, state, space, times)?;
         }
@@ -312,7 +312,7 @@ impl LocalGlobal {
                 if tracked {
                     w.pack(0);
                 }
-                let constrained_body = !space.bodies[b].is_empty();
+                let constrained_body = !space.problem.bodies[b].is_empty();
                 // On the GPU, `b`'s constant part changes only with the
                 // constraint forces: uploaded once per step otherwise.
                 let upload = k == 0 || constrained_body;
@@ -337,9 +337,9 @@ impl LocalGlobal {
             let mut rest = || -> Result<(), SimError> {
                 for (b, body) in model.bodies.iter().enumerate() {
                     let w = &mut self.bodies[b];
-                    let upload = k == 0 || !space.bodies[b].is_empty();
+                    let upload = k == 0 || !space.problem.bodies[b].is_empty();
                     times.time(Stage::GlobalStep, || match w.folded {
-                        true => forward_half(w, &space.bodies[b]),
+                        true => forward_half(w, &space.problem.bodies[b]),
                         false => global_step(w, settings, k, upload),
                     });
                     if let Some(message) = w.global.take_device_error() {
@@ -351,8 +351,8 @@ impl LocalGlobal {
                     let fixed = settings.tolerance.is_none().then_some(iterations);
                     let solver = iteration_solver(solver, model, k, fixed);
                     self.constrain(model, state, space, times, solver, &mut total)?;
-                    let first = &model.bodies[space.groups[0].parts()[0].0];
-                    first.guard(step, Stage::SolveConstraints, "contact forces", &space.impulses)?;
+                    let first = &model.bodies[space.problem.groups[0].parts()[0].0];
+                    first.guard(step, Stage::SolveConstraints, "contact forces", &space.problem.impulses)?;
                 }
                 Ok(())
             };
@@ -448,7 +448,7 @@ impl LocalGlobal {
         self.compliances.clear();
         self.compliances.extend(self.bodies.iter().map(|w| w.global.compliance()));
         for (b, body) in model.bodies.iter().enumerate() {
-            if self.compliances[b].is_none() && !space.bodies[b].is_empty() {
+            if self.compliances[b].is_none() && !space.problem.bodies[b].is_empty() {
                 return Err(SimError::Body {
                     body: body.name.clone(),
                     message: NEEDS_COMPLETE_GLOBAL_STEP.into(),
@@ -478,9 +478,12 @@ impl LocalGlobal {
             let device = self.constraint_device.as_mut().expect("made above");
             times.time(Stage::BuildDelassus, || device.load(space)).map_err(fail)?;
         }
-        space.impulses.clear();
-        for g in &space.groups {
-            space.impulses.extend_from_slice(&state.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
+        space.problem.impulses.clear();
+        for g in &space.problem.groups {
+            space
+                .problem
+                .impulses
+                .extend_from_slice(&state.warm_start.get(&g.key).copied().unwrap_or([0.0; 3]));
         }
         Ok(())
     }
@@ -496,7 +499,7 @@ impl LocalGlobal {
     /// rounding. Decided anew every step: a step without rows folds
     /// nothing.
     fn fold(&mut self, space: &ConstraintSpace) {
-        for (w, rows) in self.bodies.iter_mut().zip(&space.bodies) {
+        for (w, rows) in self.bodies.iter_mut().zip(&space.problem.bodies) {
             let factor = w.global.factor().filter(|_| w.global.method == GlobalStepMethod::Triangular);
             w.folded = !rows.is_empty()
                 && !w.global.on_device()
@@ -546,7 +549,9 @@ impl LocalGlobal {
                 model.bodies[b].guard(step, Stage::Correct, "positions", &w.x)?;
                 continue;
             }
-            let Some(c) = compliances[b].as_ref().filter(|_| !space.bodies[b].is_empty()) else { continue };
+            let Some(c) = compliances[b].as_ref().filter(|_| !space.problem.bodies[b].is_empty()) else {
+                continue;
+            };
             let inverse = match w.global.on_device() {
                 true => constrained::Inverse::Device(&mut w.global),
                 false => constrained::Inverse::Compliance(c),
@@ -571,20 +576,20 @@ impl LocalGlobal {
         total: ConstraintSolve,
         step: usize,
     ) -> Result<(), SimError> {
-        space.solve = total;
+        space.outcome.solve = total;
         keep_warm_start(space, &mut state.warm_start);
-        for b in 0..space.bodies.len() {
-            if !space.bodies[b].is_empty() {
+        for b in 0..space.problem.bodies.len() {
+            if !space.problem.bodies[b].is_empty() {
                 constrained::constraint_forces(space, b);
             }
         }
         let limit = model.contact.alarm_distance.max(1e-6);
-        if space.violation > limit {
+        if space.outcome.violation > limit {
             return Err(SimError::Constraints {
                 step,
                 method: total.method,
                 iterations: total.iterations,
-                violation: space.violation,
+                violation: space.outcome.violation,
                 limit,
             });
         }
@@ -682,8 +687,8 @@ fn folded_correction(w: &mut Workspace, space: &mut ConstraintSpace, b: usize, p
     let f = w.global.factor().expect("a folded body has a factor").clone();
     let delta = &mut w.correction[0];
     delta.clear();
-    delta.extend(space.impulses.iter().zip(previous).map(|(l, p)| l - p));
-    let added = space.bodies[b].add_forward(&f, delta, h * h, &mut w.forward);
+    delta.extend(space.problem.impulses.iter().zip(previous).map(|(l, p)| l - p));
+    let added = space.problem.bodies[b].add_forward(&f, delta, h * h, &mut w.forward);
     assert!(added, "fold() checked the columns");
     f.solve_from_forward(&mut w.forward, &mut w.x);
 }

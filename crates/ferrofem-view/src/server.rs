@@ -147,10 +147,10 @@ impl Drop for Server {
 const JS: &str = "text/javascript; charset=utf-8";
 const INDEX: &str = include_str!("../assets/index.html");
 const VIEWER: &str = include_str!("../assets/viewer.js");
-const THREE: &str = include_str!("../assets/three/three.module.js");
-const THREE_CORE: &str = include_str!("../assets/three/three.core.js");
-const ORBIT: &str = include_str!("../assets/three/OrbitControls.js");
-const THREE_LICENSE: &str = include_str!("../assets/three/LICENSE");
+const THREE: &str = include_str!("../vendor/three/three.module.js");
+const THREE_CORE: &str = include_str!("../vendor/three/three.core.js");
+const ORBIT: &str = include_str!("../vendor/three/OrbitControls.js");
+const THREE_LICENSE: &str = include_str!("../vendor/three/LICENSE");
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-cache")], body).into_response()

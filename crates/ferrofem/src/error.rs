@@ -1,6 +1,7 @@
 use ferrofem_linalg::pcg::KrylovError;
 use ferrofem_mesh::MeshError;
 
+use crate::solver::SolverMethod;
 use crate::stage::Stage;
 
 /// Everything that can stop a simulation, each with the context a user
@@ -80,12 +81,12 @@ pub enum SimError {
     /// The constraint solver ended far from satisfying the constraints:
     /// they conflict (e.g. an attachment driven into an obstacle) or need
     /// more iterations.
-    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {iterations} {} (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few iterations", iterations_of(.method))]
+    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {iterations} {} (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few iterations", .method.iterations_name())]
     Constraints {
         /// Step number (1-based).
         step: usize,
-        /// The solver, as in the stats (`"pgs"`, `"non-smooth-newton"`).
-        method: &'static str,
+        /// The solver.
+        method: SolverMethod,
         /// Its iterations in the step: PGS sweeps or Newton steps.
         iterations: usize,
         /// Largest violation: attachment distance to target or contact penetration (m).
@@ -117,13 +118,4 @@ pub enum SimError {
         /// Underlying error.
         source: std::io::Error,
     },
-}
-
-/// What the iterations of constraint solver `method` are called.
-fn iterations_of(method: &str) -> &'static str {
-    match method {
-        "pgs" => "PGS sweeps",
-        "non-smooth-newton" => "non-smooth Newton steps",
-        _ => "solver iterations",
-    }
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::collision::{detect_contacts, penetration, Contacts, OnViolation, Penetrated, SurfaceTree};
 use crate::constraint_stack::ConstraintSpace;
 use crate::integrator::{ImplicitEuler, Integrator, LocalGlobal};
+use crate::solver::SolverMethod;
 use crate::state::{BodyState, State};
 use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
 use crate::{Model, SimError};
@@ -142,7 +143,7 @@ impl World {
         let bodies: Vec<BodyStepStats> = (0..model.bodies.len()).map(|i| self.body_stats(i)).collect();
         let violation = self.violation(&bodies);
         let newton = Some(space.outcome.solve)
-            .filter(|s| !space.problem.groups.is_empty() && s.method == "non-smooth-newton");
+            .filter(|s| !space.problem.groups.is_empty() && s.method == SolverMethod::NonSmoothNewton);
         StepStats {
             step: state.step,
             time: state.time,
@@ -154,7 +155,11 @@ impl World {
             elastic_energy: bodies.iter().map(|b| b.elastic_energy).sum(),
             contacts: space.problem.contact_count(),
             pgs_iterations: bodies.iter().map(|b| b.pgs_iterations).max().unwrap_or(0),
-            constraint_solver: if space.problem.groups.is_empty() { "" } else { space.outcome.solve.method },
+            constraint_solver: if space.problem.groups.is_empty() {
+                ""
+            } else {
+                space.outcome.solve.method.name()
+            },
             newton_iterations: newton.map_or(0, |s| s.iterations),
             cr_iterations: newton.map_or(0, |s| s.linear_iterations),
             ncp_residual: newton.map_or(0.0, |s| s.residual),
@@ -208,7 +213,7 @@ impl World {
             kinetic_energy: s.kinetic_energy(body),
             contacts: space.problem.contacts_of(i),
             pgs_iterations: rows
-                .filter(|_| space.outcome.solve.method == "pgs")
+                .filter(|_| space.outcome.solve.method == SolverMethod::Pgs)
                 .map_or(0, |_| space.outcome.solve.iterations),
             pgs_error: rows.map_or(0.0, |_| space.outcome.solve.error),
             total_normal_force: space.problem.normal_force_on(i),

@@ -8,7 +8,7 @@ use ferrofem_gpu::{DeviceNewton, Gpu, GroupLaw, NewtonParams, Offset};
 use super::space::ConstraintSpace;
 use crate::solver::newton::Complementarity;
 use crate::solver::{
-    complementarity_scale, group_violation, ConstraintGroup, ConstraintSolve, NewtonSettings,
+    complementarity_scale, group_violation, ConstraintGroup, ConstraintSolve, NewtonSettings, SolverMethod,
 };
 use crate::Model;
 
@@ -80,7 +80,7 @@ impl DeviceConstraintSolver {
             .map(|(law, d)| group_violation(law, [d[0], d[1], d[2]].into()))
             .fold(0.0, f64::max);
         space.outcome.solve = ConstraintSolve {
-            method: "non-smooth-newton",
+            method: SolverMethod::NonSmoothNewton,
             iterations: out.iterations,
             error: out.error,
             linear_iterations: out.linear_iterations,

@@ -13,7 +13,7 @@ use crate::delassus::Delassus;
 use crate::delassus::{MixedDelassus, UnbuiltBody};
 use crate::solver::{
     complementarity_scale, group_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
-    ConstraintSolve, ConstraintSolver, Pgs, SolveOutcome, SolverWorkspace,
+    ConstraintSolve, ConstraintSolver, Pgs, SolveOutcome, SolverMethod, SolverWorkspace,
 };
 use crate::Model;
 
@@ -95,7 +95,7 @@ pub fn solve_in_space(
                 .map(|(law, d)| group_violation(law, Vector3::from_column_slice(d)))
                 .fold(0.0, f64::max);
             *solve = ConstraintSolve {
-                method: "non-smooth-newton",
+                method: SolverMethod::NonSmoothNewton,
                 iterations: out.iterations,
                 error: out.error,
                 linear_iterations: out.linear_iterations,
@@ -137,7 +137,7 @@ pub fn solve_in_space(
         (out, max_violation(&op, free_gaps, laws, impulses))
     };
     *solve = ConstraintSolve {
-        method: "pgs",
+        method: SolverMethod::Pgs,
         iterations: pgs_solve.iterations,
         error: pgs_solve.error,
         ..Default::default()

@@ -10,6 +10,7 @@
 
 pub mod corrective;
 pub mod coulomb;
+mod method;
 pub mod newton;
 mod outcome;
 pub mod pgs;
@@ -24,6 +25,7 @@ pub use newton::{
 };
 pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
 
+pub use method::SolverMethod;
 pub use outcome::SolveOutcome;
 pub(crate) use settings::non_negative;
 pub use settings::{
@@ -41,8 +43,8 @@ use crate::Model;
 /// iterations and NCP residual.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ConstraintSolve {
-    /// `pgs` or `non-smooth-newton`.
-    pub method: &'static str,
+    /// PGS or the non-smooth Newton.
+    pub method: SolverMethod,
     /// PGS sweeps or Newton steps.
     pub iterations: usize,
     /// Final `‖Δλ‖∞ / ‖λ‖∞`.

@@ -119,3 +119,21 @@ pub enum SimError {
         source: std::io::Error,
     },
 }
+
+/// A scene value refused by validation: its key path (e.g.
+/// `local_global.iterations`) and what is wrong with it; the scene reader
+/// turns it into [`SimError::Scene`] with the file's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// Key path of the offending value.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Invalid {
+    /// The value at `key` is wrong as `message` says.
+    pub fn new(key: String, message: String) -> Self {
+        Invalid { key, message }
+    }
+}

@@ -33,7 +33,7 @@ mod world;
 pub use body::{Body, BodySummary, MeshView};
 pub use control::ConstraintPoints;
 pub use device::Device;
-pub use error::SimError;
+pub use error::{Invalid, SimError};
 pub use model::Model;
 pub use state::{BodyState, State};
 pub use world::World;

@@ -13,7 +13,7 @@ pub use spec::{
     SceneFile, SimulationSpec, Transform,
 };
 
-use crate::{SimError, World};
+use crate::{Invalid, SimError, World};
 
 /// A parsed and validated scene, with the folder its relative paths start from.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ impl Scene {
         if let Some(preset) = spec.simulation.preset {
             preset.apply(&mut spec, &given()?);
         }
-        spec.validate().map_err(|(key, message)| SimError::Scene {
+        spec.validate().map_err(|Invalid { key, message }| SimError::Scene {
             file: label.to_string(),
             key,
             message,
@@ -101,7 +101,7 @@ impl Scene {
             lg.global_step = GlobalStepMethod::SparseInverse;
         }
         self.spec.simulation.device = device;
-        self.spec.validate().map_err(|(key, message)| SimError::Scene {
+        self.spec.validate().map_err(|Invalid { key, message }| SimError::Scene {
             file: self.label.clone(),
             key,
             message,

@@ -7,6 +7,7 @@ use crate::collision::ContactSettings;
 use crate::delassus::DelassusMethod;
 use crate::element::Bending;
 use crate::element::{Constitutive, PolarMethod};
+use crate::error::Invalid;
 use crate::integrator::local_global::GlobalStepMethod;
 use crate::integrator::local_global::{Acceleration, LocalGlobalSettings};
 use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
@@ -392,18 +393,16 @@ pub struct PrescribedSpec {
     pub motion: Motion,
 }
 
-type Invalid = (String, String);
-
 fn finite(key: String, v: &[f64]) -> Result<(), Invalid> {
     match v.iter().find(|x| !x.is_finite()) {
-        Some(x) => Err((key, format!("{x} is not a finite number"))),
+        Some(x) => Err(Invalid::new(key, format!("{x} is not a finite number"))),
         None => Ok(()),
     }
 }
 
 fn one_selection(key: &str, a: bool, b: bool, names: &str) -> Result<(), Invalid> {
     if a == b {
-        return Err((key.to_string(), format!("give exactly one of {names}")));
+        return Err(Invalid::new(key.to_string(), format!("give exactly one of {names}")));
     }
     Ok(())
 }
@@ -413,28 +412,31 @@ impl SceneFile {
     pub fn validate(&self) -> Result<(), Invalid> {
         let s = &self.simulation;
         if !(s.time_step.is_finite() && s.time_step > 0.0) {
-            return Err((
+            return Err(Invalid::new(
                 "simulation.time_step".into(),
                 format!("{} must be finite and positive (s)", s.time_step),
             ));
         }
         finite("simulation.gravity".into(), &s.gravity)?;
         if s.output_every == 0 {
-            return Err(("simulation.output_every".into(), "must be at least 1".into()));
+            return Err(Invalid::new("simulation.output_every".into(), "must be at least 1".into()));
         }
         let ie = &self.implicit_euler;
         if ie.max_iterations.is_none() && ie.rel_tolerance.is_none() {
-            return Err(("implicit_euler".into(), "give max_iterations and/or rel_tolerance".into()));
+            return Err(Invalid::new(
+                "implicit_euler".into(),
+                "give max_iterations and/or rel_tolerance".into(),
+            ));
         }
         if ie.max_iterations == Some(0) {
-            return Err((
+            return Err(Invalid::new(
                 "implicit_euler.max_iterations".into(),
                 "must be at least 1 (0 PCG iterations would leave every body at its initial guess)".into(),
             ));
         }
         if let Some(t) = ie.rel_tolerance {
             if !(t.is_finite() && t >= 0.0) {
-                return Err((
+                return Err(Invalid::new(
                     "implicit_euler.rel_tolerance".into(),
                     format!("{t} must be finite and non-negative"),
                 ));
@@ -442,18 +444,18 @@ impl SceneFile {
         }
         if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {
             if max_sweeps == 0 || !(tolerance.is_finite() && tolerance >= 0.0) {
-                return Err((
+                return Err(Invalid::new(
                     "implicit_euler.polar.jacobi".into(),
                     "max_sweeps ≥ 1 and a finite tolerance ≥ 0".into(),
                 ));
             }
         }
         if self.bodies.is_empty() {
-            return Err(("body".into(), "the scene has no body".into()));
+            return Err(Invalid::new("body".into(), "the scene has no body".into()));
         }
         #[cfg(not(feature = "gpu"))]
         if s.device == crate::Device::Gpu {
-            return Err(("simulation.device".into(), crate::device::NOT_BUILT.into()));
+            return Err(Invalid::new("simulation.device".into(), crate::device::NOT_BUILT.into()));
         }
         match s.integrator {
             IntegratorKind::LocalGlobal => self.validate_local_global()?,
@@ -464,14 +466,14 @@ impl SceneFile {
                         || b.bending.is_some()
                         || b.thickness.is_some()
                     {
-                        return Err((
+                        return Err(Invalid::new(
                             key,
                             "membranes (sheet, thickness, bending) need simulation.integrator = \"local-global\""
                                 .into(),
                         ));
                     }
                     if b.constitutive.is_some_and(|c| c != Constitutive::Corotational) {
-                        return Err((
+                        return Err(Invalid::new(
                             format!("{key}.constitutive"),
                             "implicit Euler is co-rotational; other models need simulation.integrator = \"local-global\""
                                 .into(),
@@ -488,7 +490,7 @@ impl SceneFile {
         let newton = matches!(cs.solver(local_global), ConstraintSolver::NonSmoothNewton(_));
         let stored_s = local_global && self.local_global.global_step == GlobalStepMethod::SparseInverse;
         if cs.delassus == DelassusMethod::SparseInverse && !stored_s {
-            return Err((
+            return Err(Invalid::new(
                 "constraint_solver.delassus".into(),
                 "\"sparse-inverse\" reads W from the stored S: it needs integrator = \"local-global\" with \
                  global_step = \"sparse-inverse\""
@@ -496,7 +498,7 @@ impl SceneFile {
             ));
         }
         if !local_global && cs.newton_schedule.is_some() {
-            return Err((
+            return Err(Invalid::new(
                 "constraint_solver.newton_schedule".into(),
                 "Newton steps per local-global iteration: implicit Euler solves the constraints once per step, \
                  with up to newton_iterations"
@@ -504,7 +506,7 @@ impl SceneFile {
             ));
         }
         if newton && cs.delassus == DelassusMethod::Unbuilt {
-            return Err((
+            return Err(Invalid::new(
                 "constraint_solver.delassus".into(),
                 "the non-smooth Newton needs W assembled: \"unbuilt\" goes with method = \"pgs\"".into(),
             ));
@@ -513,12 +515,18 @@ impl SceneFile {
         if !(c.contact_distance.is_finite() && c.contact_distance >= 0.0 && c.alarm_distance.is_finite())
             || c.alarm_distance < c.contact_distance
         {
-            return Err(("contact".into(), "need 0 ≤ contact_distance ≤ alarm_distance, finite".into()));
+            return Err(Invalid::new(
+                "contact".into(),
+                "need 0 ≤ contact_distance ≤ alarm_distance, finite".into(),
+            ));
         }
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
             if !names.insert(&b.name) {
-                return Err((format!("body[{i}].name"), format!("duplicate body name {:?}", b.name)));
+                return Err(Invalid::new(
+                    format!("body[{i}].name"),
+                    format!("duplicate body name {:?}", b.name),
+                ));
             }
             b.validate(&format!("body[{i}]"))?;
         }
@@ -534,7 +542,7 @@ impl SceneFile {
         if self.simulation.device == crate::Device::Gpu
             && self.local_global.global_step != GlobalStepMethod::SparseInverse
         {
-            return Err((
+            return Err(Invalid::new(
                 "local_global.global_step".into(),
                 "simulation.device = \"gpu\" runs the \"sparse-inverse\" global step (two SpMVs by S)".into(),
             ));
@@ -543,7 +551,7 @@ impl SceneFile {
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attach.is_empty() || b.self_collision);
         if constrained && self.local_global.global_step == GlobalStepMethod::Jacobi {
-            return Err((
+            return Err(Invalid::new(
                 "local_global.global_step".into(),
                 "contact and attachments need a complete global step (\"sparse-inverse\" or \"triangular\"): \
                  the Jacobi baseline has no A⁻¹ to build W from"
@@ -551,7 +559,7 @@ impl SceneFile {
             ));
         }
         if self.contact.resolution != crate::collision::Resolution::Explicit {
-            return Err((
+            return Err(Invalid::new(
                 "contact.resolution".into(),
                 "\"implicit\" re-linearizes the constraints of implicit Euler's single solve; the \
                  local-global integrator solves them in every iteration already: write \"explicit\""
@@ -559,7 +567,7 @@ impl SceneFile {
             ));
         }
         if constrained && self.local_global.acceleration == Acceleration::Lbfgs {
-            return Err((
+            return Err(Invalid::new(
                 "local_global.acceleration".into(),
                 "\"lbfgs\" minimizes the unconstrained step energy: scenes with contact or attachments \
                  take \"anderson\" or \"none\""
@@ -569,23 +577,29 @@ impl SceneFile {
         for (i, b) in self.bodies.iter().enumerate() {
             let key = format!("body[{i}]");
             if b.damping != crate::body::Rayleigh::default() {
-                return Err((
+                return Err(Invalid::new(
                     format!("{key}.damping"),
                     "not supported by the local-global integrator yet".into(),
                 ));
             }
             let sheet = matches!(b.mesh, MeshSpec::Sheet { .. });
             if !sheet && (b.thickness.is_some() || b.bending.is_some()) {
-                return Err((key, "thickness and bending apply to a sheet mesh only".into()));
+                return Err(Invalid::new(key, "thickness and bending apply to a sheet mesh only".into()));
             }
             if let Some(t) = b.thickness {
                 if !(t.is_finite() && t > 0.0) {
-                    return Err((format!("{key}.thickness"), format!("{t} must be finite and positive (m)")));
+                    return Err(Invalid::new(
+                        format!("{key}.thickness"),
+                        format!("{t} must be finite and positive (m)"),
+                    ));
                 }
             }
             if let Some(bd) = b.bending {
                 if !(bd.stiffness.is_finite() && bd.stiffness >= 0.0) {
-                    return Err((format!("{key}.bending.stiffness"), "must be finite and ≥ 0 (N·m)".into()));
+                    return Err(Invalid::new(
+                        format!("{key}.bending.stiffness"),
+                        "must be finite and ≥ 0 (N·m)".into(),
+                    ));
                 }
             }
         }
@@ -596,15 +610,18 @@ impl SceneFile {
 impl ObstacleSpec {
     fn validate(&self, key: &str) -> Result<(), Invalid> {
         if !(self.friction.is_finite() && self.friction >= 0.0) {
-            return Err((format!("{key}.friction"), format!("{} must be finite and ≥ 0", self.friction)));
+            return Err(Invalid::new(
+                format!("{key}.friction"),
+                format!("{} must be finite and ≥ 0", self.friction),
+            ));
         }
         let t = self.transform;
         match (self.shape, &self.mesh) {
             (Some(_), Some(_)) | (None, None) => {
-                return Err((key.into(), "give exactly one of `shape` or `mesh`".into()));
+                return Err(Invalid::new(key.into(), "give exactly one of `shape` or `mesh`".into()));
             }
             (None, Some(MeshSpec::Sheet { .. })) => {
-                return Err((
+                return Err(Invalid::new(
                     format!("{key}.mesh"),
                     "a sheet is open: a mesh obstacle must be closed".into(),
                 ));
@@ -612,10 +629,13 @@ impl ObstacleSpec {
             (None, Some(_)) => positive_scale(key, t.scale)?,
             (Some(shape), None) => {
                 if shape_dims(shape).iter().any(|d| !(d.is_finite() && *d > 0.0)) {
-                    return Err((format!("{key}.shape"), "dimensions must be finite and positive".into()));
+                    return Err(Invalid::new(
+                        format!("{key}.shape"),
+                        "dimensions must be finite and positive".into(),
+                    ));
                 }
                 if t.scale != 1.0 {
-                    return Err((
+                    return Err(Invalid::new(
                         format!("{key}.transform.scale"),
                         "analytic obstacles are not scaled: give the shape's size".into(),
                     ));
@@ -628,7 +648,7 @@ impl ObstacleSpec {
         finite(format!("{key}.motion.path"), &m.path.concat())?;
         finite(format!("{key}.motion.pivot"), &m.pivot.unwrap_or_default())?;
         if m.path.windows(2).any(|w| w[1][0] <= w[0][0]) {
-            return Err((format!("{key}.motion.path"), "keyframe times must increase".into()));
+            return Err(Invalid::new(format!("{key}.motion.path"), "keyframe times must increase".into()));
         }
         Ok(())
     }
@@ -639,7 +659,7 @@ fn positive_scale(key: &str, scale: f64) -> Result<(), Invalid> {
     if scale.is_finite() && scale > 0.0 {
         Ok(())
     } else {
-        Err((format!("{key}.transform.scale"), format!("{scale} must be finite and positive")))
+        Err(Invalid::new(format!("{key}.transform.scale"), format!("{scale} must be finite and positive")))
     }
 }
 
@@ -658,12 +678,15 @@ fn shape_dims(shape: Shape) -> Vec<f64> {
 impl BodySpec {
     fn validate(&self, key: &str) -> Result<(), Invalid> {
         if self.name.is_empty() || !self.name.chars().all(|c| c.is_alphanumeric() || "-_".contains(c)) {
-            return Err((format!("{key}.name"), "use letters, digits, '-' and '_' only".into()));
+            return Err(Invalid::new(format!("{key}.name"), "use letters, digits, '-' and '_' only".into()));
         }
-        self.material.check().map_err(|m| (format!("{key}.material"), m))?;
+        self.material.check().map_err(|m| Invalid::new(format!("{key}.material"), m))?;
         let d = self.damping;
         if !(d.mass.is_finite() && d.mass >= 0.0 && d.stiffness.is_finite() && d.stiffness >= 0.0) {
-            return Err((format!("{key}.damping"), "coefficients must be finite and non-negative".into()));
+            return Err(Invalid::new(
+                format!("{key}.damping"),
+                "coefficients must be finite and non-negative".into(),
+            ));
         }
         let t = self.transform;
         positive_scale(key, t.scale)?;
@@ -671,7 +694,7 @@ impl BodySpec {
         finite(format!("{key}.initial_velocity"), &self.initial_velocity)?;
         for (r, reg) in self.regions.iter().enumerate() {
             let k = format!("{key}.region[{r}]");
-            reg.material.check().map_err(|m| (format!("{k}.material"), m))?;
+            reg.material.check().map_err(|m| Invalid::new(format!("{k}.material"), m))?;
             one_selection(&k, reg.bbox.is_some(), reg.elements.is_some(), "`box` or `elements`")?;
         }
         for (r, f) in self.fixed.iter().enumerate() {
@@ -686,13 +709,13 @@ impl BodySpec {
             let k = format!("{key}.attach[{r}]");
             one_selection(&k, a.bbox.is_some(), a.vertices.is_some(), "`box` or `vertices`")?;
             if let Some(m) = a.motion {
-                motion_ok(&m).map_err(|msg| (format!("{k}.motion"), msg))?;
+                motion_ok(&m).map_err(|msg| Invalid::new(format!("{k}.motion"), msg))?;
             }
         }
         for (r, p) in self.prescribed.iter().enumerate() {
             let k = format!("{key}.prescribed[{r}]");
             one_selection(&k, p.bbox.is_some(), p.vertices.is_some(), "`box` or `vertices`")?;
-            motion_ok(&p.motion).map_err(|msg| (format!("{k}.motion"), msg))?;
+            motion_ok(&p.motion).map_err(|msg| Invalid::new(format!("{k}.motion"), msg))?;
         }
         Ok(())
     }

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use ferrofem_linalg::Ordering;
 
 use super::InitialGuess;
+use crate::error::Invalid;
 
 pub use global::GlobalStepMethod;
 pub use step::LocalGlobal;
@@ -165,37 +166,46 @@ impl LocalGlobalSettings {
     }
 
     /// Value checks; the error names the key.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    pub fn check(&self) -> Result<(), Invalid> {
         let key = |k: &str| format!("local_global.{k}");
         if self.iterations == 0 {
-            return Err((key("iterations"), "must be at least 1".into()));
+            return Err(Invalid::new(key("iterations"), "must be at least 1".into()));
         }
         if !(self.pin_weight.is_finite() && self.pin_weight > 0.0) {
-            return Err((key("pin_weight"), format!("{} must be finite and positive", self.pin_weight)));
+            return Err(Invalid::new(
+                key("pin_weight"),
+                format!("{} must be finite and positive", self.pin_weight),
+            ));
         }
         if self.tolerance.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
-            return Err((key("tolerance"), "must be finite and positive".into()));
+            return Err(Invalid::new(key("tolerance"), "must be finite and positive".into()));
         }
         if self.anderson_window == 0 {
-            return Err((key("anderson_window"), "must be at least 1".into()));
+            return Err(Invalid::new(key("anderson_window"), "must be at least 1".into()));
         }
         if self.lbfgs_window == 0 {
-            return Err((key("lbfgs_window"), "must be at least 1".into()));
+            return Err(Invalid::new(key("lbfgs_window"), "must be at least 1".into()));
         }
         if self.polar_sweeps == 0 {
-            return Err((key("polar_sweeps"), "must be at least 1".into()));
+            return Err(Invalid::new(key("polar_sweeps"), "must be at least 1".into()));
         }
         if matches!(self.acceleration, Acceleration::Anderson | Acceleration::Lbfgs)
             && self.global_step == GlobalStepMethod::Jacobi
         {
-            return Err((key("acceleration"), "needs a complete global step (not \"jacobi\")".into()));
+            return Err(Invalid::new(
+                key("acceleration"),
+                "needs a complete global step (not \"jacobi\")".into(),
+            ));
         }
         if let Some(c) = self.chebyshev {
             if !(c.rho > 0.0 && c.rho < 1.0 && c.gamma > 0.0 && c.gamma <= 1.0) {
-                return Err((key("chebyshev"), "need 0 < rho < 1 and 0 < gamma ≤ 1".into()));
+                return Err(Invalid::new(key("chebyshev"), "need 0 < rho < 1 and 0 < gamma ≤ 1".into()));
             }
             if self.global_step != GlobalStepMethod::Jacobi {
-                return Err((key("chebyshev"), "accelerates only global_step = \"jacobi\"".into()));
+                return Err(Invalid::new(
+                    key("chebyshev"),
+                    "accelerates only global_step = \"jacobi\"".into(),
+                ));
             }
         }
         Ok(())

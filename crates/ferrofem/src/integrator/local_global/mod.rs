@@ -23,6 +23,7 @@ pub mod local;
 pub mod newton;
 mod step;
 pub mod terms;
+mod workspace;
 
 use serde::{Deserialize, Serialize};
 

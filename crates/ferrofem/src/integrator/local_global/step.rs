@@ -1,9 +1,8 @@
-//! The local-global integrator's workspace and its step (zeng2025
+//! The local-global integrator and its step (zeng2025
 //! Algorithm 2–4): `predict` → `assemble_constraints` → `build_delassus`
 //! → k × { `local_step` → `global_step` → `solve_constraints` → `correct` }
-//! → `integrate`.
-
-use nalgebra::Vector3;
+//! → `integrate`, each a named stage; one body's workspace and its per-body
+//! stages are in `workspace.rs`.
 
 use super::anderson::Anderson;
 use super::constrained::{self, add_constraint_forces};
@@ -13,106 +12,17 @@ use super::global::{pinned_global_matrix, GlobalSolver, GlobalStepMethod};
 use super::lbfgs::Lbfgs;
 use super::local::{assemble_rhs, constant_rhs, local_step, Projections};
 use super::terms::Pin;
-use super::{Acceleration, Chebyshev, LocalGlobalSettings};
+use super::workspace::{
+    folded_correction, forward_half, global_step, pins, predict, state_weights, Workspace,
+};
+use super::{Acceleration, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
-use crate::constraint::{BodyRows, Compliance};
+use crate::constraint::Compliance;
 use crate::constraint_stack::{build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace};
-use crate::integrator::InitialGuess;
 use crate::solver::{ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Device, Model, SimError, State};
-
-/// Per-body workspace: pins, the global solver and the iteration's buffers.
-/// The projections carry over from step to step as a cache: their last
-/// value warm-starts ARAP's rotation extraction.
-#[derive(Debug)]
-struct Workspace {
-    pins: Vec<Pin>,
-    global: GlobalSolver,
-    projections: Projections,
-    predicted: Vec<f64>,
-    rhs: Vec<f64>,
-    x: Vec<f64>,
-    next: Vec<f64>,
-    previous: Vec<f64>,
-    /// Chebyshev's ω of the step's iteration.
-    omega: f64,
-    /// Scratch of the correction: Δλ and `A⁻¹ H_bᵀ Δλ`.
-    correction: [Vec<f64>; 2],
-    /// The forward half `z = D^{-1/2} L⁻¹ P b` of a folded global step.
-    forward: Vec<[f64; 4]>,
-    /// Whether this step's correction is folded into the global step
-    /// (see [`LocalGlobal::fold`]).
-    folded: bool,
-    /// The fixed-point state `s = [x; duals]` of the iteration (the duals
-    /// of the ADMM models only): the evaluated iterate, its image `G(s)`,
-    /// the next iterate.
-    state: [Vec<f64>; 3],
-    /// `D`: energy weight of each state entry (`m/h²` per position, `w`
-    /// per dual entry).
-    weights: Vec<f64>,
-    /// `‖G(s⁰) − s⁰‖_D` of the step's first iteration.
-    first_residual: f64,
-    anderson: Option<Anderson>,
-    lbfgs: Option<Lbfgs>,
-}
-
-impl Workspace {
-    /// `state[i] ← [x; duals]`.
-    fn pack(&mut self, i: usize) {
-        let (x, duals) = self.state[i].split_at_mut(self.x.len());
-        x.copy_from_slice(&self.x);
-        if !duals.is_empty() {
-            self.projections.write_duals(duals);
-        }
-    }
-
-    /// `[x; duals] ← state[i]`.
-    fn unpack(&mut self, i: usize) {
-        let (x, duals) = self.state[i].split_at(self.x.len());
-        self.x.copy_from_slice(x);
-        if !duals.is_empty() {
-            self.projections.read_duals(duals);
-        }
-    }
-
-    /// After an iteration (`state[0]` the evaluated iterate, `x` its
-    /// image): the residual relative to the step's first, and under
-    /// Anderson acceleration the next iterate in `state[2]`.
-    fn residual(&mut self, k: usize) -> f64 {
-        self.pack(1);
-        let [s, g, next] = &mut self.state;
-        let r = match self.anderson.as_mut() {
-            Some(aa) => aa.next(s, g, next).residual,
-            None => weighted_distance(s, g, &self.weights),
-        };
-        if k == 0 {
-            self.first_residual = r;
-        }
-        if self.first_residual > 0.0 {
-            r / self.first_residual
-        } else {
-            0.0
-        }
-    }
-}
-
-/// `‖a − b‖_D`.
-fn weighted_distance(a: &[f64], b: &[f64], weights: &[f64]) -> f64 {
-    a.iter().zip(b).zip(weights).map(|((a, b), w)| w * (a - b) * (a - b)).sum::<f64>().sqrt()
-}
-
-/// `D` of a body's state: `m/h²` per position, the element weight per
-/// dual entry (ADMM models only).
-fn state_weights(body: &Body, h: f64) -> Vec<f64> {
-    let mut d: Vec<f64> = body.mass.iter().flat_map(|m| [m / (h * h); 3]).collect();
-    if body.constitutive.uses_dual() {
-        d.extend(body.tets.iter().flat_map(|e| [e.weight; 9]));
-        d.extend(body.triangles.iter().flat_map(|e| [e.weight; 6]));
-    }
-    d
-}
 
 /// The local-global integrator (zeng2025 §3.3–4): its settings and one
 /// workspace per body.
@@ -149,15 +59,6 @@ enum DeviceConstraints {}
 /// Why constraints cannot run on a Jacobi global step.
 const NEEDS_COMPLETE_GLOBAL_STEP: &str =
     "contact and attachments need a complete global step: local_global.global_step = \"sparse-inverse\" or \"triangular\"";
-
-/// Pins of a body's kinematic vertices; their weights are set with the
-/// global matrix.
-fn pins(body: &Body) -> Vec<Pin> {
-    let pin = |(v, k): (usize, &Option<_>)| {
-        k.map(|motion| Pin { vertex: v, weight: 0.0, motion, rest: body.rest_vertex(v) })
-    };
-    body.kinematic.iter().enumerate().filter_map(pin).collect()
-}
 
 impl LocalGlobal {
     /// Sets pin weights, assembles and factorizes each body's `A_s` (and
@@ -276,108 +177,133 @@ impl LocalGlobal {
         times: &mut StageTimes,
         mut observe: impl FnMut(usize, usize, &[f64]),
     ) -> Result<(), SimError> {
-        let step = state.step + 1;
-        let (h, g, settings) = (model.time_step, model.gravity, self.settings);
-        let (t, t_next) = (state.time, state.time + h);
-        for (b, w) in self.bodies.iter_mut().enumerate() {
-            let s = &state.bodies[b];
-            predict(w, &s.positions, &s.velocities, h, g, t_next, settings.initial_guess);
-            observe(b, 0, &w.x);
-        }
-        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
-        let constrained = !space.problem.groups.is_empty();
-        if constrained {
-            self.prepare_constraints(model, state, space, times)?;
-        }
-        self.fold(space);
-        let solver = model.constraint_solver.solver(true);
+        let (step, t_next) = (state.step + 1, state.time + model.time_step);
+        self.predict_all(model, state, &mut observe);
+        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, state.time));
+        let constrained = self.begin_constraints(model, state, space, times)?;
         let mut total = ConstraintSolve::default();
-        let quasi_newton = settings.acceleration == Acceleration::Lbfgs && !constrained;
+        let quasi_newton = self.settings.acceleration == Acceleration::Lbfgs && !constrained;
         if quasi_newton {
             self.quasi_newton(model, times, t_next, &mut observe);
-            for (w, body) in self.bodies.iter_mut().zip(&model.bodies) {
-                if let Some(message) = w.global.take_device_error() {
-                    return Err(device_failure(step, body, message));
-                }
-            }
+            self.device_errors(step, model)?;
         }
-        let tracked = settings.tracks_residual();
-        let iterations = if quasi_newton { 0 } else { settings.iterations };
+        let iterations = if quasi_newton { 0 } else { self.settings.iterations };
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }
         for k in 0..iterations {
-            for (b, body) in model.bodies.iter().enumerate() {
-                let w = &mut self.bodies[b];
-                if tracked {
-                    w.pack(0);
-                }
-                let constrained_body = !space.problem.bodies[b].is_empty();
-                // On the GPU, `b`'s constant part changes only with the
-                // constraint forces: uploaded once per step otherwise.
-                let upload = k == 0 || constrained_body;
-                times.time(Stage::LocalStep, || {
-                    local_step(body, &w.x, &mut w.projections, settings.polar_sweeps);
-                    match w.global.on_device() {
-                        false => {
-                            assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t_next, &mut w.rhs)
-                        }
-                        true if upload => constant_rhs(body, &w.pins, &w.predicted, h, t_next, &mut w.rhs),
-                        true => {}
-                    }
-                });
-                if constrained_body {
-                    add_constraint_forces(space, b, h, &mut w.rhs);
-                }
-            }
-            // From the global steps to the correction every parallel section
-            // of folded bodies is short (the sweeps, the `W` products): one
-            // worker is held for them all instead of woken for each.
-            let folded = self.bodies.iter().all(|w| w.folded);
-            let mut rest = || -> Result<(), SimError> {
-                for (b, body) in model.bodies.iter().enumerate() {
-                    let w = &mut self.bodies[b];
-                    let upload = k == 0 || !space.problem.bodies[b].is_empty();
-                    times.time(Stage::GlobalStep, || match w.folded {
-                        true => forward_half(w, &space.problem.bodies[b]),
-                        false => global_step(w, settings, k, upload),
-                    });
-                    if let Some(message) = w.global.take_device_error() {
-                        return Err(device_failure(step, body, message));
-                    }
-                    body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
-                }
-                if constrained {
-                    let fixed = settings.tolerance.is_none().then_some(iterations);
-                    let solver = iteration_solver(solver, model, k, fixed);
-                    self.constrain(model, state, space, times, solver, &mut total)?;
-                    let first = &model.bodies[space.problem.groups[0].parts()[0].0];
-                    first.guard(step, Stage::SolveConstraints, "contact forces", &space.problem.impulses)?;
-                }
-                Ok(())
-            };
-            match folded {
-                true => ferrofem_linalg::team::with_team(rest)?,
-                false => rest()?,
-            }
-            for (b, w) in self.bodies.iter().enumerate() {
-                observe(b, k + 1, &w.x);
-            }
-            if tracked && self.converged(k, times) {
+            self.local_steps(model, space, times, k, t_next);
+            let at = Iteration { step, k, iterations, constrained };
+            self.global_steps_and_constraints(model, state, space, times, at, &mut total)?;
+            self.bodies.iter().enumerate().for_each(|(b, w)| observe(b, k + 1, &w.x));
+            if self.settings.tracks_residual() && self.converged(k, times) {
                 break;
             }
         }
         if constrained {
             self.finish_constraints(model, state, space, total, step)?;
         }
-        for (b, s) in state.bodies.iter_mut().enumerate() {
-            let w = &self.bodies[b];
-            times.time(Stage::Integrate, || {
-                for ((v, q), x) in s.velocities.iter_mut().zip(&mut s.positions).zip(&w.x) {
-                    *v = (x - *q) / h;
-                    *q = *x;
+        integrate(&self.bodies, state, model.time_step, times);
+        Ok(())
+    }
+
+    /// Stage `predict` of every body: `q̃` and the starting iterate, each
+    /// observed as iteration 0.
+    fn predict_all(&mut self, model: &Model, state: &State, observe: &mut impl FnMut(usize, usize, &[f64])) {
+        let (h, g, t_next) = (model.time_step, model.gravity, state.time + model.time_step);
+        for (b, w) in self.bodies.iter_mut().enumerate() {
+            let s = &state.bodies[b];
+            predict(w, &s.positions, &s.velocities, h, g, t_next, self.settings.initial_guess);
+            observe(b, 0, &w.x);
+        }
+    }
+
+    /// Stage `local_step` of iteration `k` for every body (zeng2025 eq.
+    /// 5–6): the projections and the right-hand side, plus `h² H_bᵀ λ` on
+    /// a constrained body (eq. 23b).
+    fn local_steps(
+        &mut self,
+        model: &Model,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        k: usize,
+        t: f64,
+    ) {
+        let (h, settings) = (model.time_step, self.settings);
+        for (b, body) in model.bodies.iter().enumerate() {
+            let w = &mut self.bodies[b];
+            if settings.tracks_residual() {
+                w.pack(0);
+            }
+            let constrained_body = !space.problem.bodies[b].is_empty();
+            // On the GPU, `b`'s constant part changes only with the
+            // constraint forces: uploaded once per step otherwise.
+            let upload = k == 0 || constrained_body;
+            times.time(Stage::LocalStep, || {
+                local_step(body, &w.x, &mut w.projections, settings.polar_sweeps);
+                match w.global.on_device() {
+                    false => assemble_rhs(body, &w.pins, &w.projections, &w.predicted, h, t, &mut w.rhs),
+                    true if upload => constant_rhs(body, &w.pins, &w.predicted, h, t, &mut w.rhs),
+                    true => {}
                 }
             });
+            if constrained_body {
+                add_constraint_forces(space, b, h, &mut w.rhs);
+            }
+        }
+    }
+
+    /// Stages `global_step` of every body, then `solve_constraints` and
+    /// `correct` over the world. From the global steps to the correction
+    /// every parallel section of folded bodies is short (the sweeps, the
+    /// `W` products): one worker is held for them all instead of woken for
+    /// each.
+    fn global_steps_and_constraints(
+        &mut self,
+        model: &Model,
+        state: &State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        at: Iteration,
+        total: &mut ConstraintSolve,
+    ) -> Result<(), SimError> {
+        let Iteration { step, k, iterations, constrained } = at;
+        let settings = self.settings;
+        let folded = self.bodies.iter().all(|w| w.folded);
+        let mut rest = || -> Result<(), SimError> {
+            for (b, body) in model.bodies.iter().enumerate() {
+                let w = &mut self.bodies[b];
+                let upload = k == 0 || !space.problem.bodies[b].is_empty();
+                times.time(Stage::GlobalStep, || match w.folded {
+                    true => forward_half(w, &space.problem.bodies[b]),
+                    false => global_step(w, settings, k, upload),
+                });
+                if let Some(message) = w.global.take_device_error() {
+                    return Err(device_failure(step, body, message));
+                }
+                body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
+            }
+            if constrained {
+                let fixed = settings.tolerance.is_none().then_some(iterations);
+                let solver = iteration_solver(model.constraint_solver.solver(true), model, k, fixed);
+                self.constrain(model, state, space, times, solver, total)?;
+                let first = &model.bodies[space.problem.groups[0].parts()[0].0];
+                first.guard(step, Stage::SolveConstraints, "contact forces", &space.problem.impulses)?;
+            }
+            Ok(())
+        };
+        match folded {
+            true => ferrofem_linalg::team::with_team(rest),
+            false => rest(),
+        }
+    }
+
+    /// The first device error of a body's global step, as the step's error.
+    fn device_errors(&mut self, step: usize, model: &Model) -> Result<(), SimError> {
+        for (w, body) in self.bodies.iter_mut().zip(&model.bodies) {
+            if let Some(message) = w.global.take_device_error() {
+                return Err(device_failure(step, body, message));
+            }
         }
         Ok(())
     }
@@ -434,6 +360,24 @@ impl LocalGlobal {
     /// acceleration or a tolerance is set).
     pub fn last_iterations(&self) -> (usize, f64) {
         self.last
+    }
+
+    /// With constraint rows this step, [`Self::prepare_constraints`];
+    /// then which bodies fold their correction ([`Self::fold`]). Returns
+    /// whether any row exists.
+    fn begin_constraints(
+        &mut self,
+        model: &Model,
+        state: &State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+    ) -> Result<bool, SimError> {
+        let constrained = !space.problem.groups.is_empty();
+        if constrained {
+            self.prepare_constraints(model, state, space, times)?;
+        }
+        self.fold(space);
+        Ok(constrained)
     }
 
     /// Each body's compliance, `W` once for the step (stage
@@ -606,26 +550,27 @@ impl LocalGlobal {
     }
 }
 
-/// `q̃ = q + h v + h² g`; the iterate starts from `q̃` with pinned vertices
-/// on their targets (the iterations then spend nothing on the pins' stiff
-/// springs), and the ADMM duals start at zero.
-fn predict(w: &mut Workspace, q: &[f64], v: &[f64], h: f64, g: [f64; 3], t_next: f64, guess: InitialGuess) {
-    for (i, p) in w.predicted.iter_mut().enumerate() {
-        *p = q[i] + h * v[i] + h * h * g[i % 3];
-    }
-    match guess {
-        InitialGuess::Explicit => w.x.copy_from_slice(&w.predicted),
-        InitialGuess::PreviousVelocity => w.x.iter_mut().enumerate().for_each(|(i, x)| *x = q[i] + h * v[i]),
-        InitialGuess::Zero => w.x.copy_from_slice(q),
-    }
-    for p in &w.pins {
-        let t: Vector3<f64> = p.target(t_next);
-        (0..3).for_each(|d| w.x[3 * p.vertex + d] = t[d]);
-    }
-    w.projections.reset_duals();
-    w.omega = 1.0;
-    if let Some(aa) = w.anderson.as_mut() {
-        aa.reset();
+/// Where a local-global iteration stands in its step.
+#[derive(Debug, Clone, Copy)]
+struct Iteration {
+    /// The step (1-based).
+    step: usize,
+    /// The iteration (0-based) and how many the step may take.
+    k: usize,
+    iterations: usize,
+    /// Whether any constraint row exists this step.
+    constrained: bool,
+}
+
+/// Stage `integrate`: `v = (q − q_t)/h`, `q_t ← q` for every body.
+fn integrate(bodies: &[Workspace], state: &mut State, h: f64, times: &mut StageTimes) {
+    for (w, s) in bodies.iter().zip(state.bodies.iter_mut()) {
+        times.time(Stage::Integrate, || {
+            for ((v, q), x) in s.velocities.iter_mut().zip(&mut s.positions).zip(&w.x) {
+                *v = (x - *q) / h;
+                *q = *x;
+            }
+        });
     }
 }
 
@@ -646,60 +591,4 @@ fn iteration_solver(
 /// A device error during step `step`'s global step of `body`, as the step's error.
 fn device_failure(step: usize, body: &Body, message: String) -> SimError {
     SimError::Device { step, stage: Stage::GlobalStep, message: format!("body {}: {message}", body.name) }
-}
-
-/// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint
-/// forces in `b`: eq. 23b), or one Jacobi iteration, Chebyshev-accelerated
-/// when asked (Wang 2015).
-fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize, upload: bool) {
-    if w.global.on_device() {
-        return w.global.solve_projected(upload.then_some(&w.rhs), &w.projections, &mut w.x);
-    }
-    if settings.global_step != GlobalStepMethod::Jacobi {
-        return w.global.solve(&w.rhs, &mut w.x);
-    }
-    w.global.jacobi(&w.rhs, &w.x, &mut w.next);
-    if let Some(c) = settings.chebyshev {
-        w.omega = chebyshev_omega(c, k, w.omega);
-        let omega = w.omega;
-        for ((n, x), p) in w.next.iter_mut().zip(&w.x).zip(&w.previous) {
-            let p = if k == 0 { *x } else { *p };
-            *n = omega * (c.gamma * (*n - x) + x - p) + p;
-        }
-    }
-    w.previous.copy_from_slice(&w.x);
-    std::mem::swap(&mut w.x, &mut w.next);
-}
-
-/// Stage `global_step` of a folded body ([`LocalGlobal::fold`]): the
-/// forward half `z = D^{-1/2} L⁻¹ P b`, and `q = A⁻¹ b` at the rows'
-/// vertices from the isodof columns (zeng2025 Algorithm 4's `J Sᵀ(S g)`).
-fn forward_half(w: &mut Workspace, rows: &BodyRows) {
-    let f = w.global.factor().expect("a folded body has a factor");
-    f.forward_interleaved3(&w.rhs, &mut w.forward);
-    let gathered = rows.gather(f, &w.forward, &mut w.x);
-    assert!(gathered, "fold() checked the columns");
-}
-
-/// Stage `correct` of a folded body: `z += h² Z H_bᵀ (λᵏ⁺¹ − λᵏ)` by the
-/// isodof columns, then the backward half `q = Pᵀ L⁻ᵀ D^{-1/2} z`.
-fn folded_correction(w: &mut Workspace, space: &mut ConstraintSpace, b: usize, previous: &[f64], h: f64) {
-    let f = w.global.factor().expect("a folded body has a factor").clone();
-    let delta = &mut w.correction[0];
-    delta.clear();
-    delta.extend(space.problem.impulses.iter().zip(previous).map(|(l, p)| l - p));
-    let added = space.problem.bodies[b].add_forward(&f, delta, h * h, &mut w.forward);
-    assert!(added, "fold() checked the columns");
-    f.solve_from_forward(&mut w.forward, &mut w.x);
-}
-
-/// Wang 2015 eq. 12: ω₁ = 1 until the delay, then `2/(2 − ρ²)`, then
-/// `4/(4 − ρ² ω)`.
-fn chebyshev_omega(c: Chebyshev, k: usize, omega: f64) -> f64 {
-    let r2 = c.rho * c.rho;
-    match k.cmp(&c.delay) {
-        std::cmp::Ordering::Less => 1.0,
-        std::cmp::Ordering::Equal => 2.0 / (2.0 - r2),
-        std::cmp::Ordering::Greater => 4.0 / (4.0 - r2 * omega),
-    }
 }

@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
@@ -27,8 +26,8 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use super::etree::NONE;
-use super::{Ldlt, LdltSymbolic};
+use super::isodof_cost::reach;
+use super::Ldlt;
 use crate::split::balanced_parts;
 
 /// `S̄ = L⁻¹ P Īᵀ` for a set of DOFs, stored per supernode of their reach
@@ -42,7 +41,7 @@ pub struct IsodofColumns {
     /// Block of each supernode of the reach.
     block_of: HashMap<usize, usize>,
     /// Every block's values, one after another.
-    values: Vec<f64>,
+    pub(super) values: Vec<f64>,
 }
 
 /// The rows `rho..width` of one supernode for the columns `lo..lo + cols`
@@ -71,105 +70,6 @@ impl Block {
     /// Those of its columns that lie in `range` (empty when none do).
     fn columns_in(&self, range: &Range<usize>) -> Range<usize> {
         range.start.max(self.lo)..range.end.min(self.lo + self.cols)
-    }
-}
-
-/// A supernode of the reach: the columns `lo..hi` cross it, and its rows
-/// before `rho` are structurally zero in all of them. A column of `S̄`
-/// enters a supernode either at its own DOF or through the rows its
-/// descendants' updates reach, so `rho` is the least of those rows; at a
-/// ball's top separator it cuts a quarter of the rows (and ≈ 18% of the
-/// flops of a bottom contact patch).
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    sn: usize,
-    lo: usize,
-    hi: usize,
-    rho: usize,
-}
-
-/// Flop counts of building `W̄` for a set of DOFs (the cost model of
-/// `auto`), with `r_s = w_s − rho_s` the rows a supernode's block keeps.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct IsodofCost {
-    /// Triangular solves and updates, `Σ_s r_s² k_s + 2 r_s q_s k_s`.
-    pub solve_flops: f64,
-    /// `W̄ = S̄ᵀ D⁻¹ S̄` (lower half), `Σ_s r_s k_s (k_s + 1)`.
-    pub gram_flops: f64,
-    /// Stored entries of `S̄`, `Σ_s r_s k_s`.
-    pub entries: f64,
-    /// Rows of the reach, `Σ_s r_s`: the height of `S̄` gathered densely.
-    pub reach_rows: f64,
-}
-
-/// DOFs sorted by (postorder rank of their supernode, permuted index), and
-/// the supernodes of their reach in increasing order.
-fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
-    let sn = &s.supernodes;
-    let key = |d: usize| {
-        let p = s.perm_inv[d];
-        (sn.postorder_rank[sn.of_column[p] as usize], p)
-    };
-    let mut sorted = dofs.to_vec();
-    sorted.sort_unstable_by_key(|&d| key(d));
-    sorted.dedup();
-    // Span index of each supernode of the reach (`NONE` elsewhere); each
-    // path is walked up to the first supernode already reached.
-    let mut index = vec![NONE; sn.parent.len()];
-    let mut spans: Vec<Span> = Vec::new();
-    for (i, &d) in sorted.iter().enumerate() {
-        let mut t = sn.of_column[s.perm_inv[d]] as usize;
-        while t != NONE && index[t] == NONE {
-            index[t] = spans.len();
-            spans.push(Span { sn: t, lo: usize::MAX, hi: 0, rho: sn.width(t) });
-            t = sn.parent[t];
-        }
-        let x = &mut spans[index[sn.of_column[s.perm_inv[d]] as usize]];
-        (x.lo, x.hi) = (x.lo.min(i), x.hi.max(i + 1));
-    }
-    // The DOFs sorted by postorder are contiguous in every subtree: a
-    // supernode's columns run from its descendants' first to their last.
-    spans.sort_unstable_by_key(|x| sn.postorder_rank[x.sn]);
-    spans.iter().enumerate().for_each(|(i, x)| index[x.sn] = i);
-    for i in 0..spans.len() {
-        let (t, lo, hi) = (sn.parent[spans[i].sn], spans[i].lo, spans[i].hi);
-        if t != NONE {
-            let p = &mut spans[index[t]];
-            (p.lo, p.hi) = (p.lo.min(lo), p.hi.max(hi));
-        }
-    }
-    spans.sort_unstable_by_key(|x| x.sn);
-    spans.iter().enumerate().for_each(|(i, x)| index[x.sn] = i);
-    let mut lower = |row: usize| {
-        let x = &mut spans[index[sn.of_column[row] as usize]];
-        x.rho = x.rho.min(row - sn.begin[x.sn]);
-    };
-    for &d in &sorted {
-        lower(s.perm_inv[d]);
-    }
-    for t in 0..sn.parent.len() {
-        if index[t] != NONE {
-            sn.pattern(t).iter().for_each(|&r| lower(r as usize));
-        }
-    }
-    (sorted, spans)
-}
-
-impl IsodofCost {
-    /// The cost of `S̄` and `W̄` for `dofs`, from the symbolic structure alone.
-    pub fn estimate(s: &LdltSymbolic, dofs: &[usize]) -> IsodofCost {
-        let (_, spans) = reach(s, dofs);
-        let sn = &s.supernodes;
-        spans.iter().fold(IsodofCost::default(), |c, x| {
-            let (r, q, k) =
-                ((sn.width(x.sn) - x.rho) as f64, sn.pattern(x.sn).len() as f64, (x.hi - x.lo) as f64);
-            IsodofCost {
-                solve_flops: c.solve_flops + r * r * k + 2.0 * r * q * k,
-                gram_flops: c.gram_flops + r * k * (k + 1.0),
-                entries: c.entries + r * k,
-                reach_rows: c.reach_rows + r,
-            }
-        })
     }
 }
 
@@ -414,7 +314,7 @@ impl IsodofColumns {
     /// `dst += lower(Zᵀ Z)`: per supernode of the reach, the lower half of
     /// `Z_sᵀ Z_s` into the diagonal block of its column range. The columns
     /// of `dst` are split into ranges of about equal work, done side by side.
-    fn add_lower_gram(&self, dst: MatMut<'_, f64>) {
+    pub(super) fn add_lower_gram(&self, dst: MatMut<'_, f64>) {
         // Work per column `j` of the lower half, `Σ r (hi − j)`.
         let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
@@ -599,7 +499,7 @@ fn split_by_columns<'a>(
 
 /// `dst` cut into the columns of each of `ranges` (which cover its columns
 /// in order).
-fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -> Vec<MatMut<'a, f64>> {
+pub(super) fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -> Vec<MatMut<'a, f64>> {
     let mut out = Vec::with_capacity(ranges.len());
     let mut rest = dst;
     for range in ranges {
@@ -640,191 +540,6 @@ fn subtract_rows(dst: &mut [f64], wt: usize, rows: &[usize], y: &[f64], q: usize
         for (&r, &v) in rows.iter().zip(&y[j * q..]) {
             col[r] -= v;
         }
-    }
-}
-
-/// `W̄` of the DOFs touched since the factor last changed (zeng2022 §5):
-/// the columns come in generations, one per step that met new DOFs; each
-/// step solves only the new ones and extends the cached `W̄` with the
-/// new–new and new–old blocks (eq. 29–30). A new factor empties it; so does
-/// growth past twice the DOFs in use (the unused ones are evicted by
-/// starting over from the DOFs of the step). The storage of dropped
-/// columns and of `W̄` is kept for the next generations.
-#[derive(Debug, Default, Clone)]
-pub struct IsodofCache {
-    factor: Option<Arc<Ldlt>>,
-    generations: Vec<IsodofColumns>,
-    /// DOF ↦ slot of `wbar`.
-    slot: HashMap<usize, usize>,
-    /// `W̄` over the slots, column-major with leading dimension `capacity`
-    /// (the `len × len` top-left part is in use).
-    wbar: Vec<f64>,
-    capacity: usize,
-    /// The largest storage of the dropped generations.
-    spare: Vec<f64>,
-}
-
-/// What one [`IsodofCache::update`] call did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IsodofReuse {
-    /// DOFs asked for.
-    pub isodofs: usize,
-    /// Of those, found solved in the cache.
-    pub reused: usize,
-}
-
-/// Slots the cache may hold beyond twice the DOFs in use.
-const CACHE_SLACK: usize = 96;
-
-impl IsodofCache {
-    /// DOFs with solved columns.
-    pub fn len(&self) -> usize {
-        self.slot.len()
-    }
-
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.slot.is_empty()
-    }
-
-    /// Drops every column (keeping the largest storage for reuse).
-    pub fn clear(&mut self) {
-        if let Some(g) = self.generations.iter_mut().max_by_key(|g| g.values.capacity()) {
-            if g.values.capacity() > self.spare.capacity() {
-                self.spare = std::mem::take(&mut g.values);
-            }
-        }
-        self.generations.clear();
-        self.slot.clear();
-        self.factor = None;
-    }
-
-    /// The DOFs of `dofs` a call with factor `f` would solve (sorted): those
-    /// not cached, or all of them when the factor changed or the cache
-    /// would outgrow its bound.
-    pub fn fresh(&self, f: &Arc<Ldlt>, dofs: &[usize]) -> Vec<usize> {
-        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
-        let mut fresh: Vec<usize> =
-            dofs.iter().copied().filter(|d| !valid || !self.slot.contains_key(d)).collect();
-        fresh.sort_unstable();
-        fresh.dedup();
-        if valid && self.slot.len() + fresh.len() > 2 * dofs.len() + CACHE_SLACK {
-            fresh = dofs.to_vec();
-            fresh.sort_unstable();
-            fresh.dedup();
-        }
-        fresh
-    }
-
-    /// Makes `W̄` hold every DOF of `dofs` for factor `f`, solving only the
-    /// DOFs not cached.
-    pub fn update(&mut self, f: &Arc<Ldlt>, dofs: &[usize]) -> IsodofReuse {
-        let fresh = self.fresh(f, dofs);
-        if fresh.len() == dofs.len() {
-            self.clear();
-            self.factor = Some(f.clone());
-        }
-        // Room for as many slots as the cache may hold, so that `W̄` is not
-        // reallocated (and its memory touched anew) as generations come.
-        self.reserve(2 * dofs.len() + CACHE_SLACK);
-        if !fresh.is_empty() {
-            self.extend(f, &fresh);
-        }
-        IsodofReuse { isodofs: dofs.len(), reused: dofs.len() - fresh.len() }
-    }
-
-    /// The cached columns, generation by generation, when they were
-    /// solved with factor `f`.
-    pub fn columns(&self, f: &Arc<Ldlt>) -> Option<&[IsodofColumns]> {
-        self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f)).then_some(self.generations.as_slice())
-    }
-
-    /// The slot of `dof` in [`Self::wbar`], if cached.
-    pub fn slot(&self, dof: usize) -> Option<usize> {
-        self.slot.get(&dof).copied()
-    }
-
-    /// `W̄` over the slots and its leading dimension: `W̄[i, j]` (slots) is
-    /// at `values[j · ld + i]`.
-    pub fn wbar(&self) -> (&[f64], usize) {
-        (&self.wbar, self.capacity)
-    }
-
-    /// `W̄` for `dofs` (distinct, in that order; `m × m`, column-major) with
-    /// factor `f`, solving only the DOFs not cached.
-    pub fn delassus(&mut self, f: &Arc<Ldlt>, dofs: &[usize]) -> (Vec<f64>, IsodofReuse) {
-        let reuse = self.update(f, dofs);
-        let slots: Vec<usize> = dofs.iter().map(|d| self.slot[d]).collect();
-        let (wbar, ld) = self.wbar();
-        let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| wbar[j * ld + i])).collect();
-        (out, reuse)
-    }
-
-    /// `z = Z u` (see [`IsodofColumns::add_forward`]) for the right-hand
-    /// sides `b` (interleaved `K` per DOF) from the cached columns, when the cache holds
-    /// factor `f` and every DOF where `b ≠ 0`; else `false` (and `z` is
-    /// left as it was). With [`Ldlt::solve_from_forward`], `A⁻¹ b` for half
-    /// a solve: the correction of a step whose `W` was built from this cache.
-    pub fn forward<const K: usize>(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; K]>) -> bool {
-        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
-        let b = b.as_chunks::<K>().0;
-        let missing = |(d, x): (usize, &[f64; K])| x.iter().any(|&v| v != 0.0) && !self.slot.contains_key(&d);
-        if !valid || b.iter().enumerate().any(missing) {
-            return false;
-        }
-        z.clear();
-        z.resize(f.symbolic().n(), [0.0; K]);
-        for g in &self.generations {
-            g.add_forward(f, |d| b[d], z);
-        }
-        true
-    }
-
-    /// Solves a new generation and extends `W̄` (eq. 29): the new rows of
-    /// its lower triangle (new–new, new–old), then their mirror image.
-    fn extend(&mut self, f: &Ldlt, fresh: &[usize]) {
-        let gen = IsodofColumns::new_in(f, fresh, std::mem::take(&mut self.spare));
-        let (old, m) = (self.slot.len(), gen.len());
-        let cap = self.capacity;
-        for j in 0..old + m {
-            self.wbar[j * cap + old..j * cap + old + m].fill(0.0);
-        }
-        let mut all = MatMut::from_column_major_slice_mut(&mut self.wbar, cap, cap);
-        gen.add_lower_gram(all.rb_mut().submatrix_mut(old, old, m, m));
-        // The new–old blocks, one per old generation, side by side (a
-        // generation of a few columns is a single task of its own).
-        let mut start = 0;
-        let ranges: Vec<Range<usize>> = self
-            .generations
-            .iter()
-            .map(|g| {
-                start += g.len();
-                start - g.len()..start
-            })
-            .collect();
-        let cross = split_columns(all.submatrix_mut(old, 0, m, old), &ranges);
-        cross.into_par_iter().zip(&self.generations).for_each(|(dst, g)| gen.add_cross(g, dst));
-        crate::dense::mirror(&mut self.wbar, cap, old..old + m);
-        for (i, &d) in gen.dofs().iter().enumerate() {
-            self.slot.insert(d, old + i);
-        }
-        self.generations.push(gen);
-    }
-
-    /// Grows `wbar` to hold at least `slots` slots, keeping its values.
-    fn reserve(&mut self, slots: usize) {
-        if slots <= self.capacity {
-            return;
-        }
-        let cap = slots;
-        let mut grown = vec![0.0; cap * cap];
-        let used = self.slot.len();
-        for j in 0..used {
-            grown[j * cap..j * cap + used]
-                .copy_from_slice(&self.wbar[j * self.capacity..j * self.capacity + used]);
-        }
-        self.wbar = grown;
-        self.capacity = cap;
     }
 }
 

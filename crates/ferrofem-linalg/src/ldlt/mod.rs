@@ -6,6 +6,8 @@
 
 pub mod etree;
 mod isodof;
+mod isodof_cache;
+mod isodof_cost;
 mod layout;
 pub mod ordering;
 mod panel_kernels;
@@ -27,7 +29,9 @@ use faer::sparse::linalg::{SupernodalThreshold, SymbolicSupernodalParams};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Par, Side};
 
-pub use isodof::{IsodofCache, IsodofColumns, IsodofCost, IsodofReuse};
+pub use isodof::IsodofColumns;
+pub use isodof_cache::{IsodofCache, IsodofReuse};
+pub use isodof_cost::IsodofCost;
 pub use layout::SupernodeLayout;
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};

@@ -5,6 +5,7 @@
 mod build;
 pub mod builtin;
 mod spec;
+mod validate;
 
 use std::path::{Path, PathBuf};
 

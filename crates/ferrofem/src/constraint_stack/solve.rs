@@ -13,7 +13,7 @@ use crate::delassus::Delassus;
 use crate::delassus::{MixedDelassus, UnbuiltBody};
 use crate::solver::{
     complementarity_scale, group_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
-    ConstraintSolve, ConstraintSolver, Pgs, SolveOutcome, SolverMethod, SolverWorkspace,
+    ConstraintSolve, ConstraintSolver, NewtonSettings, Pgs, SolveOutcome, SolverMethod, SolverWorkspace,
 };
 use crate::Model;
 
@@ -63,47 +63,59 @@ pub fn solve_in_space(
     model: &Model,
     solver: ConstraintSolver,
 ) {
-    let h = model.time_step;
-    let ConstraintProblem { groups, bodies, free_gaps, impulses } = &mut space.problem;
-    let Delassus { assembled: delassus, single, unbuilt, factored } = &mut space.delassus;
-    let SolverWorkspace { laws, pgs: pgs_scratch, scale, newton, .. } = &mut space.workspace;
-    let SolveOutcome { solve, violation, .. } = &mut space.outcome;
+    let (laws, groups) = (&mut space.workspace.laws, &space.problem.groups);
     laws.clear();
     laws.extend(groups.iter().map(|g| g.law));
-    let pgs = match solver {
-        ConstraintSolver::Pgs(p) => Pgs { settings: p },
-        ConstraintSolver::NonSmoothNewton(settings) => {
-            assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
-            let out = if factored.is_built() {
-                let diagonal = |j| factored.block_entry(j, j);
-                complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
-                // Every iteration's product is short: one worker is held
-                // for the whole solve instead of woken for each.
-                ferrofem_linalg::team::with_team(|| {
-                    settings.solve(factored, free_gaps, laws, scale, impulses, newton)
-                })
-            } else {
-                let c = free_gaps.len();
-                let diagonal = |j| delassus[j * c + j];
-                complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
-                let mut pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
-                settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
-            };
-            *violation = laws
-                .iter()
-                .zip(newton.gaps().chunks_exact(3))
-                .map(|(law, d)| group_violation(law, Vector3::from_column_slice(d)))
-                .fold(0.0, f64::max);
-            *solve = ConstraintSolve {
-                method: SolverMethod::NonSmoothNewton,
-                iterations: out.iterations,
-                error: out.error,
-                linear_iterations: out.linear_iterations,
-                residual: out.residual,
-            };
-            return;
-        }
+    match solver {
+        ConstraintSolver::Pgs(p) => solve_pgs(space, compliances, model, Pgs { settings: p }),
+        ConstraintSolver::NonSmoothNewton(settings) => solve_newton(space, model, settings),
+    }
+}
+
+/// The non-smooth Newton (zeng2025 §5.2–5.4) on `W` factored or
+/// assembled, with the complementarity scale from its diagonal.
+fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSettings) {
+    let ConstraintProblem { groups, free_gaps, impulses, .. } = &mut space.problem;
+    let Delassus { assembled: delassus, single, unbuilt, factored } = &mut space.delassus;
+    let SolverWorkspace { laws, scale, newton, .. } = &mut space.workspace;
+    assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
+    let out = if factored.is_built() {
+        let diagonal = |j| factored.block_entry(j, j);
+        complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
+        // Every iteration's product is short: one worker is held for the
+        // whole solve instead of woken for each.
+        ferrofem_linalg::team::with_team(|| {
+            settings.solve(factored, free_gaps, laws, scale, impulses, newton)
+        })
+    } else {
+        let c = free_gaps.len();
+        let diagonal = |j| delassus[j * c + j];
+        complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
+        let mut pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
+        settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
     };
+    space.outcome.violation = laws
+        .iter()
+        .zip(newton.gaps().chunks_exact(3))
+        .map(|(law, d)| group_violation(law, Vector3::from_column_slice(d)))
+        .fold(0.0, f64::max);
+    space.outcome.solve = ConstraintSolve {
+        method: SolverMethod::NonSmoothNewton,
+        iterations: out.iterations,
+        error: out.error,
+        linear_iterations: out.linear_iterations,
+        residual: out.residual,
+    };
+}
+
+/// Projected Gauss-Seidel (zeng2022 eq. 15–16) on the assembled `W` (in
+/// f64 or its rounded copy), or on the unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`
+/// beside the assembled part.
+fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], model: &Model, pgs: Pgs) {
+    let ConstraintProblem { bodies, free_gaps, impulses, .. } = &mut space.problem;
+    let Delassus { assembled: delassus, single, unbuilt, .. } = &mut space.delassus;
+    let SolverWorkspace { laws, pgs: pgs_scratch, .. } = &mut space.workspace;
+    let SolveOutcome { solve, violation, .. } = &mut space.outcome;
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
         let out = match pgs.settings.precision {
@@ -132,7 +144,7 @@ pub fn solve_in_space(
             })
             .collect();
         let assembled = (!delassus.is_empty()).then_some(delassus.as_slice());
-        let mut op = MixedDelassus::new(free_gaps.len(), assembled, parts, h, impulses);
+        let mut op = MixedDelassus::new(free_gaps.len(), assembled, parts, model.time_step, impulses);
         let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, pgs_scratch.blocks());
         (out, max_violation(&op, free_gaps, laws, impulses))
     };

@@ -28,6 +28,29 @@ fn one_selection(key: &str, a: bool, b: bool, names: &str) -> Result<(), Invalid
 impl SceneFile {
     /// Value checks serde cannot express; errors carry the key path.
     pub fn validate(&self) -> Result<(), Invalid> {
+        self.validate_simulation()?;
+        self.validate_implicit_euler()?;
+        if self.bodies.is_empty() {
+            return Err(Invalid::new("body".into(), "the scene has no body".into()));
+        }
+        #[cfg(not(feature = "gpu"))]
+        if self.simulation.device == crate::Device::Gpu {
+            return Err(Invalid::new("simulation.device".into(), crate::device::NOT_BUILT.into()));
+        }
+        match self.simulation.integrator {
+            IntegratorKind::LocalGlobal => self.validate_local_global()?,
+            IntegratorKind::ImplicitEuler => self.validate_implicit_euler_bodies()?,
+        }
+        for (i, o) in self.obstacles.iter().enumerate() {
+            o.validate(&format!("obstacle[{i}]"))?;
+        }
+        self.validate_constraint_solver()?;
+        self.validate_contact()?;
+        self.validate_bodies()
+    }
+
+    /// `[simulation]`: a finite positive time step, finite gravity, output every ≥ 1 steps.
+    fn validate_simulation(&self) -> Result<(), Invalid> {
         let s = &self.simulation;
         if !(s.time_step.is_finite() && s.time_step > 0.0) {
             return Err(Invalid::new(
@@ -39,6 +62,11 @@ impl SceneFile {
         if s.output_every == 0 {
             return Err(Invalid::new("simulation.output_every".into(), "must be at least 1".into()));
         }
+        Ok(())
+    }
+
+    /// `[implicit_euler]`: a stopping rule for PCG and a sound Jacobi polar iteration.
+    fn validate_implicit_euler(&self) -> Result<(), Invalid> {
         let ie = &self.implicit_euler;
         if ie.max_iterations.is_none() && ie.rel_tolerance.is_none() {
             return Err(Invalid::new(
@@ -68,41 +96,34 @@ impl SceneFile {
                 ));
             }
         }
-        if self.bodies.is_empty() {
-            return Err(Invalid::new("body".into(), "the scene has no body".into()));
-        }
-        #[cfg(not(feature = "gpu"))]
-        if s.device == crate::Device::Gpu {
-            return Err(Invalid::new("simulation.device".into(), crate::device::NOT_BUILT.into()));
-        }
-        match s.integrator {
-            IntegratorKind::LocalGlobal => self.validate_local_global()?,
-            IntegratorKind::ImplicitEuler => {
-                for (i, b) in self.bodies.iter().enumerate() {
-                    let key = format!("body[{i}]");
-                    if matches!(b.mesh, MeshSpec::Sheet { .. })
-                        || b.bending.is_some()
-                        || b.thickness.is_some()
-                    {
-                        return Err(Invalid::new(
-                            key,
-                            "membranes (sheet, thickness, bending) need simulation.integrator = \"local-global\""
-                                .into(),
-                        ));
-                    }
-                    if b.constitutive.is_some_and(|c| c != Constitutive::Corotational) {
-                        return Err(Invalid::new(
-                            format!("{key}.constitutive"),
-                            "implicit Euler is co-rotational; other models need simulation.integrator = \"local-global\""
-                                .into(),
-                        ));
-                    }
-                }
+        Ok(())
+    }
+
+    /// Bodies implicit Euler can run: co-rotational volumes, no membranes.
+    fn validate_implicit_euler_bodies(&self) -> Result<(), Invalid> {
+        for (i, b) in self.bodies.iter().enumerate() {
+            let key = format!("body[{i}]");
+            if matches!(b.mesh, MeshSpec::Sheet { .. }) || b.bending.is_some() || b.thickness.is_some() {
+                return Err(Invalid::new(
+                    key,
+                    "membranes (sheet, thickness, bending) need simulation.integrator = \"local-global\""
+                        .into(),
+                ));
+            }
+            if b.constitutive.is_some_and(|c| c != Constitutive::Corotational) {
+                return Err(Invalid::new(
+                    format!("{key}.constitutive"),
+                    "implicit Euler is co-rotational; other models need simulation.integrator = \"local-global\""
+                        .into(),
+                ));
             }
         }
-        for (i, o) in self.obstacles.iter().enumerate() {
-            o.validate(&format!("obstacle[{i}]"))?;
-        }
+        Ok(())
+    }
+
+    /// `[constraint_solver]` against the integrator: what each Delassus method and solver needs.
+    fn validate_constraint_solver(&self) -> Result<(), Invalid> {
+        let s = &self.simulation;
         let cs = &self.constraint_solver;
         let local_global = s.integrator == IntegratorKind::LocalGlobal;
         let newton = matches!(cs.solver(local_global), ConstraintSolver::NonSmoothNewton(_));
@@ -129,6 +150,11 @@ impl SceneFile {
                 "the non-smooth Newton needs W assembled: \"unbuilt\" goes with method = \"pgs\"".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// `[contact]`: `0 ≤ contact_distance ≤ alarm_distance`, finite.
+    fn validate_contact(&self) -> Result<(), Invalid> {
         let c = &self.contact;
         if !(c.contact_distance.is_finite() && c.contact_distance >= 0.0 && c.alarm_distance.is_finite())
             || c.alarm_distance < c.contact_distance
@@ -138,6 +164,11 @@ impl SceneFile {
                 "need 0 ≤ contact_distance ≤ alarm_distance, finite".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Each body, under a name no other body has.
+    fn validate_bodies(&self) -> Result<(), Invalid> {
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
             if !names.insert(&b.name) {

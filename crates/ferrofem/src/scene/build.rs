@@ -5,7 +5,6 @@ use std::sync::Arc;
 use super::spec::{BodySpec, BoxSpec, IntegratorKind, MeshSpec, ObstacleSpec};
 use super::Scene;
 use crate::body::{Body, BodyMaterial, Kinematic, Shape};
-use crate::integrator::local_global::LocalGlobalSettings;
 use crate::obstacle::{Geometry, MeshGeometry, Obstacle};
 use crate::{Model, SimError, World};
 use ferrofem_mesh::{generate, io, Aabb, MeshError, TetMesh, TriMesh, ValidationOptions};
@@ -31,10 +30,7 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
     };
     let mut world = match spec.simulation.integrator {
         IntegratorKind::ImplicitEuler => World::with_implicit_euler(model, spec.implicit_euler)?,
-        IntegratorKind::LocalGlobal => {
-            let settings = LocalGlobalSettings { device: spec.simulation.device, ..spec.local_global };
-            World::with_local_global(model, settings)?
-        }
+        IntegratorKind::LocalGlobal => World::with_local_global(model, spec.local_global)?,
     };
     for (b, s) in spec.bodies.iter().zip(&mut world.state.bodies) {
         s.velocities.chunks_exact_mut(3).for_each(|v| v.copy_from_slice(&b.initial_velocity));

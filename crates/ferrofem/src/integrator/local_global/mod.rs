@@ -134,10 +134,6 @@ pub struct LocalGlobalSettings {
     /// `‖G(s) − s‖_D` falls below this fraction of the first iteration's
     /// (absent: always `iterations`).
     pub tolerance: Option<f64>,
-    /// Where the global step runs (`[simulation] device`, not a key of
-    /// `[local_global]`).
-    #[serde(skip)]
-    pub device: crate::Device,
 }
 
 impl Default for LocalGlobalSettings {
@@ -154,7 +150,6 @@ impl Default for LocalGlobalSettings {
             polar_sweeps: 1,
             tolerance: None,
             initial_guess: InitialGuess::PreviousVelocity,
-            device: crate::Device::Cpu,
         }
     }
 }

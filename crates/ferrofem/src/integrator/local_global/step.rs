@@ -78,7 +78,7 @@ impl LocalGlobal {
                 SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
             })?;
             let projections = Projections::new(body);
-            if s.device == Device::Gpu {
+            if model.device == Device::Gpu {
                 let adapter = global.to_device(body, &projections, h).map_err(|e| SimError::Body {
                     body: body.name.clone(),
                     message: format!("simulation.device = \"gpu\": {e}"),
@@ -404,14 +404,14 @@ impl LocalGlobal {
         // The CPU's non-smooth Newton reads `W` in factored form; PGS and
         // the device's solve read it assembled.
         let factored = matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
-            && self.settings.device != Device::Gpu;
+            && model.device != Device::Gpu;
         times.time(Stage::BuildDelassus, || {
             if !(factored && build_delassus_factored(space, compliances, h, method)) {
                 build_delassus(space, compliances, h, method, true);
             }
         });
         #[cfg(feature = "gpu")]
-        if self.settings.device == Device::Gpu
+        if model.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
         {
             let step = state.step + 1;

@@ -8,7 +8,7 @@ use ferrofem_gpu::{DeviceNewton, Gpu, GroupLaw, NewtonParams, Offset};
 use super::space::ConstraintSpace;
 use crate::solver::newton::Complementarity;
 use crate::solver::{
-    complementarity_scale, group_violation, ConstraintGroup, ConstraintSolve, NewtonSettings, SolverMethod,
+    complementarity_scale, gaps_violation, ConstraintGroup, ConstraintSolve, NewtonSettings, SolverMethod,
 };
 use crate::Model;
 
@@ -72,13 +72,7 @@ impl DeviceConstraintSolver {
                 &mut self.delta,
             )
             .map_err(|e| e.to_string())?;
-        space.outcome.violation = space
-            .workspace
-            .laws
-            .iter()
-            .zip(self.delta.chunks_exact(3))
-            .map(|(law, d)| group_violation(law, [d[0], d[1], d[2]].into()))
-            .fold(0.0, f64::max);
+        space.outcome.violation = gaps_violation(&space.workspace.laws, &self.delta);
         space.outcome.solve = ConstraintSolve {
             method: SolverMethod::NonSmoothNewton,
             iterations: out.iterations,

@@ -5,14 +5,13 @@
 use std::collections::HashMap;
 
 use ferrofem_linalg::Precision;
-use nalgebra::Vector3;
 
 use super::space::ConstraintSpace;
 use crate::constraint::{Compliance, ConstraintProblem, GroupKey};
 use crate::delassus::Delassus;
 use crate::delassus::{MixedDelassus, UnbuiltBody};
 use crate::solver::{
-    complementarity_scale, group_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
+    complementarity_scale, gaps_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
     ConstraintSolve, ConstraintSolver, NewtonSettings, Pgs, SolveOutcome, SolverMethod, SolverWorkspace,
 };
 use crate::Model;
@@ -94,11 +93,7 @@ fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSett
         let mut pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
         settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
     };
-    space.outcome.violation = laws
-        .iter()
-        .zip(newton.gaps().chunks_exact(3))
-        .map(|(law, d)| group_violation(law, Vector3::from_column_slice(d)))
-        .fold(0.0, f64::max);
+    space.outcome.violation = gaps_violation(laws, newton.gaps());
     space.outcome.solve = ConstraintSolve {
         method: SolverMethod::NonSmoothNewton,
         iterations: out.iterations,

@@ -138,3 +138,10 @@ pub(crate) fn group_violation(law: &ConstraintGroup, d: Vector3<f64>) -> f64 {
         ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
     }
 }
+
+/// The largest [`group_violation`] over the groups at the gaps `δ` a
+/// solve ended with (three rows per group).
+pub(crate) fn gaps_violation(laws: &[ConstraintGroup], gaps: &[f64]) -> f64 {
+    let per_group = laws.iter().zip(gaps.chunks_exact(3));
+    per_group.map(|(law, d)| group_violation(law, Vector3::from_column_slice(d))).fold(0.0, f64::max)
+}

@@ -20,7 +20,9 @@ pub struct SolveOutcome {
 }
 
 impl SolveOutcome {
-    /// Forgets the last step's outcome.
+    /// Forgets the last step's violations and corrective record; keeps its
+    /// `solve`, whose iterations the `auto` Delassus model reads as the
+    /// next step's expected sweeps.
     pub fn clear(&mut self) {
         *self = SolveOutcome { solve: std::mem::take(&mut self.solve), ..Default::default() };
     }

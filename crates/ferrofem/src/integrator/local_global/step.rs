@@ -188,12 +188,13 @@ impl LocalGlobal {
             self.device_errors(step, model)?;
         }
         let iterations = if quasi_newton { 0 } else { self.settings.iterations };
+        let solver = model.constraint_solver.solver(true);
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }
         for k in 0..iterations {
             self.local_steps(model, space, times, k, t_next);
-            let at = Iteration { step, k, iterations, constrained };
+            let at = Iteration { step, k, iterations, constrained, solver };
             self.global_steps_and_constraints(model, state, space, times, at, &mut total)?;
             self.bodies.iter().enumerate().for_each(|(b, w)| observe(b, k + 1, &w.x));
             if self.settings.tracks_residual() && self.converged(k, times) {
@@ -267,7 +268,7 @@ impl LocalGlobal {
         at: Iteration,
         total: &mut ConstraintSolve,
     ) -> Result<(), SimError> {
-        let Iteration { step, k, iterations, constrained } = at;
+        let Iteration { step, k, iterations, constrained, solver } = at;
         let settings = self.settings;
         let folded = self.bodies.iter().all(|w| w.folded);
         let mut rest = || -> Result<(), SimError> {
@@ -285,7 +286,7 @@ impl LocalGlobal {
             }
             if constrained {
                 let fixed = settings.tolerance.is_none().then_some(iterations);
-                let solver = iteration_solver(model.constraint_solver.solver(true), model, k, fixed);
+                let solver = iteration_solver(solver, model, k, fixed);
                 self.constrain(model, state, space, times, solver, total)?;
                 let first = &model.bodies[space.problem.groups[0].parts()[0].0];
                 first.guard(step, Stage::SolveConstraints, "contact forces", &space.problem.impulses)?;
@@ -560,6 +561,8 @@ struct Iteration {
     iterations: usize,
     /// Whether any constraint row exists this step.
     constrained: bool,
+    /// The step's constraint solver (before each iteration's schedule).
+    solver: ConstraintSolver,
 }
 
 /// Stage `integrate`: `v = (q − q_t)/h`, `q_t ← q` for every body.

@@ -86,8 +86,8 @@ pub fn reference_scene(scene: &Scene) -> Scene {
 /// Runs `scene` and its reference side by side for `seconds` of simulated
 /// time (at least one step) and compares them.
 pub fn accuracy(scene: &Scene, seconds: f64) -> Result<Accuracy, BenchError> {
-    let mut run = scene.build()?;
-    let mut reference = reference_scene(scene).build()?;
+    let mut run = scene.build_on(ferrofem_gpu::backend())?;
+    let mut reference = reference_scene(scene).build_on(ferrofem_gpu::backend())?;
     let steps = ((seconds / run.model.time_step).round() as usize).max(1);
     let (mut deepest, mut reference_deepest, mut scale) = (0.0f64, 0.0f64, 0.0f64);
     let (mut elastic, mut reference_elastic) = (0.0, 0.0);

@@ -163,7 +163,7 @@ fn world(
         p.precision = if single { Precision::Single } else { Precision::Double };
     }
     scene.spec.constraint_solver.delassus = method;
-    Ok(scene.build()?)
+    Ok(scene.build_on(ferrofem_gpu::backend())?)
 }
 
 fn median(steps: &[StepStats], f: impl Fn(&StepStats, &CorrectiveRecord) -> f64) -> f64 {

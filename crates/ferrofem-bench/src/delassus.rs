@@ -15,9 +15,10 @@ use std::time::Instant;
 
 use clap::Args;
 
+use ferrofem::constraint::ConstraintGroup;
 use ferrofem::constraint::ConstraintJacobian;
 use ferrofem::delassus::{self, DelassusBuffers, MixedDelassus, UnbuiltBody};
-use ferrofem::solver::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsSettings};
+use ferrofem::solver::{AssembledDelassus, DelassusOperator, Pgs, PgsSettings};
 use ferrofem::stats::median_p90;
 use ferrofem_linalg::ldlt::{IsodofCache, IsodofCost};
 use ferrofem_linalg::vector::{dot_serial, rel_max_diff};
@@ -177,51 +178,61 @@ fn measure(
     out.push(record("isodof-reuse", ms, reused, rel_max_diff(buf.w(), &w_dense), reuse_cost.reuse_ms, None));
     out.push(unbuilt(case, &h, &w_dense, cost.unbuilt_ms, &record));
     if gpu {
-        // The first call uploads the factor (resident until the next
-        // refactorization); the timed calls build W̄ on the device and
-        // W = Ĥ W̄ Ĥᵀ on the host.
-        let mut device = delassus::DeviceDelassus::default();
-        let ms = warm_median_ms(repeats, || {
-            device.isodof(f, &h, &mut buf, false);
-        });
-        match device.error.take() {
-            Some(e) => eprintln!("isodof-gpu on {}: {e}", case.name),
-            None => out.push(record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), &w_dense), f64::NAN, None)),
-        }
-        // The device's cache, warmed by the previous patch as the CPU's
-        // `isodof-reuse` row (a fresh upload per repeat, untimed).
-        let (mut t, mut reused, mut error) = (Vec::new(), 0, None);
-        for _ in 0..=repeats.max(1) {
-            let mut device = delassus::DeviceDelassus::default();
-            device.isodof(f, &previous, &mut buf, true);
-            let s = Instant::now();
-            reused = device.isodof(f, &h, &mut buf, true).1.reused;
-            t.push(s.elapsed().as_secs_f64() * 1e3);
-            error = device.error.take();
-            if error.is_some() {
-                break;
-            }
-        }
-        match error {
-            Some(e) => eprintln!("isodof-reuse-gpu on {}: {e}", case.name),
-            None => {
-                let ms = median_p90(&mut t[1..]).0;
-                out.push(record(
-                    "isodof-reuse-gpu",
-                    ms,
-                    reused,
-                    rel_max_diff(buf.w(), &w_dense),
-                    f64::NAN,
-                    None,
-                ))
-            }
-        }
+        out.extend(device_rows(case, &h, &previous, repeats, &w_dense, &record));
     }
     if peers {
         let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
         if let Some((ms, wp)) = crate::peers::cholmod_delassus(&case.matrix, &h, &probe) {
             let ours: Vec<f64> = (0..c).map(|i| dot_serial(&w_dense[i * c..(i + 1) * c], &probe)).collect();
             out.push(record("cholmod", ms, 0, rel_max_diff(&wp, &ours), f64::NAN, None));
+        }
+    }
+    out
+}
+
+/// The device's isodof build and its cache on `case` (rows
+/// `isodof-gpu`, `isodof-reuse-gpu`); a device error is reported and
+/// leaves its row out. The first call uploads the factor (resident until
+/// the next refactorization); the timed calls build `W̄` on the device and
+/// `W = Ĥ W̄ Ĥᵀ` on the host. The cache is warmed by the previous patch as
+/// the CPU's `isodof-reuse` row (a fresh upload per repeat, untimed).
+fn device_rows<R>(
+    case: &Case,
+    h: &CsrMatrix,
+    previous: &CsrMatrix,
+    repeats: usize,
+    w_dense: &[f64],
+    record: &R,
+) -> Vec<DelassusBenchRecord>
+where
+    R: Fn(&'static str, f64, usize, f64, f64, Option<f64>) -> DelassusBenchRecord,
+{
+    let (f, mut buf, mut out) = (&case.factor, DelassusBuffers::default(), Vec::new());
+    let new = || delassus::DeviceDelassus::new(ferrofem_gpu::backend());
+    let (mut device, mut error) = (new(), None);
+    let ms = warm_median_ms(repeats, || {
+        if let Err(e) = device.isodof(f, h, &mut buf, false) {
+            error.get_or_insert(e);
+        }
+    });
+    match error {
+        Some(e) => eprintln!("isodof-gpu on {}: {e}", case.name),
+        None => out.push(record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), w_dense), f64::NAN, None)),
+    }
+    let mut t = Vec::new();
+    let reused = (0..=repeats.max(1)).try_fold(0, |_, _| {
+        let mut device = new();
+        device.isodof(f, previous, &mut buf, true)?;
+        let s = Instant::now();
+        let reused = device.isodof(f, h, &mut buf, true)?.1.reused;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+        Ok::<_, ferrofem::device::DeviceError>(reused)
+    });
+    match reused {
+        Err(e) => eprintln!("isodof-reuse-gpu on {}: {e}", case.name),
+        Ok(reused) => {
+            let diff = rel_max_diff(buf.w(), w_dense);
+            out.push(record("isodof-reuse-gpu", median_p90(&mut t[1..]).0, reused, diff, f64::NAN, None));
         }
     }
     out

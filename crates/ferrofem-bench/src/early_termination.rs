@@ -55,7 +55,7 @@ const CUT_STEP: usize = 8;
 fn world(name: &str, settings: ImplicitEulerSettings) -> Result<World, BenchError> {
     let mut scene: Scene = scenes::template(name)?;
     scene.spec.implicit_euler = settings;
-    let mut w = scene.build()?;
+    let mut w = scene.build_on(ferrofem_gpu::backend())?;
     if name == "et-spin" {
         for s in &mut w.state.bodies {
             let x = s.positions.clone();

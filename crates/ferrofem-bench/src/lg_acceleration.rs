@@ -80,7 +80,7 @@ pub fn rows(
         let mut scene = template("lg-beam")?;
         scene.spec.local_global.acceleration = acceleration;
         scene.spec.local_global.global_step = GlobalStepMethod::Triangular;
-        let mut w = scene.build()?;
+        let mut w = scene.build_on(ferrofem_gpu::backend())?;
         for _ in 0..lead_frames(quick) {
             w.step()?;
         }

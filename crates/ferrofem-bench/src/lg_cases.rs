@@ -40,7 +40,7 @@ pub(crate) fn bar(
 
 pub(crate) fn build(scene: Result<Scene, BenchError>) -> Result<World, BenchError> {
     let scene = scene?;
-    let w = scene.build()?;
+    let w = scene.build_on(ferrofem_gpu::backend())?;
     match w.local_global() {
         Some(_) => Ok(w),
         None => Err(BenchError::Other(format!("{}: not a local-global scene", scene.label))),

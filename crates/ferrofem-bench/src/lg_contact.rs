@@ -157,7 +157,7 @@ pub fn contact_rows(quick: bool, frames: usize, gpu: bool) -> Result<Vec<Contact
                 scene.set_device(Device::Gpu)?;
                 scene.set_device(device)?;
             }
-            let mut w = match scene.build() {
+            let mut w = match scene.build_on(ferrofem_gpu::backend()) {
                 Err(e) if device == Device::Gpu => {
                     eprintln!("skipping {} on the GPU: {e}", case.scene);
                     continue;

@@ -34,7 +34,7 @@ pub fn one_step_world(mesh: &MeshSpec, young: f64) -> Result<ferrofem::World, Be
     let mut scene = template("one-step")?;
     scene.spec.bodies[0].mesh = mesh.clone();
     scene.spec.bodies[0].material.young = young;
-    let mut w = scene.build()?;
+    let mut w = scene.build_on(ferrofem_gpu::backend())?;
     w.step()?;
     Ok(w)
 }

@@ -110,7 +110,7 @@ pub fn bench_step(a: StepArgs) -> Result<(), BenchError> {
         None => beam_scene(if a.quick { [39, 7, 7] } else { [79, 15, 15] })?,
     };
     let steps = a.steps.unwrap_or(if a.quick { 10 } else { 30 });
-    let mut world = scene.build()?;
+    let mut world = scene.build_on(ferrofem_gpu::backend())?;
     for _ in 0..2 {
         world.step()?;
     }

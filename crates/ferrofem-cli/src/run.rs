@@ -42,7 +42,8 @@ pub struct RunArgs {
 
 /// The GPU adapter a world computes on, when its scene asked for one.
 fn gpu_adapter(sim: &World) -> Option<String> {
-    (sim.model.device == ferrofem::Device::Gpu).then(|| ferrofem::device::gpu_adapter().ok()).flatten()
+    let backend = sim.model.backend.as_ref().filter(|_| sim.model.device == ferrofem::Device::Gpu)?;
+    backend.adapter().ok()
 }
 
 /// The device a `--device` value names.
@@ -70,30 +71,11 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.stats {
         check_writable(path)?;
     }
-    let mut sim = scene.build()?;
+    let mut sim = scene.build_on(ferrofem_gpu::backend())?;
     let mut writer = out_dir.map(|dir| FrameWriter::new(&dir, &sim)).transpose()?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
-    let infos = bodies(&sim);
-    let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
-    eprintln!(
-        "{}: {} bodies, {dofs} DOFs, {}, h = {} s, {steps} steps, {} threads",
-        scene.name(),
-        infos.len(),
-        sim.integrator.name(),
-        sim.model.time_step,
-        rayon::current_num_threads()
-    );
-    for warning in sliver_warnings(&sim) {
-        eprintln!("warning: {warning}");
-    }
-    if let Some(adapter) = gpu_adapter(&sim) {
-        let stage = match sim.local_global().is_some() {
-            true => "global step, Newton constraint solve and correction",
-            false => "W̄ by isodof",
-        };
-        eprintln!("{stage} on the GPU: {adapter}");
-    }
+    announce(&scene, &sim, steps);
     let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));
     let mut records: Vec<StepStats> = Vec::new();
     let mut error = writer.as_mut().and_then(|w| w.write(&sim).err());
@@ -104,11 +86,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         }
         match sim.step() {
             Ok(s) => {
-                bar.set_message(if s.local_global_iterations > 0 {
-                    format!("{:.1} ms/step, {} L-G it.", s.step_ms, s.local_global_iterations)
-                } else {
-                    format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations)
-                });
+                bar.set_message(progress_message(&s));
                 if let Some(v) =
                     s.violation.as_ref().filter(|_| records.iter().all(|r| r.violation.is_none()))
                 {
@@ -129,10 +107,52 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let summary = Summary::of(&records);
     if let Some(stream) = stats.as_mut() {
         stream.write(&scene, &sim, &records, error.as_ref().map(|e| e.to_string()))?;
     }
+    report(&records, writer.as_ref());
+    match error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// The run's first lines: the scene's size, integrator, step and
+/// threads; sliver warnings; the GPU adapter when one runs stages.
+fn announce(scene: &Scene, sim: &World, steps: usize) {
+    let infos = bodies(sim);
+    let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
+    eprintln!(
+        "{}: {} bodies, {dofs} DOFs, {}, h = {} s, {steps} steps, {} threads",
+        scene.name(),
+        infos.len(),
+        sim.integrator.name(),
+        sim.model.time_step,
+        rayon::current_num_threads()
+    );
+    for warning in sliver_warnings(sim) {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(adapter) = gpu_adapter(sim) {
+        let stage = match sim.local_global().is_some() {
+            true => "global step, Newton constraint solve and correction",
+            false => "W̄ by isodof",
+        };
+        eprintln!("{stage} on the GPU: {adapter}");
+    }
+}
+
+/// The progress bar's message after a step: its time and iterations.
+fn progress_message(s: &StepStats) -> String {
+    match s.local_global_iterations > 0 {
+        true => format!("{:.1} ms/step, {} L-G it.", s.step_ms, s.local_global_iterations),
+        false => format!("{:.1} ms/step, {} CG it.", s.step_ms, s.cg_iterations),
+    }
+}
+
+/// The run's last lines: the time per stage, the violations, the files.
+fn report(records: &[StepStats], writer: Option<&FrameWriter>) {
+    let summary = Summary::of(records);
     eprintln!("{}", stage_table(&summary));
     if summary.violations > 0 {
         eprintln!(
@@ -142,14 +162,10 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
             summary.first_violation.as_deref().unwrap_or("")
         );
     }
-    if let Some(w) = &writer {
+    if let Some(w) = writer {
         for p in w.series_paths() {
             eprintln!("wrote {} ({} frames)", p.display(), w.frames());
         }
-    }
-    match error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
     }
 }
 

@@ -188,6 +188,83 @@ fn scenes_lists_builtins() {
     }
 }
 
+/// Bad inputs: (arguments, exit status, words the output must hold);
+/// `{stl}` stands for a file in the test's own folder.
+const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
+    (
+        &["mesh", "info", "huge-points.vtk"],
+        1,
+        &["huge-points.vtk:5", "POINTS announces 4000000000", "134 bytes"],
+    ),
+    (&["mesh", "info", "not-legacy.vtk"], 1, &["not-legacy.vtk:3", "expected `ASCII` or `BINARY`"]),
+    (&["mesh", "info", "unquoted.vtu"], 1, &["unquoted.vtu:2", "not in quotes"]),
+    (&["mesh", "info", "array-size-mismatch.vtu"], 1, &["holds 9 values", "call for 12"]),
+    (&["mesh", "info", "truncated.stl"], 1, &["truncated.stl: STL", "expected ASCII"]),
+    (&["mesh", "info", "gmsh-v1.msh"], 1, &["gmsh 1.0 format", "2.2 or 4.1"]),
+    (
+        &["mesh", "info", "quadratic-tet.msh"],
+        0,
+        &["1 second-order elements read by their corner", "gmsh type 1 skipped"],
+    ),
+    (&["mesh", "convert", "quadratic-tet.msh", "{stl}"], 0, &["4 boundary triangles of the volume"]),
+    (
+        &["run", "quadratic-body.toml", "--no-output"],
+        1,
+        &["second-order (10-node) tetrahedra", "mesh convert"],
+    ),
+    (&["run", "huge-grid.toml", "--no-output"], 1, &["8589934592 cells", "more than the limit"]),
+    (&["run", "zero-iterations.toml", "--no-output"], 1, &["implicit_euler.max_iterations", "at least 1"]),
+    (
+        &["run", "half-precision.toml", "--no-output"],
+        1,
+        &[
+            "implicit_euler.preconditioner_precision",
+            "unknown variant `half`",
+            "`double`, `single`, `bfloat16`",
+            "line 7",
+        ],
+    ),
+    (
+        &["run", "pgs-bfloat16.toml", "--no-output"],
+        1,
+        &["constraint_solver", "PGS reads W in \"double\" or \"single\"", "line 5"],
+    ),
+    (
+        &["run", "implicit-keys-explicit.toml", "--no-output"],
+        1,
+        &["contact", "`newton_iterations` belongs to resolution = \"implicit\"", "line 5"],
+    ),
+    (
+        &["run", "implicit-local-global.toml", "--no-output"],
+        1,
+        &["contact.resolution", "local-global integrator", "write \"explicit\""],
+    ),
+    (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
+    (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
+    (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),
+    (
+        &["run", "through-plate.toml", "--no-output", "--steps", "18446744073709551615"],
+        1,
+        &["step 6: body `block`: vertex", "inside obstacle `plate`"],
+    ),
+    (&["run", "fast-drop.toml", "--no-output"], 0, &["100 steps"]),
+    (
+        &["run", "very-soft-cube.toml", "--no-output"],
+        0,
+        &["warning: step 3: body `jelly`", "inverted elements"],
+    ),
+    (
+        &["run", "drop", "--steps", "1", "--stats", "/nonexistent-folder/stats.json"],
+        1,
+        &["nonexistent-folder"],
+    ),
+    (
+        &["bench", "step", "--quick", "--reference", "--reference-time", "-1"],
+        1,
+        &["--reference-time -1", "positive"],
+    ),
+];
+
 /// The reliability table of `docs/validation.md`: each bad input kept in
 /// `tests/bad-inputs/` gets its documented outcome, an exit status and a
 /// message that names what is wrong, never a panic.
@@ -197,87 +274,10 @@ fn bad_inputs_get_clear_errors_or_the_documented_behaviour() {
     let out_dir = tmp("bad-inputs");
     let stl = out_dir.join("surface.stl");
     let stl_arg = stl.display().to_string();
-    // (arguments, exit status, words the output must hold)
-    let table: &[(&[&str], i32, &[&str])] = &[
-        (
-            &["mesh", "info", "huge-points.vtk"],
-            1,
-            &["huge-points.vtk:5", "POINTS announces 4000000000", "134 bytes"],
-        ),
-        (&["mesh", "info", "not-legacy.vtk"], 1, &["not-legacy.vtk:3", "expected `ASCII` or `BINARY`"]),
-        (&["mesh", "info", "unquoted.vtu"], 1, &["unquoted.vtu:2", "not in quotes"]),
-        (&["mesh", "info", "array-size-mismatch.vtu"], 1, &["holds 9 values", "call for 12"]),
-        (&["mesh", "info", "truncated.stl"], 1, &["truncated.stl: STL", "expected ASCII"]),
-        (&["mesh", "info", "gmsh-v1.msh"], 1, &["gmsh 1.0 format", "2.2 or 4.1"]),
-        (
-            &["mesh", "info", "quadratic-tet.msh"],
-            0,
-            &["1 second-order elements read by their corner", "gmsh type 1 skipped"],
-        ),
-        (&["mesh", "convert", "quadratic-tet.msh", &stl_arg], 0, &["4 boundary triangles of the volume"]),
-        (
-            &["run", "quadratic-body.toml", "--no-output"],
-            1,
-            &["second-order (10-node) tetrahedra", "mesh convert"],
-        ),
-        (&["run", "huge-grid.toml", "--no-output"], 1, &["8589934592 cells", "more than the limit"]),
-        (
-            &["run", "zero-iterations.toml", "--no-output"],
-            1,
-            &["implicit_euler.max_iterations", "at least 1"],
-        ),
-        (
-            &["run", "half-precision.toml", "--no-output"],
-            1,
-            &[
-                "implicit_euler.preconditioner_precision",
-                "unknown variant `half`",
-                "`double`, `single`, `bfloat16`",
-                "line 7",
-            ],
-        ),
-        (
-            &["run", "pgs-bfloat16.toml", "--no-output"],
-            1,
-            &["constraint_solver", "PGS reads W in \"double\" or \"single\"", "line 5"],
-        ),
-        (
-            &["run", "implicit-keys-explicit.toml", "--no-output"],
-            1,
-            &["contact", "`newton_iterations` belongs to resolution = \"implicit\"", "line 5"],
-        ),
-        (
-            &["run", "implicit-local-global.toml", "--no-output"],
-            1,
-            &["contact.resolution", "local-global integrator", "write \"explicit\""],
-        ),
-        (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
-        (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
-        (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),
-        (
-            &["run", "through-plate.toml", "--no-output", "--steps", "18446744073709551615"],
-            1,
-            &["step 6: body `block`: vertex", "inside obstacle `plate`"],
-        ),
-        (&["run", "fast-drop.toml", "--no-output"], 0, &["100 steps"]),
-        (
-            &["run", "very-soft-cube.toml", "--no-output"],
-            0,
-            &["warning: step 3: body `jelly`", "inverted elements"],
-        ),
-        (
-            &["run", "drop", "--steps", "1", "--stats", "/nonexistent-folder/stats.json"],
-            1,
-            &["nonexistent-folder"],
-        ),
-        (
-            &["bench", "step", "--quick", "--reference", "--reference-time", "-1"],
-            1,
-            &["--reference-time -1", "positive"],
-        ),
-    ];
+    let table = BAD_INPUTS;
     for (args, status, words) in table {
-        let out = ferrofem().current_dir(&dir).args(*args).output().unwrap();
+        let args: Vec<&str> = args.iter().map(|a| if *a == "{stl}" { stl_arg.as_str() } else { a }).collect();
+        let out = ferrofem().current_dir(&dir).args(&args).output().unwrap();
         let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(*status), "{args:?}:\n{text}");
         assert!(!text.contains("panicked"), "{args:?}:\n{text}");

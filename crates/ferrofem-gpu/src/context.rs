@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::GpuError;
+use ferrofem::device::DeviceError;
 
 /// Environment variable that picks an adapter by a part of its name
 /// (e.g. `llvmpipe`, `NVIDIA`); without it the fastest kind is taken
@@ -28,14 +28,14 @@ impl Gpu {
     /// The process's device, created on first use: an adapter (Vulkan,
     /// Metal or DX12) whose shaders have f64 (`SHADER_F64`). The error
     /// names what is missing; it is kept, so later calls return it too.
-    pub fn shared() -> Result<Arc<Gpu>, GpuError> {
-        static GPU: OnceLock<Result<Arc<Gpu>, GpuError>> = OnceLock::new();
+    pub fn shared() -> Result<Arc<Gpu>, DeviceError> {
+        static GPU: OnceLock<Result<Arc<Gpu>, DeviceError>> = OnceLock::new();
         GPU.get_or_init(|| Gpu::new().map(Arc::new)).clone()
     }
 
     /// A new device on the adapter [`ADAPTER_VARIABLE`] names, or the
     /// fastest with f64 shaders.
-    pub fn new() -> Result<Gpu, GpuError> {
+    pub fn new() -> Result<Gpu, DeviceError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -44,7 +44,7 @@ impl Gpu {
         let adapter = choose(adapters, std::env::var(ADAPTER_VARIABLE).ok().as_deref())?;
         let info = adapter.get_info();
         if !adapter.features().contains(wgpu::Features::SHADER_F64) {
-            return Err(GpuError::MissingFeature { adapter: info.name, feature: "SHADER_F64" });
+            return Err(DeviceError::MissingFeature { adapter: info.name, feature: "SHADER_F64" });
         }
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -58,7 +58,7 @@ impl Gpu {
             },
             ..Default::default()
         }))
-        .map_err(|e| GpuError::Device(format!("{}: {e}", info.name)))?;
+        .map_err(|e| DeviceError::Device(format!("{}: {e}", info.name)))?;
         let error = Arc::new(Mutex::new(None));
         let sink = error.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -93,12 +93,12 @@ impl Gpu {
     }
 
     /// Waits for the queue and returns the first error the device reported.
-    pub(crate) fn check(&self) -> Result<(), GpuError> {
+    pub(crate) fn check(&self) -> Result<(), DeviceError> {
         let polled = self.device.poll(wgpu::PollType::wait_indefinitely());
         let reported = self.error.lock().unwrap_or_else(|p| p.into_inner()).take();
         match (reported, polled) {
-            (Some(e), _) => Err(GpuError::Device(e)),
-            (None, Err(e)) => Err(GpuError::Device(e.to_string())),
+            (Some(e), _) => Err(DeviceError::Device(e)),
+            (None, Err(e)) => Err(DeviceError::Device(e.to_string())),
             (None, Ok(_)) => Ok(()),
         }
     }
@@ -121,14 +121,13 @@ fn compile(gpu: &Gpu, label: &str, source: &str) -> wgpu::ComputePipeline {
 }
 
 /// The adapter named by `wanted` (a part of its name), else the fastest kind.
-fn choose(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<wgpu::Adapter, GpuError> {
+fn choose(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<wgpu::Adapter, DeviceError> {
     let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
     if let Some(w) = wanted {
         let w = w.to_lowercase();
-        return adapters
-            .into_iter()
-            .find(|a| a.get_info().name.to_lowercase().contains(&w))
-            .ok_or_else(|| GpuError::NoAdapter(format!("{ADAPTER_VARIABLE}={w} matches none of {names:?}")));
+        return adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&w)).ok_or_else(
+            || DeviceError::NoAdapter(format!("{ADAPTER_VARIABLE}={w} matches none of {names:?}")),
+        );
     }
     let rank = |a: &wgpu::Adapter| match a.get_info().device_type {
         wgpu::DeviceType::DiscreteGpu => 0,
@@ -139,7 +138,7 @@ fn choose(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<wgpu::Ad
     };
     let with_f64 = |a: &wgpu::Adapter| !a.features().contains(wgpu::Features::SHADER_F64) as u8;
     adapters.into_iter().min_by_key(|a| (with_f64(a), rank(a))).ok_or_else(|| {
-        GpuError::NoAdapter(
+        DeviceError::NoAdapter(
             "no Vulkan, Metal or DX12 adapter (on Linux without a GPU, Mesa's lavapipe: mesa-vulkan-drivers)"
                 .into(),
         )
@@ -176,7 +175,7 @@ mod tests {
 
     #[test]
     fn a_missing_feature_is_named() {
-        let e = GpuError::MissingFeature { adapter: "some adapter".into(), feature: "SHADER_F64" };
+        let e = DeviceError::MissingFeature { adapter: "some adapter".into(), feature: "SHADER_F64" };
         assert!(e.to_string().contains("some adapter lacks the feature SHADER_F64"), "{e}");
     }
 }

@@ -10,24 +10,8 @@ use std::sync::Arc;
 use ferrofem_linalg::SparseInverse;
 
 use crate::kernel::{bind, dims, fits, grid, read_back, storage, zeros, Dispatch, LANES};
-use crate::{Gpu, GpuError};
-
-/// The fixed linear map from the local step's projections to the
-/// right-hand side: `b[3v + d] = c[3v + d] + Σ_k coef[k] · p[base[k] + d]`
-/// over vertex `v`'s entries `vertex_ptr[v]..vertex_ptr[v + 1]`
-/// (`coef = h² w gₐ` of an element's column, `p` the projections laid end
-/// to end, each column of three values at `base`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RhsMap {
-    /// Entry ranges per vertex (`vertices + 1` values).
-    pub vertex_ptr: Vec<u32>,
-    /// Index of each entry's three projection values in `p`.
-    pub base: Vec<u32>,
-    /// Each entry's coefficient.
-    pub coef: Vec<f64>,
-    /// Length of `p`.
-    pub projections: usize,
-}
+use crate::Gpu;
+use ferrofem::device::{DeviceError, RhsMap};
 
 /// `S` of [`SparseInverse`] twice as CSR on the device: its rows (for
 /// `S P b`, columns already mapped through `P`) and its columns (rows of
@@ -51,71 +35,79 @@ pub struct GlobalStep {
     bytes: usize,
 }
 
+/// The two SpMVs of `q = Pᵀ Sᵀ D⁻¹ S P b` (`spmv3.wgsl`, eight rows per
+/// workgroup): `z = D⁻¹ S (P b)` by `S`'s rows, `q = Pᵀ Sᵀ z` by its
+/// columns.
+fn spmv_dispatches(
+    g: &Gpu,
+    s: &SparseInverse,
+    b: &wgpu::Buffer,
+    z: &wgpu::Buffer,
+    q: &wgpu::Buffer,
+) -> (Dispatch, Dispatch) {
+    let n = s.col_ptr.len() - 1;
+    let (rows, columns) = (row_layout(s), column_layout(s));
+    let ones = vec![1.0f64; n];
+    let identity: Vec<u32> = (0..n as u32).collect();
+    let perm32: Vec<u32> = s.perm().iter().map(|&p| p as u32).collect();
+    let spmv = g.pipeline("spmv3", include_str!("shaders/spmv3.wgsl"));
+    let groups = grid((n as u32).div_ceil(8));
+    let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
+        let b = [
+            dims(g, n as u32, groups.0),
+            storage(g, label, &m.ptr),
+            storage(g, label, &m.cols),
+            storage(g, label, &m.vals),
+            storage(g, label, scale),
+            storage(g, label, out),
+        ];
+        bind(g, &spmv, &[&b[0], &b[1], &b[2], &b[3], &b[4], &b[5], x, y])
+    };
+    let forward =
+        Dispatch { group: csr("S", &rows, s.inv_d(), &identity, b, z), pipeline: spmv.clone(), grid: groups };
+    let backward =
+        Dispatch { group: csr("S^T", &columns, &ones, &perm32, z, q), pipeline: spmv, grid: groups };
+    (forward, backward)
+}
+
+/// The right-hand side's assembly (`rhs.wgsl`): `b = c + map(p)` into
+/// the last of `[constant, projections, b]`.
+fn assembly_dispatch(g: &Gpu, rhs: &RhsMap, [constant, projections, b_out]: [&wgpu::Buffer; 3]) -> Dispatch {
+    let n = rhs.vertex_ptr.len() - 1;
+    let assembly = g.pipeline("rhs", include_str!("shaders/rhs.wgsl"));
+    let vgrid = grid((n as u32).div_ceil(LANES));
+    let b = [
+        dims(g, n as u32, vgrid.0 * LANES),
+        storage(g, "vertex_ptr", &rhs.vertex_ptr),
+        storage(g, "base", &rhs.base),
+        storage(g, "coef", &rhs.coef),
+    ];
+    let group = bind(g, &assembly, &[&b[0], &b[1], &b[2], &b[3], constant, projections, b_out]);
+    Dispatch { pipeline: assembly, group, grid: vgrid }
+}
+
 impl GlobalStep {
     /// Uploads `S` (both layouts), `D⁻¹`, `P` and the right-hand-side map.
-    pub fn new(gpu: Arc<Gpu>, s: &SparseInverse, rhs: &RhsMap) -> Result<GlobalStep, GpuError> {
+    pub fn new(gpu: Arc<Gpu>, s: &SparseInverse, rhs: &RhsMap) -> Result<GlobalStep, DeviceError> {
         let n = s.col_ptr.len() - 1;
         if rhs.vertex_ptr.len() != n + 1 {
-            return Err(GpuError::Input(format!(
+            return Err(DeviceError::Input(format!(
                 "right-hand-side map has {} vertices, the sparse inverse {n}",
                 rhs.vertex_ptr.len().saturating_sub(1)
             )));
         }
         fits(&gpu, "the sparse inverse S", 8 * s.values.len())?;
-        let perm = s.perm();
-        let (rows, columns) = (row_layout(s), column_layout(s));
-        let ones = vec![1.0f64; n];
-        let identity: Vec<u32> = (0..n as u32).collect();
-        let perm32: Vec<u32> = perm.iter().map(|&p| p as u32).collect();
         let g = &*gpu;
         let use_rw =
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-        let constant =
-            zeros(g, "constant", 3 * n, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
-        let projections = zeros(
-            g,
-            "projections",
-            rhs.projections,
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        );
+        let upload = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let constant = zeros(g, "constant", 3 * n, upload);
+        let projections = zeros(g, "projections", rhs.projections, upload);
         let rhs_buf = zeros(g, "rhs", 3 * n, use_rw);
-        let z = zeros(g, "z", 3 * n, use_rw);
         let solution = zeros(g, "solution", 3 * n, use_rw);
         let staging = zeros(g, "staging", 3 * n, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-        let spmv = g.pipeline("spmv3", include_str!("shaders/spmv3.wgsl"));
-        // Eight rows per workgroup (`spmv3.wgsl`).
-        let groups = grid((n as u32).div_ceil(8));
-        let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
-            let b = [
-                dims(g, n as u32, groups.0),
-                storage(g, label, &m.ptr),
-                storage(g, label, &m.cols),
-                storage(g, label, &m.vals),
-                storage(g, label, scale),
-                storage(g, label, out),
-            ];
-            bind(g, &spmv, &[&b[0], &b[1], &b[2], &b[3], &b[4], &b[5], x, y])
-        };
-        let forward = Dispatch {
-            group: csr("S", &rows, s.inv_d(), &identity, &rhs_buf, &z),
-            pipeline: spmv.clone(),
-            grid: groups,
-        };
-        let backward = Dispatch {
-            group: csr("S^T", &columns, &ones, &perm32, &z, &solution),
-            pipeline: spmv,
-            grid: groups,
-        };
-        let assembly = g.pipeline("rhs", include_str!("shaders/rhs.wgsl"));
-        let vgrid = grid((n as u32).div_ceil(LANES));
-        let b = [
-            dims(g, n as u32, vgrid.0 * LANES),
-            storage(g, "vertex_ptr", &rhs.vertex_ptr),
-            storage(g, "base", &rhs.base),
-            storage(g, "coef", &rhs.coef),
-        ];
-        let group = bind(g, &assembly, &[&b[0], &b[1], &b[2], &b[3], &constant, &projections, &rhs_buf]);
-        let assemble = Dispatch { pipeline: assembly, group, grid: vgrid };
+        let (forward, backward) = spmv_dispatches(g, s, &rhs_buf, &zeros(g, "z", 3 * n, use_rw), &solution);
+        let assemble = assembly_dispatch(g, rhs, [&constant, &projections, &rhs_buf]);
         let nnz = s.values.len();
         // Per SpMV: values and indices (12 B per entry), and per row its
         // pointer, scale and output index, x read and y written (64 B).
@@ -138,7 +130,7 @@ impl GlobalStep {
     }
 
     /// `q = A⁻¹ b` (flat, three values per vertex) from an uploaded `b`.
-    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), GpuError> {
+    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), DeviceError> {
         self.check_len("b", b.len(), 3 * self.n)?;
         self.check_len("q", q.len(), 3 * self.n)?;
         self.gpu.queue.write_buffer(&self.rhs, 0, bytemuck::cast_slice(b));
@@ -153,7 +145,7 @@ impl GlobalStep {
         c: Option<&[f64]>,
         p: &[&[f64]],
         q: &mut [f64],
-    ) -> Result<(), GpuError> {
+    ) -> Result<(), DeviceError> {
         let len: usize = p.iter().map(|s| s.len()).sum();
         self.check_len("projections", len, self.projection_len)?;
         self.check_len("q", q.len(), 3 * self.n)?;
@@ -174,7 +166,7 @@ impl GlobalStep {
         self.bytes
     }
 
-    fn run(&self, dispatches: &[&Dispatch], q: &mut [f64]) -> Result<(), GpuError> {
+    fn run(&self, dispatches: &[&Dispatch], q: &mut [f64]) -> Result<(), DeviceError> {
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
@@ -183,10 +175,10 @@ impl GlobalStep {
         read_back(&self.gpu, encoder, &self.solution, &self.staging, q)
     }
 
-    fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), GpuError> {
+    fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), DeviceError> {
         match got == want {
             true => Ok(()),
-            false => Err(GpuError::Input(format!("{what}: {got} values, expected {want}"))),
+            false => Err(DeviceError::Input(format!("{what}: {got} values, expected {want}"))),
         }
     }
 }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use ferrofem_linalg::Ldlt;
 
 use crate::kernel::{bind, fits, grid, read_back, storage, uniform, zeros, Dispatch};
-use crate::{Gpu, GpuError};
+use crate::Gpu;
+use ferrofem::device::DeviceError;
 
 /// Marks a row outside the reach.
 const NONE: u32 = u32::MAX;
@@ -138,7 +139,7 @@ struct Reach {
 impl DeviceFactor {
     /// Uploads the strictly lower part of `f`'s `L` as rows (CSR,
     /// permuted numbering).
-    pub fn new(gpu: Arc<Gpu>, f: &Ldlt) -> Result<DeviceFactor, GpuError> {
+    pub fn new(gpu: Arc<Gpu>, f: &Ldlt) -> Result<DeviceFactor, DeviceError> {
         let s = f.symbolic();
         let n = s.n();
         let mut ptr = vec![0u32; n + 1];
@@ -178,7 +179,7 @@ impl DeviceFactor {
     /// `W̄ = Ī A⁻¹ Īᵀ` for `dofs` (original numbering, distinct), `m × m`
     /// column-major in the order given (exactly symmetric), every column
     /// solved anew.
-    pub fn delassus(&self, dofs: &[usize]) -> Result<Vec<f64>, GpuError> {
+    pub fn delassus(&self, dofs: &[usize]) -> Result<Vec<f64>, DeviceError> {
         let (_, mut gram, _) = self.generation(dofs, &[])?;
         mirror(&mut gram, dofs.len());
         Ok(gram)
@@ -190,7 +191,7 @@ impl DeviceFactor {
     /// their blocks of `W̄` (new–new, new–old) are computed. The cache is
     /// emptied when it would hold more than twice the DOFs asked for (plus
     /// slack), as the CPU's. Returns `W̄` and how many DOFs were reused.
-    pub fn delassus_reuse(&mut self, dofs: &[usize]) -> Result<(Vec<f64>, usize), GpuError> {
+    pub fn delassus_reuse(&mut self, dofs: &[usize]) -> Result<(Vec<f64>, usize), DeviceError> {
         let mut fresh: Vec<usize> =
             dofs.iter().copied().filter(|d| !self.cache.slot.contains_key(d)).collect();
         fresh.sort_unstable();
@@ -220,10 +221,10 @@ impl DeviceFactor {
         &self,
         dofs: &[usize],
         older: &[Generation],
-    ) -> Result<(Generation, Vec<f64>, Vec<f64>), GpuError> {
+    ) -> Result<(Generation, Vec<f64>, Vec<f64>), DeviceError> {
         let m = dofs.len();
         if let Some(&d) = dofs.iter().find(|&&d| d >= self.n) {
-            return Err(GpuError::Input(format!("isolated DOF {d} of a factor of {} DOFs", self.n)));
+            return Err(DeviceError::Input(format!("isolated DOF {d} of a factor of {} DOFs", self.n)));
         }
         let start: Vec<u32> = dofs.iter().map(|&d| self.perm_inv[d] as u32).collect();
         let reach = self.reach(&start);

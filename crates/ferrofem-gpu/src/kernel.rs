@@ -23,11 +23,11 @@ pub(crate) fn storage<T: bytemuck::Pod + Default>(gpu: &Gpu, label: &str, data: 
 }
 
 /// An error unless `bytes` fit in one buffer binding of the adapter.
-pub(crate) fn fits(gpu: &Gpu, what: &str, bytes: usize) -> Result<(), crate::GpuError> {
+pub(crate) fn fits(gpu: &Gpu, what: &str, bytes: usize) -> Result<(), crate::DeviceError> {
     let limit = gpu.device.limits().max_storage_buffer_binding_size as usize;
     match bytes <= limit {
         true => Ok(()),
-        false => Err(crate::GpuError::Input(format!(
+        false => Err(crate::DeviceError::Input(format!(
             "{what} needs {} MB in one buffer, above the adapter's {} MB per binding",
             bytes >> 20,
             limit >> 20
@@ -109,7 +109,7 @@ pub(crate) fn read_back(
     src: &wgpu::Buffer,
     staging: &wgpu::Buffer,
     out: &mut [f64],
-) -> Result<(), crate::GpuError> {
+) -> Result<(), crate::DeviceError> {
     let bytes = 8 * out.len() as u64;
     encoder.copy_buffer_to_buffer(src, 0, staging, 0, bytes);
     gpu.queue.submit([encoder.finish()]);
@@ -122,13 +122,13 @@ pub(crate) fn read_back(
     // Another thread's poll may be the one that runs the callback.
     match rx.recv_timeout(std::time::Duration::from_secs(600)) {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(crate::GpuError::Device(format!("reading results back: {e}"))),
+        Ok(Err(e)) => return Err(crate::DeviceError::Device(format!("reading results back: {e}"))),
         Err(_) => {
-            return Err(crate::GpuError::Device("reading results back: the map never completed".into()))
+            return Err(crate::DeviceError::Device("reading results back: the map never completed".into()))
         }
     }
     {
-        let view = slice.get_mapped_range().map_err(|e| crate::GpuError::Device(e.to_string()))?;
+        let view = slice.get_mapped_range().map_err(|e| crate::DeviceError::Device(e.to_string()))?;
         for (o, c) in out.iter_mut().zip(view.chunks_exact(8)) {
             *o = f64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes"));
         }

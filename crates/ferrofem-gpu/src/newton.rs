@@ -16,56 +16,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::kernel::{fits, grid, read_back, zeros, LANES};
-use crate::{Gpu, GpuError};
-
-/// The solver's settings (ferrofem's `NewtonSettings`, without the
-/// choice of `r`, which the caller makes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NewtonParams {
-    /// Fischer–Burmeister (`true`) or min-map NCP function on normal rows.
-    pub fischer_burmeister: bool,
-    /// Newton steps at most.
-    pub iterations: usize,
-    /// CR iterations per Newton step.
-    pub linear_iterations: usize,
-    /// Stop when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
-    pub tolerance: f64,
-    /// Stop when `‖Φ‖∞ ≤ ncp_tolerance`.
-    pub ncp_tolerance: f64,
-}
-
-/// What one device solve did.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct NewtonOutcome {
-    /// Newton steps taken.
-    pub iterations: usize,
-    /// CR iterations, all steps together.
-    pub linear_iterations: usize,
-    /// `‖Φ‖∞` at the result.
-    pub residual: f64,
-    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
-    pub error: f64,
-}
-
-/// The constant part of `δ` a solve starts from.
-#[derive(Debug, Clone, Copy)]
-pub enum Offset<'a> {
-    /// `δ_free` itself.
-    Free(&'a [f64]),
-    /// `δ` at the warm start `λ⁰` (`δ_free = gaps − W λ⁰`, formed on the
-    /// device: the local-global iterations know `δ(q)`, not `δ_free`).
-    Gaps(&'a [f64]),
-}
-
-/// A law per group of three rows: Coulomb friction with `μ ≥ 0`, or a
-/// bilateral attachment.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GroupLaw {
-    /// Signorini–Coulomb contact with friction coefficient `μ`.
-    Contact(f64),
-    /// Three bilateral rows.
-    Attachment,
-}
+use crate::Gpu;
+use ferrofem::device::{DeviceError, GroupLaw, NewtonOutcome, NewtonParams, Offset};
 
 /// Vectors of `newton.wgsl`'s `v`.
 const VECTORS: usize = 21;
@@ -168,7 +120,7 @@ pub struct DeviceNewton {
 
 impl DeviceNewton {
     /// Compiles the kernels.
-    pub fn new(gpu: Arc<Gpu>) -> Result<DeviceNewton, GpuError> {
+    pub fn new(gpu: Arc<Gpu>) -> Result<DeviceNewton, DeviceError> {
         let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -216,10 +168,10 @@ impl DeviceNewton {
 
     /// Makes `w` (row-major `c × c`, `c = 3 ×` groups) the operator of the
     /// next solves: uploaded in f64 and rounded to f32.
-    pub fn load(&mut self, w: &[f64]) -> Result<(), GpuError> {
+    pub fn load(&mut self, w: &[f64]) -> Result<(), DeviceError> {
         let c = (w.len() as f64).sqrt().round() as usize;
         if c * c != w.len() || !c.is_multiple_of(3) {
-            return Err(GpuError::Input(format!(
+            return Err(DeviceError::Input(format!(
                 "W of {} values is not c × c with c a multiple of 3",
                 w.len()
             )));
@@ -251,32 +203,45 @@ impl DeviceNewton {
         r: &[f64],
         lambda: &mut [f64],
         delta: &mut [f64],
-    ) -> Result<NewtonOutcome, GpuError> {
+    ) -> Result<NewtonOutcome, DeviceError> {
         let c = self.rows;
         let (offset_values, gaps) = match offset {
             Offset::Free(f) => (f, false),
             Offset::Gaps(g) => (g, true),
         };
-        for (what, len, want) in [
-            ("laws", 3 * laws.len(), c),
-            ("r", r.len(), c),
-            ("λ", lambda.len(), c),
-            ("δ", delta.len(), c),
-            ("offset", offset_values.len(), c),
+        for (what, len) in [
+            ("laws", 3 * laws.len()),
+            ("r", r.len()),
+            ("λ", lambda.len()),
+            ("δ", delta.len()),
+            ("offset", offset_values.len()),
         ] {
-            if len != want {
-                return Err(GpuError::Input(format!("{what}: {len} rows, W has {c}")));
+            if len != c {
+                return Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}")));
             }
         }
-        let mut out = NewtonOutcome::default();
         if c == 0 {
-            return Ok(out);
+            return Ok(NewtonOutcome::default());
         }
+        self.upload(params, offset_values, laws, r, lambda);
+        let out = self.newton_steps(params, gaps)?;
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        let mut both = vec![0.0; 2 * c];
+        let encoder = self.gpu.device.create_command_encoder(&Default::default());
+        read_back(&self.gpu, encoder, &b.v, &b.staging, &mut both)?;
+        lambda.copy_from_slice(&both[..c]);
+        delta.copy_from_slice(&both[c..]);
+        Ok(out)
+    }
+
+    /// Uploads a solve's inputs: `λ⁰`, the offset, `r`, each row's `μ`
+    /// (`−1` on attachments) and the NCP function; the scalars reset.
+    fn upload(&self, params: &NewtonParams, offset: &[f64], laws: &[GroupLaw], r: &[f64], lambda: &[f64]) {
+        let (b, c) = (self.buffers.as_ref().expect("a loaded W has buffers"), self.rows);
         let queue = &self.gpu.queue;
         let put = |k: usize, x: &[f64]| queue.write_buffer(&b.v, (8 * k * c) as u64, bytemuck::cast_slice(x));
         put(LAMBDA, lambda);
-        put(FREE, offset_values);
+        put(FREE, offset);
         put(SCALE, r);
         let mu: Vec<f64> = laws
             .iter()
@@ -289,7 +254,15 @@ impl DeviceNewton {
         let fischer = [params.fischer_burmeister as u32];
         queue.write_buffer(&b.params, 16, bytemuck::cast_slice(&fischer));
         queue.write_buffer(&b.s, 0, bytemuck::cast_slice(&[0.0f64; SCALARS]));
+    }
 
+    /// The Newton steps from the uploaded warm start (`δ_free` formed
+    /// first from the gaps when `gaps`), each a CR direction and a
+    /// backtracking line search on the merit `½‖Φ‖²`, until the NCP
+    /// residual or the step size meets its tolerance.
+    fn newton_steps(&self, params: &NewtonParams, gaps: bool) -> Result<NewtonOutcome, DeviceError> {
+        let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        let mut out = NewtonOutcome::default();
         let mut first = vec![DELTA_FROM_LAMBDA];
         if gaps {
             first.push(FREE_FROM_GAPS);
@@ -306,7 +279,7 @@ impl DeviceNewton {
             self.run(&direction, None)?;
             let mut alpha = 1.0;
             for _ in 0..LINE_SEARCH_HALVINGS {
-                queue.write_buffer(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
+                self.gpu.queue.write_buffer(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
                 s = self.run_and_measure(&[TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE])?;
                 let trial = s[MERIT];
                 if trial <= (1.0 - 1e-4 * alpha) * merit {
@@ -324,11 +297,6 @@ impl DeviceNewton {
             }
         }
         out.linear_iterations = s[LINEAR] as usize;
-        let mut both = vec![0.0; 2 * c];
-        let encoder = self.gpu.device.create_command_encoder(&Default::default());
-        read_back(&self.gpu, encoder, &b.v, &b.staging, &mut both)?;
-        lambda.copy_from_slice(&both[..c]);
-        delta.copy_from_slice(&both[c..]);
         Ok(out)
     }
 
@@ -350,7 +318,7 @@ impl DeviceNewton {
 
     /// Records `kernels` in order and submits them, reading the scalars
     /// back into `scalars` when given.
-    fn run(&self, kernels: &[Kernel], scalars: Option<&mut [f64]>) -> Result<(), GpuError> {
+    fn run(&self, kernels: &[Kernel], scalars: Option<&mut [f64]>) -> Result<(), DeviceError> {
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
         let c = self.rows as u32;
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
@@ -377,7 +345,7 @@ impl DeviceNewton {
         }
     }
 
-    fn run_and_measure(&self, kernels: &[Kernel]) -> Result<[f64; SCALARS], GpuError> {
+    fn run_and_measure(&self, kernels: &[Kernel]) -> Result<[f64; SCALARS], DeviceError> {
         let mut s = [0.0; SCALARS];
         self.run(kernels, Some(&mut s))?;
         Ok(s)

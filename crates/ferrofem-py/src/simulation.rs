@@ -36,7 +36,7 @@ pub struct Simulation {
 
 /// Builds the world of a scene, for a new simulation or a reset.
 fn build(scene: &Scene) -> PyResult<World> {
-    guarded(|| scene.build())
+    guarded(|| scene.build_on(ferrofem_gpu::backend()))
 }
 
 impl Simulation {

@@ -159,7 +159,7 @@ pub fn extent(world: &World) -> (f64, [f64; 3]) {
 impl Live {
     /// A paused simulation of `scene`, built.
     pub fn new(scene: Scene, realtime: bool) -> Result<Live, ferrofem::SimError> {
-        let world = scene.build()?;
+        let world = scene.build_on(ferrofem_gpu::backend())?;
         let (size, _) = extent(&world);
         Ok(Live {
             base_h: world.model.time_step,
@@ -209,7 +209,7 @@ impl Live {
                 self.advance();
             }
             Command::Reset => {
-                self.world = self.scene.build().map_err(|e| e.to_string())?;
+                self.world = self.scene.build_on(ferrofem_gpu::backend()).map_err(|e| e.to_string())?;
                 self.grab = None;
                 self.last = None;
                 self.error = None;

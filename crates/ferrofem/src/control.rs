@@ -64,7 +64,7 @@ impl World {
             let l = space.problem.impulses.get(3 * k..3 * k + 3).unwrap_or(&[0.0; 3]);
             c.forces.push([0, 1, 2].map(|d| (0..3).map(|r| l[r] * g.frame[r][d]).sum::<f64>()));
             c.bodies.push(*b);
-            c.attachment.push(matches!(g.law, crate::solver::ConstraintGroup::Attachment));
+            c.attachment.push(matches!(g.law, crate::constraint::ConstraintGroup::Attachment));
         }
         c
     }

@@ -46,15 +46,18 @@ pub enum SimError {
         /// Which quantity.
         what: &'static str,
     },
-    /// The GPU failed during a stage (lost, out of memory, a kernel error).
-    #[error("step {step}, stage {stage} on the GPU: {message}")]
+    /// The device failed during a stage (no adapter, lost, out of
+    /// memory, a kernel error).
+    #[error("step {step}, {}stage {stage} on the GPU: {source}", body.as_ref().map(|b| format!("body {b}, ")).unwrap_or_default())]
     Device {
-        /// Step number (1-based).
+        /// Step number (1-based; 0 while the world is built).
         step: usize,
+        /// Body concerned, where the stage is a body's.
+        body: Option<String>,
         /// Stage concerned.
         stage: Stage,
         /// The device's error.
-        message: String,
+        source: crate::device::DeviceError,
     },
     /// A linear solve failed.
     #[error("step {step}, body {body}, stage {stage}: {source}")]

@@ -24,6 +24,9 @@ pub struct Model {
     /// Where the stages that have a GPU path run (`[simulation] device`):
     /// local-global's global step, implicit Euler's `W̄`.
     pub device: crate::Device,
+    /// The backend the device stages run on under `device = "gpu"`
+    /// (`None`: none given; such a world refuses `device = "gpu"`).
+    pub backend: Option<crate::device::SharedBackend>,
 }
 
 impl Model {
@@ -38,7 +41,13 @@ impl Model {
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
             device: crate::Device::Cpu,
+            backend: None,
         }
+    }
+
+    /// The backend of `device = "gpu"`, or why there is none.
+    pub fn gpu(&self) -> Result<&dyn crate::device::Backend, crate::device::DeviceError> {
+        self.backend.as_deref().ok_or(crate::device::DeviceError::NoBackend)
     }
 
     /// Whether the scene can have constraint rows: obstacles, other

@@ -141,22 +141,7 @@ impl LdltSymbolic {
         let ordering_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let a = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let ord = match &custom {
-            Some((f, i)) => SymmetricOrdering::Custom(PermRef::new_checked(f, i, n)),
-            None => SymmetricOrdering::Amd,
-        };
-        let params = CholeskySymbolicParams {
-            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-            supernodal_params: SymbolicSupernodalParams {
-                relax: match supernodes {
-                    Supernodes::Relaxed => SymbolicSupernodalParams::default().relax,
-                    Supernodes::Fundamental => None,
-                },
-            },
-            ..Default::default()
-        };
-        let faer = factorize_symbolic_cholesky(a, Side::Upper, ord, params)
-            .map_err(|e| LinalgError::Factorization(format!("symbolic analysis: {e:?}")))?;
+        let faer = faer_symbolic(a, custom.as_ref(), supernodes)?;
         let ordering_ms = ordering_ms + if custom.is_none() { t.elapsed().as_secs_f64() * 1e3 } else { 0.0 };
         let (perm, perm_inv) = match faer.perm() {
             Some(pr) => {
@@ -439,6 +424,33 @@ impl Ldlt {
             MemStack::new(&mut mem),
         );
     }
+}
+
+/// faer's supernodal symbolic Cholesky of `a` (upper triangle) in the
+/// `custom` order, else faer's AMD; `supernodes` says whether faer may
+/// relax them.
+fn faer_symbolic(
+    a: SymbolicSparseColMatRef<'_, usize>,
+    custom: Option<&(Vec<usize>, Vec<usize>)>,
+    supernodes: Supernodes,
+) -> Result<SymbolicCholesky<usize>, LinalgError> {
+    let n = a.nrows();
+    let ord = match custom {
+        Some((f, i)) => SymmetricOrdering::Custom(PermRef::new_checked(f, i, n)),
+        None => SymmetricOrdering::Amd,
+    };
+    let params = CholeskySymbolicParams {
+        supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+        supernodal_params: SymbolicSupernodalParams {
+            relax: match supernodes {
+                Supernodes::Relaxed => SymbolicSupernodalParams::default().relax,
+                Supernodes::Fundamental => None,
+            },
+        },
+        ..Default::default()
+    };
+    factorize_symbolic_cholesky(a, Side::Upper, ord, params)
+        .map_err(|e| LinalgError::Factorization(format!("symbolic analysis: {e:?}")))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use nalgebra::Vector3;
 
 use super::key::{GroupKey, Partner};
+use super::ConstraintGroup;
 use crate::collision::{Contacts, Weights};
-use crate::solver::ConstraintGroup;
 use crate::state::BodyState;
 use crate::Model;
 

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use nalgebra::Vector3;
 
 use super::jacobian::{clear_rows, push_point};
+use super::ConstraintGroup;
 use super::{ConstraintJacobian, Group, Partner};
 use crate::collision::tangents;
-use crate::solver::ConstraintGroup;
 use crate::Model;
 
 /// World axes: the rows of a proximity vertex.

@@ -8,19 +8,20 @@ use super::space::ConstraintSpace;
 use crate::constraint::Compliance;
 use crate::constraint::ConstraintProblem;
 use crate::delassus::{Delassus, DelassusMethod};
+use crate::device::DeviceError;
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
 /// every body with rows, by the body's compliance and `method`; bodies
 /// left unbuilt are listed for the solver, which applies them through
 /// their factor; `assembled`: every body's part is built (the non-smooth
-/// Newton needs `W` itself).
+/// Newton needs `W` itself). A device build's failure is returned.
 pub fn build_delassus(
     space: &mut ConstraintSpace,
     compliances: &[Option<Compliance>],
     h: f64,
     method: DelassusMethod,
     assembled: bool,
-) {
+) -> Result<(), DeviceError> {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
     let Delassus { assembled: delassus, single: delassus_single, unbuilt, factored } = &mut space.delassus;
     let solve = &space.outcome.solve;
@@ -33,7 +34,7 @@ pub fn build_delassus(
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
         let (compliance, rows) = compliance.factor_frame(&body.jacobian, &mut body.factor_rows);
-        let wb = body.delassus.build(&compliance, rows, method, sweeps, assembled);
+        let wb = body.delassus.build(&compliance, rows, method, sweeps, assembled)?;
         if wb.is_empty() {
             unbuilt.push(b);
             continue;
@@ -43,6 +44,7 @@ pub fn build_delassus(
         }
         add_rows(delassus, c, &body.rows, wb, h * h);
     }
+    Ok(())
 }
 
 /// Stage `build_delassus` for the non-smooth Newton under local-global

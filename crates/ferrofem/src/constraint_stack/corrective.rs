@@ -33,6 +33,7 @@ use super::space::ConstraintSpace;
 use crate::constraint::proximity::{linearize, relinearize, turn, violation};
 use crate::constraint::{transpose_times, Compliance, GroupKey};
 use crate::delassus::{expand, DelassusMethod, SlotMatrix};
+use crate::device::DeviceError;
 use crate::solver::corrective::{CorrectiveRecord, CorrectiveScratch};
 use crate::solver::{row_gaps, ConstraintSolver, ImplicitResolution, Update};
 use crate::stage::{Stage, StageTimes};
@@ -54,7 +55,8 @@ pub struct Motion<'a, F: Fn(usize, usize) -> f64> {
 /// each body's rows are collected along them, and `space.problem.impulses` holds
 /// λ. Under the `standard` update `corrections[b]` holds
 /// `A_b⁻¹ H_bᵀ λ` for the final λ (it is computed in the last iteration);
-/// under `fast` the correction stage still has to apply it.
+/// under `fast` the correction stage still has to apply it. A device
+/// build's failure is returned.
 #[allow(clippy::too_many_arguments)]
 pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
     space: &mut ConstraintSpace,
@@ -66,7 +68,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
     solver: ConstraintSolver,
     corrections: &mut [Vec<f64>],
     times: &mut StageTimes,
-) -> CorrectiveRecord {
+) -> Result<CorrectiveRecord, DeviceError> {
     let h = model.time_step;
     let method = model.constraint_solver.delassus;
     let mut scratch = std::mem::take(&mut space.workspace.corrective);
@@ -81,21 +83,27 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
     let mut rec = CorrectiveRecord { update: settings.update.name(), ..Default::default() };
     for k in 1..=settings.newton_iterations {
         rec.iterations = k;
-        match settings.update {
+        let built = match settings.update {
             Update::Standard => {
                 let into = if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms };
                 timed(times, Stage::BuildDelassus, into, || {
                     build_delassus(space, compliances, h, method, true)
-                });
+                })
             }
             Update::Fast => {
-                if k == 1 {
-                    timed(times, Stage::BuildDelassus, &mut rec.build_ms, || {
+                let mapped = match k {
+                    1 => timed(times, Stage::BuildDelassus, &mut rec.build_ms, || {
                         build_mapping(space, &mut scratch, compliances, h, method)
-                    });
-                }
+                    }),
+                    _ => Ok(()),
+                };
                 timed(times, Stage::BuildDelassus, &mut rec.rebuild_ms, || rebuild(space, &mut scratch));
+                mapped
             }
+        };
+        if let Err(e) = built {
+            space.workspace.corrective = scratch;
+            return Err(e);
         }
         timed(times, Stage::SolveConstraints, &mut rec.solve_ms, || {
             row_gaps(&space.problem.groups, h, motion.v_free, &mut space.problem.free_gaps);
@@ -117,7 +125,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
     }
     keep_warm_start(space, warm_start);
     space.workspace.corrective = scratch;
-    rec
+    Ok(rec)
 }
 
 /// Runs `f` as part of `stage`, adding its milliseconds to `into` too.
@@ -137,7 +145,7 @@ fn build_mapping(
     compliances: &[Option<Compliance>],
     h: f64,
     method: DelassusMethod,
-) {
+) -> Result<(), DeviceError> {
     let p = &scratch.proximity;
     let n = 3 * p.vertices.len();
     scratch.mapping.clear();
@@ -147,7 +155,7 @@ fn build_mapping(
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
         let body = &mut space.problem.bodies[b];
         let (compliance, rows) = compliance.factor_frame(rows, &mut body.factor_rows);
-        let wb = body.delassus.build(&compliance, rows, method, sweeps, true);
+        let wb = body.delassus.build(&compliance, rows, method, sweeps, true)?;
         let first = 3 * p.vertices.partition_point(|&(c, _)| c < b);
         let m = rows.nrows();
         for i in 0..m {
@@ -155,6 +163,7 @@ fn build_mapping(
             row.iter_mut().zip(&wb[i * m..(i + 1) * m]).for_each(|(x, w)| *x = h * h * w);
         }
     }
+    Ok(())
 }
 
 /// `W_k = J_k W_H J_kᵀ` with `J_k = C_k Ĥ` (Algorithm 3, line 2) into

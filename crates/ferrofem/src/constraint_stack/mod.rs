@@ -18,7 +18,6 @@
 
 mod build;
 mod corrective;
-#[cfg(feature = "gpu")]
 pub mod device;
 mod solve;
 mod space;

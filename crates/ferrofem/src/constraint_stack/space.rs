@@ -6,7 +6,7 @@ use crate::constraint::{proximity, ConstraintProblem};
 use crate::delassus::Delassus;
 use crate::solver::{SolveOutcome, SolverWorkspace};
 use crate::state::BodyState;
-use crate::Model;
+use crate::{Model, SimError};
 
 /// The world's constraint stack of the current step.
 #[derive(Debug, Default)]
@@ -24,18 +24,11 @@ pub struct ConstraintSpace {
 impl ConstraintSpace {
     /// An empty stack for the model's bodies.
     pub fn new(model: &Model) -> Self {
-        #[allow(unused_mut)]
         let mut problem = ConstraintProblem::new(model);
-        #[cfg(feature = "gpu")]
-        if model.device == crate::Device::Gpu {
-            problem.bodies.iter_mut().for_each(|b| b.delassus.on_device());
+        if let Some(backend) = model.backend.as_ref().filter(|_| model.device == crate::Device::Gpu) {
+            problem.bodies.iter_mut().for_each(|b| b.delassus.on_device(backend.clone()));
         }
         ConstraintSpace { problem, ..Default::default() }
-    }
-
-    /// The first error a body's device build of `W̄` gave this step.
-    pub fn take_device_error(&mut self) -> Option<String> {
-        self.problem.bodies.iter_mut().find_map(|b| b.delassus.take_device_error())
     }
 
     /// Stage `assemble_constraints` ([`ConstraintProblem::assemble`]), the
@@ -43,6 +36,23 @@ impl ConstraintSpace {
     pub fn assemble(&mut self, model: &Model, contacts: &Contacts, states: &[BodyState], t: f64) {
         self.problem.assemble(model, contacts, states, t);
         self.outcome.clear();
+    }
+
+    /// The step's error when the solve ended farther from the constraints
+    /// than the contact alarm distance (conflicting constraints, or too
+    /// few iterations).
+    pub fn check_violation(&self, model: &Model, step: usize) -> Result<(), SimError> {
+        let limit = model.contact.alarm_distance.max(1e-6);
+        if self.outcome.violation <= limit {
+            return Ok(());
+        }
+        Err(SimError::Constraints {
+            step,
+            method: self.outcome.solve.method,
+            iterations: self.outcome.solve.iterations,
+            violation: self.outcome.violation,
+            limit,
+        })
     }
 
     /// Measures the outcome's `end_violation` at the bodies' end-of-step

@@ -9,24 +9,27 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferrofem_gpu::{DeviceFactor, Gpu};
 use ferrofem_linalg::ldlt::IsodofReuse;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 
 use super::buffers::DelassusBuffers;
 use super::isodof::{expand, isodofs, SlotMatrix};
+use crate::device::{DeviceError, DeviceFactor, SharedBackend};
 
-/// A body's factor on the device, and the first error the device gave.
-#[derive(Debug, Default)]
+/// A body's factor on the world's backend, uploaded when it changes.
+#[derive(Debug)]
 pub struct DeviceDelassus {
-    factor: Option<(Arc<Ldlt>, DeviceFactor)>,
-    /// The first device error since it was last taken.
-    pub error: Option<String>,
+    backend: SharedBackend,
+    factor: Option<(Arc<Ldlt>, Box<dyn DeviceFactor>)>,
 }
 
 impl DeviceDelassus {
-    /// `W` row-major (`c × c`, in `buf`) with `W̄` from the device. A
-    /// device error leaves `W` NaN and is kept in [`Self::error`].
+    /// Builds on `backend` from now on; nothing is uploaded yet.
+    pub fn new(backend: SharedBackend) -> Self {
+        DeviceDelassus { backend, factor: None }
+    }
+
+    /// `W` row-major (`c × c`, in `buf`) with `W̄` from the device.
     /// `reuse`: through the device's isodof cache.
     pub fn isodof<'b>(
         &mut self,
@@ -34,40 +37,28 @@ impl DeviceDelassus {
         h: &CsrMatrix,
         buf: &'b mut DelassusBuffers,
         reuse: bool,
-    ) -> (&'b [f64], IsodofReuse) {
+    ) -> Result<(&'b [f64], IsodofReuse), DeviceError> {
         let dofs = isodofs(h);
-        let mut reused = 0;
-        match self.wbar(f, &dofs, reuse) {
-            Ok((wbar, r)) => {
-                reused = r;
-                buf.wbar = wbar;
-                let pos: HashMap<usize, usize> = dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
-                let m = dofs.len();
-                let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
-                expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
-            }
-            Err(e) => {
-                self.error.get_or_insert(e);
-                buf.w.clear();
-                buf.w.resize(h.nrows() * h.nrows(), f64::NAN);
-            }
-        }
-        (&buf.w, IsodofReuse { isodofs: dofs.len(), reused })
+        let (wbar, reused) = self.wbar(f, &dofs, reuse)?;
+        buf.wbar = wbar;
+        let pos: HashMap<usize, usize> = dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
+        let m = dofs.len();
+        let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
+        expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
+        Ok((&buf.w, IsodofReuse { isodofs: dofs.len(), reused }))
     }
 
     /// `W̄` for `dofs` and the DOFs reused, uploading `f` first when it is
     /// not the resident one (which also empties the cache).
-    fn wbar(&mut self, f: &Arc<Ldlt>, dofs: &[usize], reuse: bool) -> Result<(Vec<f64>, usize), String> {
+    fn wbar(&mut self, f: &Arc<Ldlt>, dofs: &[usize], reuse: bool) -> Result<(Vec<f64>, usize), DeviceError> {
         if !self.factor.as_ref().is_some_and(|(g, _)| Arc::ptr_eq(f, g)) {
             self.factor = None;
-            let gpu = Gpu::shared().map_err(|e| e.to_string())?;
-            self.factor = Some((f.clone(), DeviceFactor::new(gpu, f).map_err(|e| e.to_string())?));
+            self.factor = Some((f.clone(), self.backend.factor(f)?));
         }
         let (_, device) = self.factor.as_mut().expect("uploaded above");
         match reuse {
             true => device.delassus_reuse(dofs),
             false => device.delassus(dofs).map(|w| (w, 0)),
         }
-        .map_err(|e| e.to_string())
     }
 }

@@ -6,10 +6,8 @@
 
 mod buffers;
 mod dense;
-#[cfg(feature = "gpu")]
 mod device;
 mod factored;
-#[cfg(feature = "gpu")]
 pub use device::DeviceDelassus;
 mod isodof;
 mod kronecker;
@@ -25,6 +23,7 @@ use ferrofem_linalg::{CsrMatrix, Ldlt, SparseInverse};
 use rayon::prelude::*;
 
 use crate::constraint::Compliance;
+use crate::device::DeviceError;
 
 pub use buffers::DelassusBuffers;
 pub use dense::dense;
@@ -47,27 +46,17 @@ pub struct DelassusWorkspace {
     /// How `W_b` was obtained this step (`None`: no row touched the body).
     pub record: Option<DelassusRecord>,
     /// `W̄` built on the GPU (`[simulation] device = "gpu"`).
-    #[cfg(feature = "gpu")]
-    device: Option<device::DeviceDelassus>,
+    device: Option<DeviceDelassus>,
 }
 
 impl DelassusWorkspace {
-    /// Builds `W̄` on the GPU from now on (implicit Euler under
+    /// Builds `W̄` on `backend`'s device from now on (implicit Euler under
     /// `[simulation] device = "gpu"`): `isodof` becomes the device's
     /// isodof build (recorded as `isodof-gpu`), `auto` and `isodof-reuse`
     /// its cached build (`isodof-reuse-gpu`); `dense` and `unbuilt` stay on
     /// the CPU as named.
-    #[cfg(feature = "gpu")]
-    pub fn on_device(&mut self) {
-        self.device.get_or_insert_with(Default::default);
-    }
-
-    /// The first error the device gave since the last call.
-    pub fn take_device_error(&mut self) -> Option<String> {
-        #[cfg(feature = "gpu")]
-        return self.device.as_mut().and_then(|d| d.error.take());
-        #[cfg(not(feature = "gpu"))]
-        None
+    pub fn on_device(&mut self, backend: crate::device::SharedBackend) {
+        self.device = Some(DeviceDelassus::new(backend));
     }
 
     /// `W_b = H_b A_b⁻¹ H_bᵀ` by `method` (`auto`: the cheapest predicted,
@@ -83,18 +72,17 @@ impl DelassusWorkspace {
         method: DelassusMethod,
         sweeps: f64,
         assembled: bool,
-    ) -> &[f64] {
+    ) -> Result<&[f64], DeviceError> {
         if let Some(f) = compliance.scalar_factor() {
-            return self.build_kronecker(compliance, f, h, method);
+            return Ok(self.build_kronecker(compliance, f, h, method));
         }
-        #[cfg(feature = "gpu")]
         if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
             if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
                 let cached = method != DelassusMethod::Isodof;
-                let (w, reuse) = device.isodof(f, h, &mut self.buffers, cached);
+                let (w, reuse) = device.isodof(f, h, &mut self.buffers, cached)?;
                 let name = if cached { "isodof-reuse-gpu" } else { "isodof-gpu" };
                 self.record = Some(record_named(name, h, reuse, None));
-                return w;
+                return Ok(w);
             }
         }
         let predicted = compliance
@@ -118,7 +106,7 @@ impl DelassusWorkspace {
             _ => (dense(compliance, h, buf), Default::default()),
         };
         self.record = Some(record(chosen, h, reuse, predicted));
-        w
+        Ok(w)
     }
 
     /// The forward half of `A⁻¹ b` (see [`IsodofCache::forward`]) from the

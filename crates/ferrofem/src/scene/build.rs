@@ -5,12 +5,18 @@ use std::sync::Arc;
 use super::spec::{BodySpec, BoxSpec, IntegratorKind, MeshSpec, ObstacleSpec};
 use super::Scene;
 use crate::body::{Body, BodyMaterial, Kinematic, Shape};
+use crate::device::{DeviceError, SharedBackend};
 use crate::obstacle::{Geometry, MeshGeometry, Obstacle};
-use crate::{Model, SimError, World};
+use crate::{Device, Model, SimError, World};
 use ferrofem_mesh::{generate, io, Aabb, MeshError, TetMesh, TriMesh, ValidationOptions};
 
-pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
+pub(super) fn world(scene: &Scene, backend: Option<SharedBackend>) -> Result<World, SimError> {
     let spec = &scene.spec;
+    if spec.simulation.device == Device::Gpu {
+        // An adapter is looked for now, not at the first stage that needs it.
+        let adapter = backend.as_deref().ok_or(DeviceError::NoBackend).and_then(|b| b.adapter());
+        adapter.map_err(|e| scene_err(scene, "simulation.device".into(), e.to_string()))?;
+    }
     let bodies =
         spec.bodies.iter().enumerate().map(|(i, b)| body(scene, b, i)).collect::<Result<Vec<_>, _>>()?;
     let obstacles = spec
@@ -27,6 +33,7 @@ pub(super) fn world(scene: &Scene) -> Result<World, SimError> {
         contact: spec.contact,
         constraint_solver: spec.constraint_solver,
         device: spec.simulation.device,
+        backend,
     };
     let mut world = match spec.simulation.integrator {
         IntegratorKind::ImplicitEuler => World::with_implicit_euler(model, spec.implicit_euler)?,

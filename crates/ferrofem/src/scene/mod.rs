@@ -111,9 +111,18 @@ impl Scene {
     }
 
     /// Builds the world: meshes generated or read and transformed, bodies
-    /// and obstacles made, and the integrator the scene names set up.
+    /// and obstacles made, and the integrator the scene names set up. No
+    /// compute backend: a scene with `device = "gpu"` is refused (see
+    /// [`Self::build_on`]).
     pub fn build(&self) -> Result<World, SimError> {
-        build::world(self)
+        build::world(self, None)
+    }
+
+    /// As [`Self::build`], with `backend` for the stages that have a device
+    /// path when the scene asks for `device = "gpu"` (its adapter is
+    /// looked for here; a CPU scene never touches it).
+    pub fn build_on(&self, backend: crate::device::SharedBackend) -> Result<World, SimError> {
+        build::world(self, Some(backend))
     }
 
     /// Name of the scene (its `name` key, else the file stem).

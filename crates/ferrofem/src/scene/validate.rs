@@ -33,10 +33,6 @@ impl SceneFile {
         if self.bodies.is_empty() {
             return Err(Invalid::new("body".into(), "the scene has no body".into()));
         }
-        #[cfg(not(feature = "gpu"))]
-        if self.simulation.device == crate::Device::Gpu {
-            return Err(Invalid::new("simulation.device".into(), crate::device::NOT_BUILT.into()));
-        }
         match self.simulation.integrator {
             IntegratorKind::LocalGlobal => self.validate_local_global()?,
             IntegratorKind::ImplicitEuler => self.validate_implicit_euler_bodies()?,

@@ -23,7 +23,7 @@ pub use coulomb::{resolve_contact, ContactState};
 pub use newton::{
     Complementarity, ComplementarityScale, NewtonSchedule, NewtonScratch, NewtonSettings, NewtonSolve,
 };
-pub use pgs::{AssembledDelassus, ConstraintGroup, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
+pub use pgs::{AssembledDelassus, DelassusOperator, Pgs, PgsScratch, PgsSettings, PgsSolve};
 
 pub use method::SolverMethod;
 pub use outcome::SolveOutcome;
@@ -35,7 +35,7 @@ pub use workspace::SolverWorkspace;
 
 use serde::Serialize;
 
-use crate::constraint::Group;
+use crate::constraint::{ConstraintGroup, Group};
 use crate::Model;
 
 /// What the last constraint solve did: sweeps (PGS) or Newton steps, the

@@ -29,7 +29,7 @@ mod products;
 
 pub use products::{delassus_times, round_to_single, DelassusPair, NewtonDelassus};
 
-use super::pgs::ConstraintGroup;
+use crate::constraint::ConstraintGroup;
 
 /// The NCP function of the normal rows (zeng2025 eq. 13–14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

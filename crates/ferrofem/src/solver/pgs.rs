@@ -12,24 +12,7 @@ use super::coulomb::resolve_contact;
 
 mod pipelined;
 
-/// One group of consecutive constraint rows.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ConstraintGroup {
-    /// Frictional contact: rows normal, t1, t2; Coulomb coefficient μ.
-    Contact {
-        /// Friction coefficient.
-        mu: f64,
-    },
-    /// Bilateral point attachment: three equality rows (`δ = 0`, λ free).
-    Attachment,
-}
-
-impl ConstraintGroup {
-    /// Rows of the group.
-    pub fn rows(&self) -> usize {
-        3
-    }
-}
+use crate::constraint::ConstraintGroup;
 
 /// When PGS stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,8 @@
 //! solvers, kept from step to step so that a warm step allocates nothing.
 
 use super::corrective::CorrectiveScratch;
-use super::{ConstraintGroup, NewtonScratch, PgsScratch};
+use super::{NewtonScratch, PgsScratch};
+use crate::constraint::ConstraintGroup;
 
 /// Scratch of PGS, the non-smooth Newton and the corrective motion.
 #[derive(Debug, Default)]

@@ -51,17 +51,3 @@ pub fn local_global(w: &World) -> &LocalGlobal {
 
 #[allow(unused_imports)]
 pub use ferrofem_linalg::vector::{max_diff, rel_max_diff as rel_diff};
-
-/// Whether the GPU backend has an adapter (Mesa's lavapipe on a machine
-/// without a GPU). Without one a GPU test is skipped, with a message,
-/// unless `FERROFEM_GPU_TESTS=required` (CI) makes it a failure.
-pub fn gpu() -> bool {
-    match ferrofem::device::gpu_adapter() {
-        Ok(_) => true,
-        Err(e) if std::env::var("FERROFEM_GPU_TESTS").as_deref() == Ok("required") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}

@@ -268,7 +268,7 @@ fn local_global_builders_agree() {
             ] {
                 let mut fresh = DelassusWorkspace::default();
                 let ws = if method == DelassusMethod::IsodofReuse { &mut reuse } else { &mut fresh };
-                let built = ws.build(&compliance, h, method, 10.0, true).to_vec();
+                let built = ws.build(&compliance, h, method, 10.0, true).unwrap().to_vec();
                 let err = common::rel_diff(&built, &reference);
                 assert!(err < 1e-12, "{name}: {method:?} differs from dense by {err:e}");
             }
@@ -313,7 +313,7 @@ fn factored_w_applies_the_assembled_w() {
     let c = 3 * space.problem.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
-        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true);
+        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true).unwrap();
         let assembled = space.delassus.assembled.clone();
         let expected: Vec<f64> = (0..c).map(|i| (0..c).map(|j| assembled[i * c + j] * v[j]).sum()).collect();
         assert!(
@@ -333,63 +333,4 @@ fn factored_w_applies_the_assembled_w() {
             }
         }
     }
-}
-
-/// `W̄` by isodof on the GPU (Mesa's lavapipe without a GPU): under
-/// `[simulation] device = "gpu"` every contact step of the drop builds its
-/// `W_b` on the device — anew (`isodof`) or through the device's isodof
-/// cache (`isodof-reuse`, which must reuse columns as contacts persist) —
-/// equal to the CPU isodof build from the same factor and rows to 1e-12;
-/// and the raptor's contact patch (from `../shared/meshes`, when present)
-/// likewise.
-#[test]
-fn gpu_isodof_builds_the_cpu_w() {
-    use ferrofem::delassus::DelassusMethod;
-    if !common::gpu() {
-        return;
-    }
-    for (method, name) in
-        [(DelassusMethod::Isodof, "isodof-gpu"), (DelassusMethod::IsodofReuse, "isodof-reuse-gpu")]
-    {
-        let mut w = common::builtin("drop", |s| {
-            s.spec.simulation.device = ferrofem::Device::Gpu;
-            s.spec.constraint_solver.delassus = method;
-            // A factor kept 5 steps: persisting contacts can be reused.
-            s.spec.implicit_euler.refresh.every = 5;
-        });
-        let (mut checked, mut reused) = (0, 0);
-        for _ in 0..35 {
-            w.step().unwrap();
-            let rows = &w.constraints().problem.bodies[0];
-            let Some(record) = rows.delassus.record.as_ref() else { continue };
-            assert_eq!(record.method, name);
-            reused += record.reused_isodofs;
-            let f = factor(&w, 0);
-            let mut buf = DelassusBuffers::default();
-            let (reference, _) = delassus::isodof(&f, &rows.jacobian, &mut buf);
-            let diff = common::rel_diff(rows.delassus.buffers.w(), reference);
-            assert!(diff < 1e-12, "{name}, step {}: GPU W differs from the CPU's by {diff:e}", w.state.step);
-            checked += 1;
-        }
-        assert!(checked >= 10, "{name}: only {checked} contact steps");
-        assert_eq!(reused > 0, method == DelassusMethod::IsodofReuse, "{name}: {reused} DOFs reused");
-    }
-    // The raptor scene of Table 1 on its 5k-vertex mesh: the 20k one's
-    // factor (157 MB of L) is above lavapipe's 128 MB per buffer.
-    let Some(meshes) = common::shared_meshes() else { return };
-    let raptor = common::scenes_dir().join("../benchmarks/scenes/raptor-60k.toml");
-    let mut scene = ferrofem::scene::Scene::from_file(&raptor).unwrap();
-    let mesh = meshes.join("generated/raptor_tet_5k.msh");
-    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File { path: mesh.display().to_string() };
-    scene.set_device(ferrofem::Device::Gpu).unwrap();
-    let mut w = scene.build().unwrap();
-    w.step().unwrap();
-    let rows = &w.constraints().problem.bodies[0];
-    assert_eq!(rows.delassus.record.as_ref().map(|r| r.method), Some("isodof-reuse-gpu"));
-    let f = factor(&w, 0);
-    let mut buf = DelassusBuffers::default();
-    let (reference, _) = delassus::isodof(&f, &rows.jacobian, &mut buf);
-    let diff = common::rel_diff(rows.delassus.buffers.w(), reference);
-    eprintln!("raptor: {} constraint rows, GPU − CPU {diff:.1e}", rows.jacobian.nrows());
-    assert!(diff < 1e-12, "raptor: GPU W differs from the CPU's by {diff:e}");
 }

@@ -10,11 +10,12 @@ use super::free_motion::free_motion;
 use super::integrate::integrate;
 use super::BodyWorkspace;
 use crate::collision::Contacts;
-use crate::collision::{Resolution, Update};
+use crate::collision::{ImplicitResolution, Resolution, Update};
 use crate::constraint::Compliance;
 use crate::constraint_stack::{
     build_delassus, resolve_recursively, solve_constraints, ConstraintSpace, Motion,
 };
+use crate::device::DeviceError;
 use crate::integrator::ImplicitEulerSettings;
 use crate::solver::ConstraintSolver;
 use crate::stats::{BodyStepStats, Stage, StageTimes};
@@ -114,59 +115,18 @@ impl ImplicitEuler {
         times: &mut StageTimes,
         step: usize,
     ) -> Result<(), SimError> {
-        let h = model.time_step;
-        let factor = |w: &BodyWorkspace| {
-            let f = w.refactorizer.as_ref().and_then(|r| r.factor())?;
-            Some(match w.warp {
-                Some(g) => Compliance::WarpedLdlt(f, g),
-                None => Compliance::Ldlt(f),
-            })
-        };
-        let compliances = &mut self.compliances;
-        compliances.clear();
-        compliances.extend(self.bodies.iter().map(factor));
-        let settings = &model.constraint_solver;
-        let solver = settings.solver(false);
-        let State { bodies: states, warm_start, time, .. } = state;
-        let ws = &mut self.bodies;
+        self.compliances.clear();
+        self.compliances.extend(self.bodies.iter().map(compliance));
         let corrected = match model.contact.resolution {
-            Resolution::Explicit => {
-                let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
-                times.time(Stage::BuildDelassus, || {
-                    build_delassus(space, compliances, h, settings.delassus, assembled)
-                });
-                device_error(space, step)?;
-                let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
-                times.time(Stage::SolveConstraints, || {
-                    solve_constraints(space, warm_start, v_free, compliances, model, solver)
-                });
-                false
-            }
-            Resolution::Implicit(r) => {
-                let mut corrections: Vec<Vec<f64>> =
-                    ws.iter_mut().map(|w| std::mem::take(&mut w.correction)).collect();
-                let motion = Motion {
-                    start: states.iter().map(|s| s.positions.as_slice()).collect(),
-                    v_free: |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j],
-                    t: *time,
-                };
-                let record = resolve_recursively(
-                    space,
-                    warm_start,
-                    compliances,
-                    model,
-                    &motion,
-                    r,
-                    solver,
-                    &mut corrections,
-                    times,
-                );
-                space.outcome.corrective = Some(record);
-                ws.iter_mut().zip(corrections).for_each(|(w, c)| w.correction = c);
-                r.update == Update::Standard
-            }
-        };
-        device_error(space, step)?;
+            Resolution::Explicit => self.solve_explicitly(model, state, space, times).map(|_| false),
+            Resolution::Implicit(r) => self.resolve_implicitly(model, state, space, times, r),
+        }
+        .map_err(|source| SimError::Device {
+            step,
+            body: None,
+            stage: Stage::BuildDelassus,
+            source,
+        })?;
         let first = space.problem.groups.first().map_or(0, |g| g.parts()[0].0);
         model.bodies[first].guard(
             step,
@@ -174,19 +134,11 @@ impl ImplicitEuler {
             "contact forces",
             &space.problem.impulses,
         )?;
-        let limit = model.contact.alarm_distance.max(1e-6);
-        if space.outcome.violation > limit {
-            return Err(SimError::Constraints {
-                step,
-                method: space.outcome.solve.method,
-                iterations: space.outcome.solve.iterations,
-                violation: space.outcome.violation,
-                limit,
-            });
-        }
+        space.check_violation(model, step)?;
+        let h = model.time_step;
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let rows = &mut space.problem.bodies[b];
-            if let Some(c) = compliances[b].as_ref().filter(|_| !rows.is_empty()) {
+            if let Some(c) = self.compliances[b].as_ref().filter(|_| !rows.is_empty()) {
                 times.time(Stage::Correct, || match corrected {
                     true => apply(w, h),
                     false => correct(w, rows, c, &space.problem.impulses, h),
@@ -194,6 +146,68 @@ impl ImplicitEuler {
             }
         }
         Ok(())
+    }
+
+    /// Explicit resolution: `build_delassus` once, then
+    /// `solve_constraints` on the free motion's velocities.
+    fn solve_explicitly(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+    ) -> Result<(), DeviceError> {
+        let (settings, compliances, ws) = (&model.constraint_solver, &self.compliances, &self.bodies);
+        let solver = settings.solver(false);
+        let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
+        let h = model.time_step;
+        times.time(Stage::BuildDelassus, || {
+            build_delassus(space, compliances, h, settings.delassus, assembled)
+        })?;
+        let State { bodies: states, warm_start, .. } = state;
+        let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
+        times.time(Stage::SolveConstraints, || {
+            solve_constraints(space, warm_start, v_free, compliances, model, solver)
+        });
+        Ok(())
+    }
+
+    /// Implicit resolution: the recursive corrective motion, its record
+    /// kept in the outcome. Returns whether the corrections are applied
+    /// already (the `standard` update computes them on the way).
+    fn resolve_implicitly(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        space: &mut ConstraintSpace,
+        times: &mut StageTimes,
+        r: ImplicitResolution,
+    ) -> Result<bool, DeviceError> {
+        let ws = &mut self.bodies;
+        let mut corrections: Vec<Vec<f64>> =
+            ws.iter_mut().map(|w| std::mem::take(&mut w.correction)).collect();
+        let State { bodies: states, warm_start, time, .. } = state;
+        let motion = Motion {
+            start: states.iter().map(|s| s.positions.as_slice()).collect(),
+            v_free: |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j],
+            t: *time,
+        };
+        let solver = model.constraint_solver.solver(false);
+        let compliances = &self.compliances;
+        let record = resolve_recursively(
+            space,
+            warm_start,
+            compliances,
+            model,
+            &motion,
+            r,
+            solver,
+            &mut corrections,
+            times,
+        );
+        ws.iter_mut().zip(corrections).for_each(|(w, c)| w.correction = c);
+        space.outcome.corrective = Some(record?);
+        Ok(r.update == Update::Standard)
     }
 
     /// A body's figures of the step: PCG, elastic energy, factor.
@@ -210,10 +224,12 @@ impl ImplicitEuler {
     }
 }
 
-/// The first error a GPU build of `W̄` gave during step `step`.
-fn device_error(space: &mut ConstraintSpace, step: usize) -> Result<(), SimError> {
-    match space.take_device_error() {
-        Some(message) => Err(SimError::Device { step, stage: Stage::BuildDelassus, message }),
-        None => Ok(()),
-    }
+/// Body `w`'s compliance for the constraints: its factor, warped when
+/// the factor is an old one standing in for the current `A`.
+fn compliance(w: &BodyWorkspace) -> Option<Compliance> {
+    let f = w.refactorizer.as_ref().and_then(|r| r.factor())?;
+    Some(match w.warp {
+        Some(g) => Compliance::WarpedLdlt(f, g),
+        None => Compliance::Ldlt(f),
+    })
 }

@@ -14,13 +14,11 @@
 
 use super::global::GlobalSolver;
 use crate::constraint::Compliance;
-#[cfg(feature = "gpu")]
 use crate::constraint_stack::device::DeviceConstraintSolver;
 use crate::constraint_stack::{solve_in_space, ConstraintSpace};
+use crate::device::DeviceError;
 use crate::solver::newton::delassus_times;
-#[cfg(feature = "gpu")]
-use crate::solver::NewtonSettings;
-use crate::solver::{row_gaps, ConstraintSolve, ConstraintSolver};
+use crate::solver::{row_gaps, ConstraintSolve, ConstraintSolver, NewtonSettings};
 use crate::Model;
 
 /// `δ(q)` per row in `space.problem.free_gaps` for the iterates `x` of the bodies
@@ -65,7 +63,6 @@ pub fn solve(
 /// Stage `solve_constraints` of one iteration on the GPU (non-smooth
 /// Newton): λ from `δ = δ_free + W λ` with `space.problem.free_gaps` holding
 /// `δ(q)` ([`gaps`]); `δ_free` is formed on the device.
-#[cfg(feature = "gpu")]
 pub fn solve_on_device(
     space: &mut ConstraintSpace,
     device: &mut DeviceConstraintSolver,
@@ -73,7 +70,7 @@ pub fn solve_on_device(
     settings: &NewtonSettings,
     previous: &mut Vec<f64>,
     total: &mut ConstraintSolve,
-) -> Result<(), String> {
+) -> Result<(), DeviceError> {
     previous.clear();
     previous.extend_from_slice(&space.problem.impulses);
     device.solve(space, model, settings)?;
@@ -89,39 +86,23 @@ fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
     (total.error, total.residual) = (s.error, s.residual);
 }
 
-/// How the correction applies `A⁻¹`.
-pub enum Inverse<'a> {
-    /// By the body's compliance on the CPU (the forward half from the
-    /// isodof columns where `W` left them).
-    Compliance(&'a Compliance),
-    /// By the body's global solver on the GPU (the resident sparse inverse).
-    Device(&'a mut GlobalSolver),
-}
-
 /// Stage `correct` for body `b`: `x += h² A⁻¹ H_bᵀ Δλ` with
-/// `Δλ = λᵏ⁺¹ − λᵏ`; `[delta, out]` is scratch.
+/// `Δλ = λᵏ⁺¹ − λᵏ`, `A⁻¹` applied by the body's global solver;
+/// `[delta, out]` is scratch.
 pub fn correct(
     space: &mut ConstraintSpace,
     b: usize,
-    inverse: Inverse,
+    global: &mut GlobalSolver,
     previous: &[f64],
     h: f64,
     x: &mut [f64],
     [delta, out]: &mut [Vec<f64>; 2],
-) {
+) -> Result<(), DeviceError> {
     delta.clear();
     delta.extend(space.problem.impulses.iter().zip(previous).map(|(l, p)| l - p));
-    let rows = &mut space.problem.bodies[b];
-    match inverse {
-        Inverse::Compliance(c) => rows.correction(c, delta, out),
-        Inverse::Device(global) => {
-            rows.set_forces(delta);
-            out.clear();
-            out.resize(x.len(), 0.0);
-            global.solve(&rows.forces, out);
-        }
-    }
+    global.correction(&mut space.problem.bodies[b], delta, out)?;
     x.iter_mut().zip(out.iter()).for_each(|(x, c)| *x += h * h * c);
+    Ok(())
 }
 
 /// Sets body `b`'s `forces` to `H_bᵀ λ` (N per DOF).

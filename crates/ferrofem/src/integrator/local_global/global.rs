@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::local::Projections;
 use super::terms::Pin;
 use crate::body::Body;
-use crate::constraint::Compliance;
+use crate::constraint::{BodyRows, Compliance};
+use crate::device::{Backend, DeviceError, DeviceGlobalStep};
 use crate::element::Element;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, SparseInverse, SparseInverseScratch,
@@ -119,17 +120,8 @@ pub struct GlobalSolver {
     inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
     /// The global step on the GPU (`[simulation] device = "gpu"`).
-    device: Option<DeviceStep>,
-    /// The first error the device reported, taken by the step.
-    device_error: Option<String>,
+    device: Option<Box<dyn DeviceGlobalStep>>,
 }
-
-#[cfg(feature = "gpu")]
-type DeviceStep = ferrofem_gpu::GlobalStep;
-/// Without the backend no device step can exist.
-#[cfg(not(feature = "gpu"))]
-#[derive(Debug)]
-enum DeviceStep {}
 
 impl GlobalSolver {
     /// Factorizes `A_s` (complete methods) and builds `S` (sparse inverse).
@@ -151,7 +143,6 @@ impl GlobalSolver {
             inverse,
             scratch: SparseInverseScratch::default(),
             device: None,
-            device_error: None,
         })
     }
 
@@ -176,26 +167,25 @@ impl GlobalSolver {
         self.factor.as_ref()
     }
 
-    /// Moves the global step to the GPU: `S`, `D⁻¹`, `P` and the
-    /// right-hand-side map of `body` become resident (sparse-inverse
+    /// Moves the global step to `backend`'s device: `S`, `D⁻¹`, `P` and
+    /// the right-hand-side map of `body` become resident (sparse-inverse
     /// method only). Returns the adapter's description.
-    pub fn to_device(&mut self, body: &Body, projections: &Projections, h: f64) -> Result<String, String> {
+    pub fn to_device(
+        &mut self,
+        backend: &dyn Backend,
+        body: &Body,
+        projections: &Projections,
+        h: f64,
+    ) -> Result<String, DeviceError> {
         let Some(s) = self.inverse.as_deref() else {
-            return Err("device = \"gpu\" runs the sparse-inverse global step: local_global.global_step = \"sparse-inverse\"".into());
+            return Err(DeviceError::Input(
+                "the GPU runs the sparse-inverse global step: local_global.global_step = \"sparse-inverse\""
+                    .into(),
+            ));
         };
-        #[cfg(feature = "gpu")]
-        {
-            let gpu = ferrofem_gpu::Gpu::shared().map_err(|e| e.to_string())?;
-            let map = super::local::rhs_map(body, projections, h);
-            let adapter = gpu.adapter();
-            self.device = Some(ferrofem_gpu::GlobalStep::new(gpu, s, &map).map_err(|e| e.to_string())?);
-            Ok(adapter)
-        }
-        #[cfg(not(feature = "gpu"))]
-        {
-            let _ = (s, body, projections, h);
-            Err(crate::device::NOT_BUILT.into())
-        }
+        let adapter = backend.adapter()?;
+        self.device = Some(backend.global_step(s, &super::local::rhs_map(body, projections, h))?);
+        Ok(adapter)
     }
 
     /// Whether the global step runs on the GPU.
@@ -207,51 +197,61 @@ impl GlobalSolver {
     /// indices, the vectors), the measure of its bandwidth; `None` on the
     /// CPU.
     pub fn device_bytes(&self) -> Option<usize> {
-        #[cfg(feature = "gpu")]
-        return self.device.as_ref().map(|d| d.spmv_bytes());
-        #[cfg(not(feature = "gpu"))]
-        None
-    }
-
-    /// The first error the device reported since the last call (the step
-    /// that saw it stops with it).
-    pub fn take_device_error(&mut self) -> Option<String> {
-        self.device_error.take()
+        self.device.as_ref().map(|d| d.spmv_bytes())
     }
 
     /// On the GPU: `q = A⁻¹ (c + h² Σ w Gᵀ p)` with the right-hand side
     /// assembled on the device from the projections, `c` uploaded when
-    /// given (else the last one). A device error leaves `q` NaN and is
-    /// kept for [`Self::take_device_error`].
-    pub fn solve_projected(&mut self, c: Option<&[f64]>, projections: &Projections, q: &mut [f64]) {
-        #[cfg(feature = "gpu")]
-        if let Some(d) = self.device.as_mut() {
-            if let Err(e) = d.solve_projected(c, &projections.flat(), q) {
-                q.fill(f64::NAN);
-                self.device_error.get_or_insert(e.to_string());
-            }
+    /// given (else the last one). Nothing on the CPU.
+    pub fn solve_projected(
+        &mut self,
+        c: Option<&[f64]>,
+        projections: &Projections,
+        q: &mut [f64],
+    ) -> Result<(), DeviceError> {
+        match self.device.as_mut() {
+            Some(d) => d.solve_projected(c, &projections.flat(), q),
+            None => Ok(()),
         }
-        #[cfg(not(feature = "gpu"))]
-        let _ = (c, projections, q);
     }
 
     /// Complete solution `q = A⁻¹ b` (flat positions, 3 per vertex), on
     /// the device when the step runs there. The Jacobi method has no
     /// complete solution: it leaves `q` alone.
-    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) {
-        #[cfg(feature = "gpu")]
+    pub fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), DeviceError> {
         if let Some(d) = self.device.as_mut() {
-            if let Err(e) = d.solve(b, q) {
-                q.fill(f64::NAN);
-                self.device_error.get_or_insert(e.to_string());
-            }
-            return;
+            return d.solve(b, q);
         }
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
             (None, Some(f)) => f.solve_interleaved::<3>(b, q),
             (None, None) => {}
         }
+        Ok(())
+    }
+
+    /// `out = A⁻¹ H_bᵀ δλ` of the correction (zeng2025 eq. 23b; `rows`
+    /// keeps `H_bᵀ δλ` in its `forces`): by the resident sparse inverse
+    /// on the device, else by [`BodyRows::correction`] with this body's
+    /// compliance (the forward half from the isodof columns `W` left).
+    /// The one way the unfolded correction applies `A⁻¹`; a folded body's
+    /// correction is the backward half of its global step instead
+    /// (`LocalGlobal::fold`).
+    pub fn correction(
+        &mut self,
+        rows: &mut BodyRows,
+        delta: &[f64],
+        out: &mut Vec<f64>,
+    ) -> Result<(), DeviceError> {
+        let Some(d) = self.device.as_mut() else {
+            let compliance = self.compliance().expect("constraints refuse the Jacobi global step");
+            rows.correction(&compliance, delta, out);
+            return Ok(());
+        };
+        rows.set_forces(delta);
+        out.clear();
+        out.resize(rows.forces.len(), 0.0);
+        d.solve(&rows.forces, out)
     }
 
     /// One Jacobi iteration `q_out = q + D⁻¹ (b − A q)`.

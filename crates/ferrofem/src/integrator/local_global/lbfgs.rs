@@ -17,6 +17,7 @@ use ferrofem_linalg::vector::{axpy_dot, dot, dot_serial, norm};
 use super::energy::{energy_gradient_warm, StepTarget, StressCache};
 use super::global::GlobalSolver;
 use crate::body::Body;
+use crate::device::DeviceError;
 
 /// One body's L-BFGS history and buffers.
 #[derive(Debug, Clone)]
@@ -76,7 +77,7 @@ impl Lbfgs {
     /// ([`axpy_dot`]: a pair's update and the next pair's product), not a
     /// parallel pass per product and per update: a 20-pair history on the
     /// 5.3k bar took 3.5 ms that way, more than the global solve.
-    fn direction(&mut self, global: &mut GlobalSolver, h: f64) {
+    fn direction(&mut self, global: &mut GlobalSolver, h: f64) -> Result<(), DeviceError> {
         let (q, pairs) = (&mut self.dir, &self.pairs);
         q.iter_mut().zip(&self.grad).for_each(|(q, g)| *q = -g);
         // Newest to oldest: αᵢ = ρᵢ sᵢᵀq, q ← q − αᵢ yᵢ.
@@ -92,7 +93,7 @@ impl Lbfgs {
             self.alpha.push(a);
         }
         self.trial.copy_from_slice(q);
-        global.solve(&self.trial, q);
+        global.solve(&self.trial, q)?;
         q.iter_mut().for_each(|v| *v *= h * h);
         // Oldest to newest: βᵢ = ρᵢ yᵢᵀq, q ← q + (αᵢ − βᵢ) sᵢ.
         let mut yq = pairs.front().map_or(0.0, |(_, y, _)| dot_serial(y, q));
@@ -102,6 +103,7 @@ impl Lbfgs {
             let next = pairs.get(i + 1).map_or(s, |(_, y, _)| y);
             yq = axpy_dot(a - b, s, q, next);
         }
+        Ok(())
     }
 
     /// Moves to the line search's point: the secant pair `(x⁺ − x, ∇ε⁺ − ∇ε)`
@@ -126,14 +128,21 @@ impl Lbfgs {
     }
 
     /// One iteration from `x` (in place): direction, line search, secant
-    /// pair. Returns `‖∇ε‖` relative to the step's first iterate.
-    pub fn iterate(&mut self, body: &Body, global: &mut GlobalSolver, x: &mut [f64], at: StepTarget) -> f64 {
-        self.direction(global, at.h);
+    /// pair. Returns `‖∇ε‖` relative to the step's first iterate, or the
+    /// device's failure.
+    pub fn iterate(
+        &mut self,
+        body: &Body,
+        global: &mut GlobalSolver,
+        x: &mut [f64],
+        at: StepTarget,
+    ) -> Result<f64, DeviceError> {
+        self.direction(global, at.h)?;
         let slope = dot(&self.grad, &self.dir);
         if slope >= 0.0 || slope.is_nan() {
             // Not a descent direction (rounding at convergence): restart from H₀.
             self.pairs.clear();
-            self.direction(global, at.h);
+            self.direction(global, at.h)?;
         }
         let slope = dot(&self.grad, &self.dir).min(0.0);
         let mut t = 1.0;
@@ -152,10 +161,6 @@ impl Lbfgs {
             t *= 0.5;
         }
         let g = norm(&self.grad);
-        if self.first > 0.0 {
-            g / self.first
-        } else {
-            0.0
-        }
+        Ok(if self.first > 0.0 { g / self.first } else { 0.0 })
     }
 }

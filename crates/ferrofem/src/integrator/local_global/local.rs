@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::terms::Pin;
 use crate::body::Body;
+use crate::device::RhsMap;
 use crate::element::hyperelastic::Gradient;
 use crate::element::lanes::LANES;
 use crate::element::tet_lanes::tet_local_step;
@@ -86,7 +87,6 @@ impl Projections {
 
     /// The projections as flat f64 (column-major per term): tets,
     /// triangles, bending stencils.
-    #[cfg(feature = "gpu")]
     pub fn flat(&self) -> [&[f64]; 3] {
         [
             bytemuck::cast_slice(self.tet_targets()),
@@ -234,15 +234,11 @@ pub fn constant_rhs(body: &Body, pins: &[Pin], predicted: &[f64], h: f64, t_next
 /// vertex (`coef = h² w gₐ[c]` times the three values of column `c` of a
 /// projection), for the projections laid end to end as
 /// [`Projections::flat`] gives them: tets, triangles, stencils.
-#[cfg(feature = "gpu")]
-pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> ferrofem_gpu::RhsMap {
+pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
     let h2 = h * h;
     let (tris, bending) = (9 * p.tets.len(), 9 * p.tets.len() + 6 * p.triangles.len());
-    let mut map = ferrofem_gpu::RhsMap {
-        vertex_ptr: vec![0],
-        projections: bending + 3 * p.bending.len(),
-        ..Default::default()
-    };
+    let mut map =
+        RhsMap { vertex_ptr: vec![0], projections: bending + 3 * p.bending.len(), ..Default::default() };
     for v in 0..body.vertex_count() {
         for &(e, a) in p.tet_incidence.of(v) {
             let el = &body.tets[e as usize];

@@ -19,7 +19,9 @@ use super::{Acceleration, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::Compliance;
+use crate::constraint_stack::device::DeviceConstraintSolver;
 use crate::constraint_stack::{build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace};
+use crate::device::DeviceError;
 use crate::solver::{ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Device, Model, SimError, State};
@@ -46,15 +48,8 @@ pub struct LocalGlobal {
     device_adapter: Option<String>,
     /// The non-smooth Newton solve on the GPU (`device = "gpu"`), made
     /// by the first step with constraints.
-    constraint_device: Option<Box<DeviceConstraints>>,
+    constraint_device: Option<DeviceConstraintSolver>,
 }
-
-#[cfg(feature = "gpu")]
-type DeviceConstraints = crate::constraint_stack::device::DeviceConstraintSolver;
-/// Without the backend no device solve can exist.
-#[cfg(not(feature = "gpu"))]
-#[derive(Debug)]
-enum DeviceConstraints {}
 
 /// Why constraints cannot run on a Jacobi global step.
 const NEEDS_COMPLETE_GLOBAL_STEP: &str =
@@ -79,10 +74,10 @@ impl LocalGlobal {
             })?;
             let projections = Projections::new(body);
             if model.device == Device::Gpu {
-                let adapter = global.to_device(body, &projections, h).map_err(|e| SimError::Body {
-                    body: body.name.clone(),
-                    message: format!("simulation.device = \"gpu\": {e}"),
-                })?;
+                let adapter = model
+                    .gpu()
+                    .and_then(|backend| global.to_device(backend, body, &projections, h))
+                    .map_err(|e| device_failure(0, body, Stage::GlobalStep, e))?;
                 device_adapter.get_or_insert(adapter);
             }
             let n = body.dofs();
@@ -184,8 +179,7 @@ impl LocalGlobal {
         let mut total = ConstraintSolve::default();
         let quasi_newton = self.settings.acceleration == Acceleration::Lbfgs && !constrained;
         if quasi_newton {
-            self.quasi_newton(model, times, t_next, &mut observe);
-            self.device_errors(step, model)?;
+            self.quasi_newton(model, times, step, t_next, &mut observe)?;
         }
         let iterations = if quasi_newton { 0 } else { self.settings.iterations };
         let solver = model.constraint_solver.solver(true);
@@ -275,13 +269,15 @@ impl LocalGlobal {
             for (b, body) in model.bodies.iter().enumerate() {
                 let w = &mut self.bodies[b];
                 let upload = k == 0 || !space.problem.bodies[b].is_empty();
-                times.time(Stage::GlobalStep, || match w.folded {
-                    true => forward_half(w, &space.problem.bodies[b]),
-                    false => global_step(w, settings, k, upload),
-                });
-                if let Some(message) = w.global.take_device_error() {
-                    return Err(device_failure(step, body, message));
-                }
+                times
+                    .time(Stage::GlobalStep, || match w.folded {
+                        true => {
+                            forward_half(w, &space.problem.bodies[b]);
+                            Ok(())
+                        }
+                        false => global_step(w, settings, k, upload),
+                    })
+                    .map_err(|e| device_failure(step, body, Stage::GlobalStep, e))?;
                 body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
             }
             if constrained {
@@ -299,16 +295,6 @@ impl LocalGlobal {
         }
     }
 
-    /// The first device error of a body's global step, as the step's error.
-    fn device_errors(&mut self, step: usize, model: &Model) -> Result<(), SimError> {
-        for (w, body) in self.bodies.iter_mut().zip(&model.bodies) {
-            if let Some(message) = w.global.take_device_error() {
-                return Err(device_failure(step, body, message));
-            }
-        }
-        Ok(())
-    }
-
     /// The iterations as L-BFGS on each body's step energy (stages
     /// `local_step`: the first gradient; `global_step`: direction, line
     /// search and the new gradient); the residual is `‖∇ε‖` relative to
@@ -317,9 +303,10 @@ impl LocalGlobal {
         &mut self,
         model: &Model,
         times: &mut StageTimes,
+        step: usize,
         t_next: f64,
         observe: &mut impl FnMut(usize, usize, &[f64]),
-    ) {
+    ) -> Result<(), SimError> {
         let (h, s) = (model.time_step, self.settings);
         let mut worst = 0.0f64;
         let mut done = 0;
@@ -331,7 +318,9 @@ impl LocalGlobal {
             let mut rel = 1.0;
             let mut k = 0;
             while k < s.iterations && !s.tolerance.is_some_and(|t| rel <= t) {
-                rel = times.time(Stage::GlobalStep, || q.iterate(body, &mut w.global, &mut w.x, at));
+                rel = times
+                    .time(Stage::GlobalStep, || q.iterate(body, &mut w.global, &mut w.x, at))
+                    .map_err(|e| device_failure(step, body, Stage::GlobalStep, e))?;
                 k += 1;
                 observe(b, k, &w.x);
             }
@@ -339,6 +328,7 @@ impl LocalGlobal {
             done = done.max(k);
         }
         self.last = (done, worst);
+        Ok(())
     }
 
     /// After iteration `k`: each body's residual, and whether the step has
@@ -406,19 +396,22 @@ impl LocalGlobal {
         // the device's solve read it assembled.
         let factored = matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
             && model.device != Device::Gpu;
-        times.time(Stage::BuildDelassus, || {
-            if !(factored && build_delassus_factored(space, compliances, h, method)) {
-                build_delassus(space, compliances, h, method, true);
-            }
-        });
-        #[cfg(feature = "gpu")]
+        let step = state.step + 1;
+        let fail = |source| SimError::Device { step, body: None, stage: Stage::BuildDelassus, source };
+        times
+            .time(Stage::BuildDelassus, || {
+                match factored && build_delassus_factored(space, compliances, h, method) {
+                    true => Ok(()),
+                    false => build_delassus(space, compliances, h, method, true),
+                }
+            })
+            .map_err(fail)?;
         if model.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
         {
-            let step = state.step + 1;
-            let fail = |message| SimError::Device { step, stage: Stage::BuildDelassus, message };
             if self.constraint_device.is_none() {
-                self.constraint_device = Some(Box::new(DeviceConstraints::new().map_err(fail)?));
+                let backend = model.gpu().map_err(fail)?;
+                self.constraint_device = Some(DeviceConstraintSolver::new(backend).map_err(fail)?);
             }
             let device = self.constraint_device.as_mut().expect("made above");
             times.time(Stage::BuildDelassus, || device.load(space)).map_err(fail)?;
@@ -470,11 +463,11 @@ impl LocalGlobal {
         let x0: Vec<&[f64]> = state.bodies.iter().map(|s| s.positions.as_slice()).collect();
         let device = self.constraint_device.as_mut();
         times.time(Stage::SolveConstraints, || match (device, solver) {
-            #[cfg(feature = "gpu")]
             (Some(device), ConstraintSolver::NonSmoothNewton(settings)) => {
                 constrained::gaps(space, &x, &x0);
-                constrained::solve_on_device(space, device, model, &settings, previous, total)
-                    .map_err(|message| SimError::Device { step, stage: Stage::SolveConstraints, message })
+                constrained::solve_on_device(space, device, model, &settings, previous, total).map_err(
+                    |source| SimError::Device { step, body: None, stage: Stage::SolveConstraints, source },
+                )
             }
             _ => {
                 constrained::free_gaps(
@@ -494,19 +487,14 @@ impl LocalGlobal {
                 model.bodies[b].guard(step, Stage::Correct, "positions", &w.x)?;
                 continue;
             }
-            let Some(c) = compliances[b].as_ref().filter(|_| !space.problem.bodies[b].is_empty()) else {
+            if space.problem.bodies[b].is_empty() {
                 continue;
-            };
-            let inverse = match w.global.on_device() {
-                true => constrained::Inverse::Device(&mut w.global),
-                false => constrained::Inverse::Compliance(c),
-            };
-            times.time(Stage::Correct, || {
-                constrained::correct(space, b, inverse, previous, h, &mut w.x, &mut w.correction)
-            });
-            if let Some(message) = w.global.take_device_error() {
-                return Err(SimError::Device { step, stage: Stage::Correct, message });
             }
+            times
+                .time(Stage::Correct, || {
+                    constrained::correct(space, b, &mut w.global, previous, h, &mut w.x, &mut w.correction)
+                })
+                .map_err(|e| device_failure(step, &model.bodies[b], Stage::Correct, e))?;
         }
         Ok(())
     }
@@ -528,17 +516,7 @@ impl LocalGlobal {
                 constrained::constraint_forces(space, b);
             }
         }
-        let limit = model.contact.alarm_distance.max(1e-6);
-        if space.outcome.violation > limit {
-            return Err(SimError::Constraints {
-                step,
-                method: total.method,
-                iterations: total.iterations,
-                violation: space.outcome.violation,
-                limit,
-            });
-        }
-        Ok(())
+        space.check_violation(model, step)
     }
 
     /// Body `b`'s figures after the step: its elastic and bending energy
@@ -591,7 +569,8 @@ fn iteration_solver(
     ConstraintSolver::NonSmoothNewton(schedule.at(n, k, iterations, model.contact.alarm_distance))
 }
 
-/// A device error during step `step`'s global step of `body`, as the step's error.
-fn device_failure(step: usize, body: &Body, message: String) -> SimError {
-    SimError::Device { step, stage: Stage::GlobalStep, message: format!("body {}: {message}", body.name) }
+/// A device error of `body`'s `stage` during step `step` (0: while the
+/// world is built), as the step's error.
+fn device_failure(step: usize, body: &Body, stage: Stage, source: DeviceError) -> SimError {
+    SimError::Device { step, body: Some(body.name.clone()), stage, source }
 }

@@ -14,6 +14,7 @@ use super::{Chebyshev, LocalGlobalSettings};
 use crate::body::Body;
 use crate::constraint::BodyRows;
 use crate::constraint_stack::ConstraintSpace;
+use crate::device::DeviceError;
 use crate::integrator::InitialGuess;
 
 /// Per-body workspace: pins, the global solver and the iteration's buffers.
@@ -150,7 +151,12 @@ pub(super) fn predict(
 /// Stage `global_step`: `q = A⁻¹ b` (zeng2025 eq. 6–8, with the constraint
 /// forces in `b`: eq. 23b), or one Jacobi iteration, Chebyshev-accelerated
 /// when asked (Wang 2015).
-pub(super) fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: usize, upload: bool) {
+pub(super) fn global_step(
+    w: &mut Workspace,
+    settings: LocalGlobalSettings,
+    k: usize,
+    upload: bool,
+) -> Result<(), DeviceError> {
     if w.global.on_device() {
         return w.global.solve_projected(upload.then_some(&w.rhs), &w.projections, &mut w.x);
     }
@@ -168,6 +174,7 @@ pub(super) fn global_step(w: &mut Workspace, settings: LocalGlobalSettings, k: u
     }
     w.previous.copy_from_slice(&w.x);
     std::mem::swap(&mut w.x, &mut w.next);
+    Ok(())
 }
 
 /// Stage `global_step` of a folded body ([`LocalGlobal::fold`]): the

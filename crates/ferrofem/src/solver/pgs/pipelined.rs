@@ -24,7 +24,8 @@ use ferrofem_linalg::simd::Stored;
 use ferrofem_linalg::spin::Backoff;
 use nalgebra::{Matrix3, Vector3};
 
-use super::{group_update, ConstraintGroup, Pgs, PgsSolve};
+use super::{group_update, Pgs, PgsSolve};
+use crate::constraint::ConstraintGroup;
 
 /// Groups below which the sweep stays on one thread (the hand-over costs more).
 const PARALLEL_GROUPS: usize = 48;

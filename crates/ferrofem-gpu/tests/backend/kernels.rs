@@ -1,25 +1,13 @@
-//! Each GPU kernel against its CPU counterpart, in f64. Without an adapter
-//! the tests say so and pass, unless `FERROFEM_GPU_TESTS=required` (CI,
-//! which installs Mesa's lavapipe) makes a missing adapter a failure.
+//! Each GPU kernel against its CPU counterpart, in f64.
 
 use std::sync::Arc;
 
-use ferrofem_gpu::{GlobalStep, Gpu, RhsMap};
+use super::gpu;
+use ferrofem::device::RhsMap;
+use ferrofem_gpu::GlobalStep;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch,
 };
-
-/// The device, or `None` (test skipped) where none is required.
-fn gpu() -> Option<Arc<Gpu>> {
-    match Gpu::shared() {
-        Ok(g) => Some(g),
-        Err(e) if std::env::var("FERROFEM_GPU_TESTS").as_deref() == Ok("required") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
-}
 
 /// A grid Laplacian plus mass on `nx × ny × nz` vertices (the pattern of
 /// a tet mesh's global matrix), factorized, and its sparse inverse.

@@ -1,0 +1,36 @@
+//! The GPU backend's tests: each kernel against its CPU counterpart, the
+//! device Newton against the CPU solver, and whole runs with the device
+//! stages against the CPU's. Without an adapter a test says so and
+//! passes, unless `FERROFEM_GPU_TESTS=required` (CI, which installs
+//! Mesa's lavapipe) makes a missing adapter a failure.
+
+use std::sync::Arc;
+
+use ferrofem::scene::Scene;
+use ferrofem::World;
+use ferrofem_gpu::Gpu;
+
+#[path = "../../../ferrofem/tests/common/mod.rs"]
+mod common;
+mod kernels;
+mod newton;
+mod runs;
+
+/// The device, or `None` (test skipped) where none is required.
+fn gpu() -> Option<Arc<Gpu>> {
+    match Gpu::shared() {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("FERROFEM_GPU_TESTS").as_deref() == Ok("required") => panic!("{e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+/// A built-in scene by name, edited by `edit`, built on the GPU backend.
+fn builtin_on(name: &str, edit: impl FnOnce(&mut Scene)) -> World {
+    let mut s = Scene::from_file(&common::scenes_dir().join(format!("{name}.toml"))).unwrap();
+    edit(&mut s);
+    s.build_on(ferrofem_gpu::backend()).unwrap()
+}

@@ -1,0 +1,151 @@
+//! The seam between the simulator and a compute backend: what each
+//! device stage asks of it, in the simulator's terms. A backend creates
+//! resident objects from the simulator's matrices; every call that can
+//! fail returns a [`DeviceError`] to the stage that made it.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use ferrofem_linalg::{Ldlt, SparseInverse};
+
+use super::DeviceError;
+
+/// A compute device the world's device stages run on, chosen when the
+/// world is built ([`crate::scene::Scene::build_on`], or
+/// [`crate::Model::backend`]).
+pub trait Backend: Send + Sync + Debug {
+    /// The adapter this backend computes on (name, driver, API), or why
+    /// there is none.
+    fn adapter(&self) -> Result<String, DeviceError>;
+
+    /// Local-global's global step (zeng2025 eq. 6–8) with `S` of
+    /// `inverse` resident and the right-hand side assembled by `map`.
+    fn global_step(
+        &self,
+        inverse: &SparseInverse,
+        map: &RhsMap,
+    ) -> Result<Box<dyn DeviceGlobalStep>, DeviceError>;
+
+    /// `factor` resident, for isodof builds of `W̄` (zeng2022 Algorithm 3).
+    fn factor(&self, factor: &Ldlt) -> Result<Box<dyn DeviceFactor>, DeviceError>;
+
+    /// The non-smooth Newton constraint solver (zeng2025 §5.2–5.4).
+    fn newton(&self) -> Result<Box<dyn DeviceNewton>, DeviceError>;
+}
+
+/// The global step on the device: `q = A⁻¹ b = Pᵀ Sᵀ D⁻¹ S P b`.
+pub trait DeviceGlobalStep: Send + Sync + Debug {
+    /// `q = A⁻¹ (c + h² Σ w Gᵀ p)`: the right-hand side assembled on the
+    /// device from the projections (tets, triangles, stencils), `c`
+    /// uploaded when given, else the last one kept.
+    fn solve_projected(
+        &mut self,
+        c: Option<&[f64]>,
+        projections: &[&[f64]; 3],
+        q: &mut [f64],
+    ) -> Result<(), DeviceError>;
+
+    /// `q = A⁻¹ b` (flat positions, 3 per vertex).
+    fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), DeviceError>;
+
+    /// Bytes one solve reads (both SpMVs: `S`'s values and indices, the
+    /// vectors), the measure of its bandwidth.
+    fn spmv_bytes(&self) -> usize;
+}
+
+/// An LDLᵀ factor resident on the device.
+pub trait DeviceFactor: Send + Sync + Debug {
+    /// `W̄ = Ī A⁻¹ Īᵀ` on the isolated DOFs `dofs`, row-major.
+    fn delassus(&mut self, dofs: &[usize]) -> Result<Vec<f64>, DeviceError>;
+
+    /// As [`Self::delassus`] through the device's isodof cache (zeng2022
+    /// §5), and how many of `dofs` it reused.
+    fn delassus_reuse(&mut self, dofs: &[usize]) -> Result<(Vec<f64>, usize), DeviceError>;
+}
+
+/// The non-smooth Newton solve of `δ = δ_free + W λ` on the device.
+pub trait DeviceNewton: Send + Sync + Debug {
+    /// Uploads `W` (`c × c`, row-major) for the solves that follow.
+    fn load(&mut self, w: &[f64]) -> Result<(), DeviceError>;
+
+    /// Solves under `laws` with complementarity scale `r` from the warm
+    /// start in `lambda`, which receives the result; `delta` receives `δ`.
+    fn solve(
+        &mut self,
+        params: &NewtonParams,
+        offset: Offset,
+        laws: &[GroupLaw],
+        r: &[f64],
+        lambda: &mut [f64],
+        delta: &mut [f64],
+    ) -> Result<NewtonOutcome, DeviceError>;
+}
+
+/// A shared backend handle, as a world holds it.
+pub type SharedBackend = Arc<dyn Backend>;
+
+/// The fixed linear map from the local step's projections to the
+/// right-hand side: `b[3v + d] = c[3v + d] + Σ_k coef[k] · p[base[k] + d]`
+/// over vertex `v`'s entries `vertex_ptr[v]..vertex_ptr[v + 1]`
+/// (`coef = h² w gₐ` of an element's column, `p` the projections laid end
+/// to end, each column of three values at `base`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RhsMap {
+    /// Entry ranges per vertex (`vertices + 1` values).
+    pub vertex_ptr: Vec<u32>,
+    /// Index of each entry's three projection values in `p`.
+    pub base: Vec<u32>,
+    /// Each entry's coefficient.
+    pub coef: Vec<f64>,
+    /// Length of `p`.
+    pub projections: usize,
+}
+
+/// The device solver's settings (the scene's `NewtonSettings`, without
+/// the choice of `r`, which the caller makes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewtonParams {
+    /// Fischer–Burmeister (`true`) or min-map NCP function on normal rows.
+    pub fischer_burmeister: bool,
+    /// Newton steps at most.
+    pub iterations: usize,
+    /// CR iterations per Newton step.
+    pub linear_iterations: usize,
+    /// Stop when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
+    pub tolerance: f64,
+    /// Stop when `‖Φ‖∞ ≤ ncp_tolerance`.
+    pub ncp_tolerance: f64,
+}
+
+/// What one device solve did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NewtonOutcome {
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// CR iterations, all steps together.
+    pub linear_iterations: usize,
+    /// `‖Φ‖∞` at the result.
+    pub residual: f64,
+    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
+    pub error: f64,
+}
+
+/// The constant part of `δ` a solve starts from.
+#[derive(Debug, Clone, Copy)]
+pub enum Offset<'a> {
+    /// `δ_free` itself.
+    Free(&'a [f64]),
+    /// `δ` at the warm start `λ⁰` (`δ_free = gaps − W λ⁰`, formed on the
+    /// device: the local-global iterations know `δ(q)`, not `δ_free`).
+    Gaps(&'a [f64]),
+}
+
+/// A law per group of three rows: Coulomb friction with `μ ≥ 0`, or a
+/// bilateral attachment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GroupLaw {
+    /// Signorini–Coulomb contact with friction coefficient `μ`.
+    Contact(f64),
+    /// Three bilateral rows.
+    Attachment,
+}

@@ -425,19 +425,12 @@ pub fn pose((r, c): (nalgebra::Rotation3<f64>, Vector3<f64>)) -> [f32; 7] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferrofem::obstacle::Shape;
+    use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 
     fn cube() -> Live {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "cube"
-mesh = { box = { size = [0.1, 0.1, 0.1], cells = [3, 3, 3] } }
-material = { young = 2e5, poisson = 0.3, density = 1000.0 }
-damping = { mass = 4.0, stiffness = 0.005 }
-"#;
-        Live::new(Scene::from_toml(text, ".".into(), "cube").unwrap(), false).unwrap()
+        let cube = BodySpec::new("cube", MeshSpec::cube(0.1, 3), 2e5, 0.3, 1000.0).damping(4.0, 0.005);
+        Live::new(SceneBuilder::new(0.01).body(cube).build().unwrap(), false).unwrap()
     }
 
     /// Grabbed at a top vertex and held still, the cube hangs: averaged over
@@ -484,22 +477,11 @@ damping = { mass = 4.0, stiffness = 0.005 }
     /// under local-global a grab holds too, through the same attachment.
     #[test]
     fn draggable_obstacle_moves_and_local_global_grabs() {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-integrator = "local-global"
-[[body]]
-name = "cube"
-mesh = { box = { size = [0.1, 0.1, 0.1], cells = [2, 2, 2] } }
-transform = { translation = [0.0, 0.0, 0.5] }
-material = { young = 2e5, poisson = 0.3, density = 1000.0 }
-[[obstacle]]
-name = "paddle"
-shape = { box = { size = [0.2, 0.2, 0.02] } }
-draggable = true
-"#;
-        let mut live = Live::new(Scene::from_toml(text, ".".into(), "paddle").unwrap(), false).unwrap();
+        let cube = BodySpec::new("cube", MeshSpec::cube(0.1, 2), 2e5, 0.3, 1000.0).at([0.0, 0.0, 0.5]);
+        let paddle =
+            ObstacleSpec::new("paddle", Shape::Box { size: [0.2, 0.2, 0.02] }).with(|o| o.draggable = true);
+        let scene = SceneBuilder::new(0.01).local_global().body(cube).obstacle(paddle).build().unwrap();
+        let mut live = Live::new(scene, false).unwrap();
         live.apply(Command::MoveObstacle { obstacle: 0, translation: [0.1, 0.0, 0.05] }).unwrap();
         live.apply(Command::Step).unwrap();
         let p = live.frame().poses[0];

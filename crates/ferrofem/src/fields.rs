@@ -101,23 +101,16 @@ fn von_mises(body: &Body, x: &[f64], out: &mut Vec<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::Scene;
+    use crate::scene::{BodySpec, MeshSpec, SceneBuilder};
 
     /// A bar stretched uniformly by 1 % along x with free lateral faces
     /// (ν = 0) carries σ_xx = E ε: its von Mises stress is E · 0.01 in
     /// every vertex; rigidly turned, the same.
     #[test]
     fn uniform_stretch_gives_e_times_strain() {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "bar"
-mesh = { box = { size = [0.3, 0.1, 0.1], cells = [3, 1, 1] } }
-material = { young = 2e6, poisson = 0.0, density = 1000.0 }
-"#;
-        let w = Scene::from_toml(text, ".".into(), "bar").unwrap().build().unwrap();
+        let bar =
+            BodySpec::new("bar", MeshSpec::Box { size: [0.3, 0.1, 0.1], cells: [3, 1, 1] }, 2e6, 0.0, 1e3);
+        let w = SceneBuilder::new(0.01).body(bar).world().unwrap();
         let body = &w.model.bodies[0];
         let turn = nalgebra::Rotation3::from_euler_angles(0.3, -0.2, 1.1);
         let mut state = w.state.bodies[0].clone();

@@ -100,26 +100,16 @@ pub fn inverted_elements(body: &Body, positions: &[f64]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::Scene;
+    use crate::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 
     /// A cube placed half through the floor: its deepest vertex (an
     /// interior one included) is found at its true depth, and squashing
     /// one tet flat counts as an inversion.
     #[test]
     fn deepest_vertex_and_inverted_tets() {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "cube"
-mesh = { box = { size = [0.2, 0.2, 0.2], cells = [2, 2, 2] } }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-"#;
-        let world = Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        let cube = BodySpec::new("cube", MeshSpec::cube(0.2, 2), 1e5, 0.3, 1000.0);
+        let floor = ObstacleSpec::new("floor", crate::obstacle::Shape::HalfSpace);
+        let world = SceneBuilder::new(0.01).body(cube).obstacle(floor).world().unwrap();
         let body = &world.model.bodies[0];
         let mut x = world.state.bodies[0].positions.clone();
         let p = deepest(0, body, &[&x], &world.model.obstacles, &[], 0.0).unwrap();

@@ -44,21 +44,14 @@ mod tests {
 
     use super::*;
     use crate::constraint::ConstraintJacobian;
+    use crate::scene::{BodySpec, MeshSpec, SceneBuilder};
     use ferrofem_linalg::{LdltSymbolic, Ordering};
     use nalgebra::DMatrix;
 
     #[test]
     fn dense_delassus_equals_h_ainv_ht() {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "b"
-mesh = { box = { size = [0.4, 0.2, 0.2], cells = [4, 2, 2] } }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-"#;
-        let mut w = crate::scene::Scene::from_toml(text, ".".into(), "t").unwrap().build().unwrap();
+        let b = BodySpec::new("b", MeshSpec::Box { size: [0.4, 0.2, 0.2], cells: [4, 2, 2] }, 1e5, 0.3, 1e3);
+        let mut w = SceneBuilder::new(0.01).body(b).world().unwrap();
         w.step().unwrap();
         let a = w.implicit_euler().unwrap().workspace(0).system.clone();
         let n = a.nrows();

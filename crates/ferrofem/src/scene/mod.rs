@@ -3,15 +3,17 @@
 //! the key path and a clear message.
 
 mod build;
+mod builder;
 pub mod builtin;
 mod spec;
 mod validate;
 
 use std::path::{Path, PathBuf};
 
+pub use builder::SceneBuilder;
 pub use spec::{
-    BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset, RegionSpec,
-    SceneFile, SimulationSpec, Transform,
+    AttachSpec, BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset,
+    RegionSpec, SceneFile, SimulationSpec, Transform,
 };
 
 use crate::{Invalid, SimError, World};
@@ -74,6 +76,12 @@ impl Scene {
         if let Some(preset) = spec.simulation.preset {
             preset.apply(&mut spec, &given()?);
         }
+        Scene::from_spec(spec, base_dir, label)
+    }
+
+    /// Validates a scene's structures as they are (a preset already
+    /// applied): what [`SceneBuilder`] builds.
+    pub fn from_spec(spec: SceneFile, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
         spec.validate().map_err(|Invalid { key, message }| SimError::Scene {
             file: label.to_string(),
             key,

@@ -1,31 +1,16 @@
 //! Cantilever under its own weight against Euler–Bernoulli beam theory.
 
-use ferrofem::scene::Scene;
+use ferrofem::scene::{BodySpec, MeshSpec, SceneBuilder};
 
 /// Tip deflection of a clamped beam `L × h × h` under gravity, settled by
 /// quasi-static implicit Euler steps (h = 1 s, converged PCG).
 fn tip_deflection(cells: [usize; 3]) -> (f64, f64) {
     let (l, t, e, rho, g): (f64, f64, f64, f64, f64) = (1.0, 0.1, 5e7, 1000.0, 9.81);
-    let text = format!(
-        r#"
-[simulation]
-time_step = 1.0
-steps = 6
-gravity = [0.0, 0.0, -{g}]
-[implicit_euler]
-max_iterations = 20000
-rel_tolerance = 1e-10
-[[body]]
-name = "beam"
-mesh = {{ box = {{ size = [{l}, {t}, {t}], cells = {cells:?} }} }}
-transform = {{ translation = [{half}, 0.0, 0.0] }}
-material = {{ young = {e}, poisson = 0.0, density = {rho} }}
-[[body.fixed]]
-box = {{ min = [-1e-9, -1.0, -1.0], max = [1e-9, 1.0, 1.0] }}
-"#,
-        half = l / 2.0
-    );
-    let scene = Scene::from_toml(&text, ".".into(), "cantilever-test").unwrap();
+    let beam = BodySpec::new("beam", MeshSpec::Box { size: [l, t, t], cells }, e, 0.0, rho)
+        .at([l / 2.0, 0.0, 0.0])
+        .fixed([-1e-9, -1.0, -1.0], [1e-9, 1.0, 1.0]);
+    let scene =
+        SceneBuilder::new(1.0).steps(6).gravity([0.0, 0.0, -g]).pcg(20000, 1e-10).body(beam).build().unwrap();
     let mut world = scene.build().unwrap();
     for _ in 0..scene.spec.simulation.steps {
         world.step().unwrap();

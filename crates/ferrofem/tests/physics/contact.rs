@@ -5,41 +5,41 @@ mod control;
 mod corrective;
 mod local_global;
 
+use ferrofem::body::Motion;
+use ferrofem::collision::{ContactSettings, OnViolation};
+use ferrofem::integrator::{PreconditionerKind, Refresh};
+use ferrofem::obstacle::Shape;
+use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, Preset, SceneBuilder};
 use ferrofem::solver::{ComplementarityScale, ConstraintSolver, NewtonSettings};
 use ferrofem::stats::StepStats;
 use ferrofem::World;
 
-fn block_scene(extra: &str, obstacle: &str) -> World {
-    block_scene_with(4, 1e5, extra, obstacle)
+/// A 0.2 m damped soft cube of 4³ hexahedra (E = 0.1 MPa) standing on
+/// z = 0 among `obstacles`.
+fn block_scene(obstacles: Vec<ObstacleSpec>) -> World {
+    block_scene_with(4, 1e5, |b| b, obstacles)
 }
 
 /// A 0.2 m damped soft cube of `cells`³ hexahedra and Young's modulus
-/// `young`, standing on z = 0, with `extra` settings and `obstacle`s.
-fn block_scene_with(cells: usize, young: f64, extra: &str, obstacle: &str) -> World {
-    let text = format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-max_iterations = 500
-rel_tolerance = 1e-10
-{extra}
-[contact]
-alarm_distance = 0.01
-[constraint_solver]
-max_iterations = 500
-tolerance = 1e-10
-[[body]]
-name = "block"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}
-transform = {{ translation = [0.0, 0.0, 0.1] }}
-material = {{ young = {young:e}, poisson = 0.3, density = 1000.0 }}
-damping = {{ mass = 2.0, stiffness = 0.01 }}
-{obstacle}
-"#
-    );
-    common::world(&text)
+/// `young`, standing on z = 0, changed by `edit`, among `obstacles`.
+fn block_scene_with(
+    cells: usize,
+    young: f64,
+    edit: impl FnOnce(BodySpec) -> BodySpec,
+    obstacles: Vec<ObstacleSpec>,
+) -> World {
+    let block = BodySpec::new("block", MeshSpec::cube(0.2, cells), young, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+    let scene = SceneBuilder::new(0.01)
+        .pcg(500, 1e-10)
+        .pgs(500, 1e-10)
+        .contact(|c| c.alarm_distance = 0.01)
+        .body(edit(block.damping(2.0, 0.01)));
+    obstacles.into_iter().fold(scene, SceneBuilder::obstacle).world().unwrap()
+}
+
+/// A half-space floor at z = 0 with friction 0.5.
+fn floor() -> ObstacleSpec {
+    ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.5)
 }
 
 /// The world's contacts carry `weight` within 1 % and let nothing in by more than 1 µm.
@@ -51,7 +51,7 @@ fn assert_carries(s: &StepStats, weight: f64, step: usize) {
 
 #[test]
 fn block_resting_on_a_plane_carries_its_weight() {
-    let mut w = block_scene("", "[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n");
+    let mut w = block_scene(vec![floor()]);
     let body = w.model.bodies[0].clone();
     let weight = body.total_mass() * 9.81;
     let mut last = None;
@@ -73,49 +73,37 @@ fn block_resting_on_a_plane_carries_its_weight() {
     assert!(s.contacts >= 25, "contacts {}", s.contacts);
 }
 
-/// Solver tables of the tests: tight tolerances, or the real-time preset
-/// with its background refresh made deterministic (a test must not depend
-/// on when a thread finishes).
-const TIGHT: &str = "[implicit_euler]\nmax_iterations = 2000\nrel_tolerance = 1e-12\n[constraint_solver]\nmax_iterations = 1000\ntolerance = 1e-12\n";
-const REAL_TIME: &str =
-    "[implicit_euler]\nrefresh = { every = 1, asynchronous = true, deterministic = true }\n";
+/// The tests' tight tolerances on PCG and PGS.
+fn tight(scene: SceneBuilder) -> SceneBuilder {
+    scene.pcg(2000, 1e-12).pgs(1000, 1e-12)
+}
+
+/// The real-time preset with its background refresh made deterministic
+/// (a test must not depend on when a thread finishes).
+fn real_time(scene: SceneBuilder) -> SceneBuilder {
+    let refresh = Refresh { every: 1, asynchronous: true, deterministic: true };
+    scene.preset(Preset::RealTime).implicit_euler(|s| s.refresh = refresh)
+}
 
 /// A stiff block on a 10° slope with friction μ; returns the downhill
 /// centre-of-mass velocity at 0.5 s and 1.5 s, and the centre's
 /// displacement between 0.5 s and 2.5 s.
 fn slope(mu: f64) -> (f64, f64, f64) {
-    slope_with(mu, "", TIGHT)
+    slope_with(mu, tight)
 }
 
-/// [`slope`] with a `preset` line and solver tables.
-fn slope_with(mu: f64, preset: &str, solver: &str) -> (f64, f64, f64) {
+/// [`slope`] with the solver settings `solver` makes.
+fn slope_with(mu: f64, solver: fn(SceneBuilder) -> SceneBuilder) -> (f64, f64, f64) {
     let theta = 10f64.to_radians();
     let (s, c) = theta.sin_cos();
-    let text = format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-{preset}
-{solver}
-[contact]
-alarm_distance = 0.005
-[[body]]
-name = "block"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.1], cells = [4, 4, 2] }} }}
-transform = {{ rotation_deg = [10.0, 0.0, 0.0], translation = [0.0, {ty}, {tz}] }}
-material = {{ young = 1e7, poisson = 0.3, density = 1000.0 }}
-damping = {{ stiffness = 0.001 }}
-[[obstacle]]
-name = "slope"
-shape = "half_space"
-transform = {{ rotation_deg = [10.0, 0.0, 0.0] }}
-friction = {mu}
-"#,
-        ty = -0.05 * s,
-        tz = 0.05 * c
-    );
-    let mut w = common::world(&text);
+    let block =
+        BodySpec::new("block", MeshSpec::Box { size: [0.2, 0.2, 0.1], cells: [4, 4, 2] }, 1e7, 0.3, 1000.0)
+            .rotated([10.0, 0.0, 0.0])
+            .at([0.0, -0.05 * s, 0.05 * c])
+            .damping(0.0, 0.001);
+    let slope = ObstacleSpec::new("slope", Shape::HalfSpace).rotated([10.0, 0.0, 0.0]).friction(mu);
+    let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.005).body(block).obstacle(slope);
+    let mut w = solver(scene).world().unwrap();
     let body = w.model.bodies[0].clone();
     let m = body.total_mass();
     // Downhill along the plane: (0, −cos θ, −sin θ).
@@ -164,11 +152,10 @@ fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
 #[test]
 fn real_time_preset_keeps_the_slope_threshold() {
     let theta = 10f64.to_radians();
-    let preset = "preset = \"real-time\"";
-    let (_, _, moved) = slope_with(theta.tan() + 0.02, preset, REAL_TIME);
+    let (_, _, moved) = slope_with(theta.tan() + 0.02, real_time);
     assert!(moved < 1e-3, "moved {moved:e} m in 2 s above the threshold");
     let mu = theta.tan() - 0.02;
-    let (v05, v15, _) = slope_with(mu, preset, REAL_TIME);
+    let (v05, v15, _) = slope_with(mu, real_time);
     let expected = 9.81 * (theta.sin() - mu * theta.cos());
     println!(
         "real-time slope: stuck block moved {moved:.2e} m; sliding a = {:.4} vs {expected:.4}",
@@ -181,27 +168,10 @@ fn real_time_preset_keeps_the_slope_threshold() {
 /// soft cube of [`block_scene`], no solver keys of its own).
 #[test]
 fn real_time_preset_carries_the_resting_weight() {
-    let mut w = common::world(&format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-preset = "real-time"
-{REAL_TIME}
-[contact]
-alarm_distance = 0.01
-[[body]]
-name = "block"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [4, 4, 4] }} }}
-transform = {{ translation = [0.0, 0.0, 0.1] }}
-material = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}
-damping = {{ mass = 2.0, stiffness = 0.01 }}
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-friction = 0.5
-"#
-    ));
+    let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+    let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
+    let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
+    let mut w = scene.world().unwrap();
     let weight = w.model.bodies[0].total_mass() * 9.81;
     for step in 1..=300 {
         let s = w.step().unwrap();
@@ -215,26 +185,12 @@ friction = 0.5
 
 #[test]
 fn bilateral_attachment_holds_a_hanging_body() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-max_iterations = 500
-rel_tolerance = 1e-10
-[contact]
-[constraint_solver]
-max_iterations = 500
-tolerance = 1e-12
-[[body]]
-name = "hanging"
-mesh = { box = { size = [0.1, 0.1, 0.3], cells = [2, 2, 6] } }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-damping = { mass = 2.0, stiffness = 0.01 }
-[[body.attach]]
-box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
-"#;
-    let w = assert_attachments_hold(text, 300, 0.01);
+    let hanging =
+        BodySpec::new("hanging", MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] }, 1e5, 0.3, 1e3)
+            .damping(2.0, 0.01)
+            .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
+    let scene = SceneBuilder::new(0.01).pcg(500, 1e-10).pgs(500, 1e-12).body(hanging);
+    let w = assert_attachments_hold(scene.world().unwrap(), 300, 0.01);
     let body = &w.model.bodies[0];
     assert_eq!(body.attachments.len(), 9);
     // The body hangs: its bottom sagged below the rest position.
@@ -242,34 +198,30 @@ box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
     assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.rest_vertices()[bottom][2] - 1e-4);
 }
 
-fn cube(name: &str, size: f64, cells: usize, z: f64, young: f64, vz: f64) -> String {
-    format!(
-        r#"
-[[body]]
-name = "{name}"
-mesh = {{ box = {{ size = [{size}, {size}, {size}], cells = [{cells}, {cells}, {cells}] }} }}
-transform = {{ translation = [0.0, 0.0, {z}] }}
-material = {{ young = {young}, poisson = 0.3, density = 1000.0 }}
-initial_velocity = [0.0, 0.0, {vz}]
-"#
-    )
+/// A cube of edge `size` and `cells`³ hexahedra centred at height `z`,
+/// moving up at `vz`.
+pub(crate) fn cube(name: &str, size: f64, cells: usize, z: f64, young: f64, vz: f64) -> BodySpec {
+    BodySpec::new(name, MeshSpec::cube(size, cells), young, 0.3, 1000.0)
+        .at([0.0, 0.0, z])
+        .velocity([0.0, 0.0, vz])
 }
 
 #[test]
 fn two_bodies_pressed_together_conserve_momentum() {
-    let text = format!(
-        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\n[constraint_solver]\nmax_iterations = 2000\ntolerance = 1e-12\n{}{}",
-        cube("low", 0.2, 3, 0.0, 1e5, 0.5),
-        cube("high", 0.2, 4, 0.205, 3e5, -0.5)
-    );
-    assert_thrown_bodies_conserve_momentum(&text);
+    let scene = SceneBuilder::new(0.005)
+        .gravity([0.0; 3])
+        .pcg(1000, 1e-13)
+        .pgs(2000, 1e-12)
+        .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.4))
+        .body(cube("low", 0.2, 3, 0.0, 1e5, 0.5))
+        .body(cube("high", 0.2, 4, 0.205, 3e5, -0.5));
+    assert_thrown_bodies_conserve_momentum(scene.world().unwrap());
 }
 
-/// Two bodies of `text` thrown at each other (no gravity), 60 steps: the
-/// total momentum stays within 1e-9 of one body's, they touch, and the
-/// low one no longer moves up at 0.5 m/s.
-fn assert_thrown_bodies_conserve_momentum(text: &str) {
-    let mut w = common::world(text);
+/// Two bodies thrown at each other (no gravity), 60 steps: the total
+/// momentum stays within 1e-9 of one body's, they touch, and the low one
+/// no longer moves up at 0.5 m/s.
+pub(crate) fn assert_thrown_bodies_conserve_momentum(mut w: World) {
     let (a, b) = (w.model.bodies[0].clone(), w.model.bodies[1].clone());
     let total = |w: &World| {
         let (pa, pb) = (w.state.bodies[0].momentum(&a), w.state.bodies[1].momentum(&b));
@@ -293,14 +245,15 @@ fn assert_thrown_bodies_conserve_momentum(text: &str) {
 
 #[test]
 fn stack_of_three_carries_the_weight_above_each_interface() {
-    let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-12\n[contact]\nalarm_distance = 0.01\nbody_friction = 0.5\n[constraint_solver]\nmax_iterations = 3000\ntolerance = 1e-10\n{}{}{}[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
-        cube("bottom", 0.3, 3, 0.15, 2e5, 0.0),
-        cube("middle", 0.2, 3, 0.4, 1e5, 0.0),
-        cube("top", 0.1, 2, 0.55, 5e4, 0.0)
-    )
-    .replace("initial_velocity = [0.0, 0.0, 0.0]", "initial_velocity = [0.0, 0.0, 0.0]\ndamping = { mass = 3.0, stiffness = 0.01 }");
-    let mut w = common::world(&text);
+    let scene = SceneBuilder::new(0.01)
+        .pcg(1000, 1e-12)
+        .pgs(3000, 1e-10)
+        .contact(|c| (c.alarm_distance, c.body_friction) = (0.01, 0.5))
+        .body(cube("bottom", 0.3, 3, 0.15, 2e5, 0.0).damping(3.0, 0.01))
+        .body(cube("middle", 0.2, 3, 0.4, 1e5, 0.0).damping(3.0, 0.01))
+        .body(cube("top", 0.1, 2, 0.55, 5e4, 0.0).damping(3.0, 0.01))
+        .obstacle(floor());
+    let mut w = scene.world().unwrap();
     let m: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
     for _ in 0..300 {
         w.step().unwrap();
@@ -337,11 +290,15 @@ fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
     let path =
         std::env::temp_dir().join(format!("ferrofem-two-part-{}-{self_collision}.msh", std::process::id()));
     ferrofem_mesh::io::write_tet_mesh(&path, &mesh).unwrap();
-    let text = format!(
-        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\n[implicit_euler]\nmax_iterations = 1000\nrel_tolerance = 1e-13\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.0\n[constraint_solver]\nmax_iterations = 2000\ntolerance = 1e-12\n[[body]]\nname = \"pair\"\nmesh = {{ file = {{ path = {:?} }} }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\nself_collision = {self_collision}\n",
-        path.display().to_string()
-    );
-    let mut w = common::world(&text);
+    let pair = BodySpec::new("pair", MeshSpec::File { path: path.display().to_string() }, 1e5, 0.3, 1000.0)
+        .with(|b| b.self_collision = self_collision);
+    let scene = SceneBuilder::new(0.005)
+        .gravity([0.0; 3])
+        .pcg(1000, 1e-13)
+        .pgs(2000, 1e-12)
+        .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.0))
+        .body(pair);
+    let mut w = scene.world().unwrap();
     std::fs::remove_file(&path).ok();
     let left: Vec<bool> = w.model.bodies[0].rest_vertices().iter().map(|p| p[0] < 0.0).collect();
     for (i, l) in left.iter().enumerate() {
@@ -380,9 +337,12 @@ fn self_collision_keeps_parts_of_one_body_apart() {
 fn an_attachment_driven_into_the_floor_stops_with_a_clear_error() {
     // The block rests on the floor while its bottom vertices are dragged down
     // into it at 1 m/s: the attachment and contact rows cannot both hold.
-    let mut w = block_scene(
-        "",
-        "[[body.attach]]\nbox = { min = [-1.0, -1.0, -0.001], max = [1.0, 1.0, 0.001] }\nmotion = { velocity = [0.0, 0.0, -1.0] }\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
+    let dragged = Some(Motion::Velocity([0.0, 0.0, -1.0]));
+    let mut w = block_scene_with(
+        4,
+        1e5,
+        |b| b.attached([-1.0, -1.0, -0.001], [1.0, 1.0, 0.001], dragged),
+        vec![floor()],
     );
     let mut stopped = None;
     for step in 1..=50 {
@@ -406,8 +366,8 @@ fn an_attachment_driven_into_the_floor_stops_with_a_clear_error() {
 /// all lie outside the block's footprint) acts as the half-space does.
 #[test]
 fn block_on_a_mesh_floor_carries_its_weight() {
-    let floor = "[[obstacle]]\nname = \"slab\"\nmesh = { box = { size = [1.0, 1.0, 0.2], cells = [3, 3, 1] } }\ntransform = { translation = [0.0, 0.0, -0.1] }\nfriction = 0.5\n";
-    let mut w = block_scene("", floor);
+    let slab = MeshSpec::Box { size: [1.0, 1.0, 0.2], cells: [3, 3, 1] };
+    let mut w = block_scene(vec![ObstacleSpec::mesh("slab", slab).at([0.0, 0.0, -0.1]).friction(0.5)]);
     let weight = w.model.bodies[0].total_mass() * 9.81;
     for step in 1..=150 {
         let s = w.step().unwrap();
@@ -424,18 +384,12 @@ fn block_on_a_mesh_floor_carries_its_weight() {
 /// weight without letting the pillar in.
 #[test]
 fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
-    let obstacles = r#"
-[[obstacle]]
-name = "pillar"
-mesh = { box = { size = [0.03, 0.03, 0.2], cells = [1, 1, 2] } }
-transform = { translation = [0.0, 0.0, -0.1] }
-friction = 0.5
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-transform = { translation = [0.0, 0.0, -0.3] }
-"#;
-    let mut w = block_scene_with(3, 1e6, "", obstacles);
+    let pillar = MeshSpec::Box { size: [0.03, 0.03, 0.2], cells: [1, 1, 2] };
+    let obstacles = vec![
+        ObstacleSpec::mesh("pillar", pillar).at([0.0, 0.0, -0.1]).friction(0.5),
+        ObstacleSpec::new("floor", Shape::HalfSpace).at([0.0, 0.0, -0.3]),
+    ];
+    let mut w = block_scene_with(3, 1e6, |b| b, obstacles);
     let body = w.model.bodies[0].clone();
     let weight = body.total_mass() * 9.81;
     for step in 1..=100 {
@@ -454,11 +408,10 @@ transform = { translation = [0.0, 0.0, -0.3] }
 // ---- Local-global with contact (zeng2025 §5): the same constraint stack,
 // solved inside the local-global iterations by non-smooth Newton or PGS.
 
-/// Runs the one-body scene `text` for `steps` steps: every attached vertex
+/// Runs the one-body world `w` for `steps` steps: every attached vertex
 /// stays within 1e-6 m of its (fixed) target on every step, and the
 /// attachments' vertical forces carry the weight within `rel`.
-fn assert_attachments_hold(text: &str, steps: usize, rel: f64) -> World {
-    let mut w = common::world(text);
+pub(crate) fn assert_attachments_hold(mut w: World, steps: usize, rel: f64) -> World {
     let body = w.model.bodies[0].clone();
     let weight = body.total_mass() * 9.81;
     for step in 1..=steps {
@@ -479,33 +432,20 @@ fn assert_attachments_hold(text: &str, steps: usize, rel: f64) -> World {
 
 /// A damped 0.2 m cube (E = 1 MPa) thrown down at `speed` from 5 cm above
 /// a floor, with h = 0.01 s (v·h up to 0.5 m against a 1 cm alarm distance).
-fn thrown_cube(speed: f64, contact: &str) -> World {
-    common::world(&format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-preconditioner = "ldlt"
-max_iterations = 50
-rel_tolerance = 1e-8
-[contact]
-alarm_distance = 0.01
-{contact}
-[[body]]
-name = "cube"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [4, 4, 4] }} }}
-transform = {{ translation = [0.0, 0.0, 0.15] }}
-material = {{ young = 1e6, poisson = 0.3, density = 1000.0 }}
-damping = {{ mass = 2.0, stiffness = 0.01 }}
-initial_velocity = [0.0, 0.0, {vz}]
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-friction = 0.3
-"#,
-        vz = -speed
-    ))
+fn thrown_cube(speed: f64, contact: impl FnOnce(&mut ContactSettings)) -> World {
+    let cube = BodySpec::new("cube", MeshSpec::cube(0.2, 4), 1e6, 0.3, 1000.0)
+        .at([0.0, 0.0, 0.15])
+        .damping(2.0, 0.01)
+        .velocity([0.0, 0.0, -speed]);
+    SceneBuilder::new(0.01)
+        .pcg(50, 1e-8)
+        .implicit_euler(|s| s.preconditioner = PreconditionerKind::Ldlt)
+        .contact(|c| c.alarm_distance = 0.01)
+        .contact(contact)
+        .body(cube)
+        .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.3))
+        .world()
+        .unwrap()
 }
 
 /// Speculative contacts (the default): thrown at 20 and 50 m/s, no vertex,
@@ -515,7 +455,7 @@ friction = 0.3
 #[test]
 fn a_cube_thrown_at_the_floor_neither_tunnels_nor_sinks() {
     for speed in [20.0, 50.0] {
-        let mut w = thrown_cube(speed, "");
+        let mut w = thrown_cube(speed, |_| ());
         let weight = w.model.bodies[0].total_mass() * 9.81;
         let mut deepest: f64 = 0.0;
         let mut last = None;
@@ -528,7 +468,7 @@ fn a_cube_thrown_at_the_floor_neither_tunnels_nor_sinks() {
         assert!(deepest < 1e-6, "{speed} m/s: a vertex went {deepest:e} m under the floor");
         assert_carries(&last.unwrap(), weight, 200);
 
-        let mut tunnelling = thrown_cube(speed, "speculative = false");
+        let mut tunnelling = thrown_cube(speed, |c| c.speculative = false);
         let first = tunnelling.step().unwrap();
         assert!(first.max_penetration > 0.1, "{speed} m/s: {}", first.max_penetration);
         let v = first.violation.expect("a violation is reported");
@@ -539,33 +479,20 @@ fn a_cube_thrown_at_the_floor_neither_tunnels_nor_sinks() {
 /// A 5 cm block whose top is dragged down at 3 m/s by an attachment onto a
 /// 2 cm plate: its bottom crosses the plate's top between steps 5 and 6
 /// (a depth under half the plate's thickness: the limit is set to 1 mm).
-fn dragged_through_a_plate(contact: &str) -> World {
-    common::world(&format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-preconditioner = "ldlt"
-max_iterations = 50
-rel_tolerance = 1e-8
-[contact]
-alarm_distance = 0.005
-max_penetration = 0.001
-{contact}
-[[body]]
-name = "block"
-mesh = {{ box = {{ size = [0.1, 0.1, 0.05], cells = [4, 4, 2] }} }}
-transform = {{ translation = [0.0, 0.0, 0.2] }}
-material = {{ young = 1e6, poisson = 0.3, density = 1000.0 }}
-[[body.attach]]
-box = {{ min = [-1.0, -1.0, 0.224], max = [1.0, 1.0, 0.226] }}
-motion = {{ velocity = [0.0, 0.0, -3.0] }}
-[[obstacle]]
-name = "plate"
-shape = {{ box = {{ size = [0.3, 0.3, 0.02] }} }}
-"#
-    ))
+fn dragged_through_a_plate(contact: impl FnOnce(&mut ContactSettings)) -> World {
+    let block =
+        BodySpec::new("block", MeshSpec::Box { size: [0.1, 0.1, 0.05], cells: [4, 4, 2] }, 1e6, 0.3, 1e3)
+            .at([0.0, 0.0, 0.2])
+            .attached([-1.0, -1.0, 0.224], [1.0, 1.0, 0.226], Some(Motion::Velocity([0.0, 0.0, -3.0])));
+    SceneBuilder::new(0.01)
+        .pcg(50, 1e-8)
+        .implicit_euler(|s| s.preconditioner = PreconditionerKind::Ldlt)
+        .contact(|c| (c.alarm_distance, c.max_penetration) = (0.005, Some(0.001)))
+        .contact(contact)
+        .body(block)
+        .obstacle(ObstacleSpec::new("plate", Shape::Box { size: [0.3, 0.3, 0.02] }))
+        .world()
+        .unwrap()
 }
 
 /// Driven through a thin obstacle faster than contacts are found:
@@ -576,13 +503,14 @@ shape = {{ box = {{ size = [0.3, 0.3, 0.02] }} }}
 /// plate is seen in time and the conflict with the attachment stops the run.
 #[test]
 fn a_body_dragged_through_a_thin_plate_is_reported_at_the_step_it_enters() {
-    let mut stopped = dragged_through_a_plate("speculative = false\non_violation = \"stop\"");
+    let mut stopped =
+        dragged_through_a_plate(|c| (c.speculative, c.on_violation) = (false, OnViolation::Stop));
     let error = (1..=10).find_map(|_| stopped.step().err()).expect("the run stops");
     let message = error.to_string();
     assert!(message.starts_with("step 6: body `block`: vertex"), "{message}");
     assert!(message.contains("inside obstacle `plate` (limit 1.000e-3 m"), "{message}");
 
-    let mut warned = dragged_through_a_plate("speculative = false");
+    let mut warned = dragged_through_a_plate(|c| c.speculative = false);
     // It goes on until the vertices inside the plate meet its contacts and
     // the attachment (the conflict error of the last test).
     let steps: Vec<StepStats> = (0..10).map_while(|_| warned.step().ok()).collect();
@@ -591,7 +519,7 @@ fn a_body_dragged_through_a_thin_plate_is_reported_at_the_step_it_enters() {
     assert_eq!(first, Some(6), "first violation");
     assert!(steps[4].max_penetration == 0.0 && steps[5].max_penetration > 0.001);
 
-    let mut speculative = dragged_through_a_plate("");
+    let mut speculative = dragged_through_a_plate(|_| ());
     let error = (1..=10).find_map(|_| speculative.step().err()).expect("the conflict stops the run");
     assert!(error.to_string().contains("constraints are violated"), "{error}");
 }

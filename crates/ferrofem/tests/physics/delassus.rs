@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use ferrofem::constraint::{Compliance, ConstraintJacobian};
 use ferrofem::delassus::{self, DelassusBuffers, DelassusMethod, MixedDelassus, UnbuiltBody};
+use ferrofem::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
+use ferrofem::obstacle::Shape;
+use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 use ferrofem::solver::DelassusOperator;
 use ferrofem::World;
 use ferrofem_linalg::ldlt::IsodofCache;
@@ -107,18 +110,9 @@ proptest! {
     fn random_constraint_patterns_agree(
         picks in proptest::collection::vec((0usize..10_000, 0.05f64..0.9, 0.05f64..0.9, -1.0f64..1.0), 1..25),
     ) {
-        let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-preconditioner = "ldlt"
-[[body]]
-name = "b"
-mesh = { box = { size = [0.4, 0.2, 0.2], cells = [6, 3, 3] } }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-"#;
-        let mut w = common::world(text);
+        let b = BodySpec::new("b", MeshSpec::Box { size: [0.4, 0.2, 0.2], cells: [6, 3, 3] }, 1e5, 0.3, 1000.0);
+        let ldlt = |s: &mut ImplicitEulerSettings| s.preconditioner = PreconditionerKind::Ldlt;
+        let mut w = SceneBuilder::new(0.01).implicit_euler(ldlt).body(b).world().unwrap();
         w.step().unwrap();
         let f = factor(&w, 0);
         let mesh = &w.model.bodies[0].surface;
@@ -149,32 +143,23 @@ material = { young = 1e5, poisson = 0.3, density = 1000.0 }
 fn reuse_over_200_steps_matches_a_fresh_build_every_step() {
     // A ball bouncing and rolling: contacts appear, persist and vanish; the
     // factor is refreshed every 4 steps, which empties the cache.
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 200
-[implicit_euler]
-preconditioner = "ldlt"
-refresh = { every = 4, asynchronous = false }
-max_iterations = 100
-rel_tolerance = 1e-10
-[contact]
-alarm_distance = 0.02
-[constraint_solver]
-delassus = "isodof-reuse"
-[[body]]
-name = "ball"
-mesh = { ball = { radius = 0.1, resolution = 6 } }
-transform = { translation = [0.0, 0.0, 0.2] }
-material = { young = 2e4, poisson = 0.4, density = 1000.0 }
-damping = { mass = 0.1, stiffness = 0.002 }
-initial_velocity = [0.8, 0.0, 0.0]
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-friction = 0.3
-"#;
-    let mut w = common::world(text);
+    let ball = BodySpec::new("ball", MeshSpec::Ball { radius: 0.1, resolution: 6 }, 2e4, 0.4, 1000.0)
+        .at([0.0, 0.0, 0.2])
+        .damping(0.1, 0.002)
+        .velocity([0.8, 0.0, 0.0]);
+    let mut w = SceneBuilder::new(0.01)
+        .steps(200)
+        .pcg(100, 1e-10)
+        .implicit_euler(|s| {
+            s.preconditioner = PreconditionerKind::Ldlt;
+            s.refresh = Refresh { every: 4, asynchronous: false, ..Default::default() };
+        })
+        .contact(|c| c.alarm_distance = 0.02)
+        .constraint_solver(|c| c.delassus = DelassusMethod::IsodofReuse)
+        .body(ball)
+        .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.3))
+        .world()
+        .unwrap();
     let h2 = 0.01f64 * 0.01;
     let (mut reused, mut fresh_steps, mut contact_steps, mut counts) = (0, 0, 0, Vec::new());
     for _ in 0..200 {
@@ -287,16 +272,16 @@ fn local_global_builders_agree() {
 fn factored_w_applies_the_assembled_w() {
     use ferrofem::constraint_stack::ConstraintSpace;
     let cube = |name: &str, cells: usize, z: f64| {
-        format!(
-            "[[body]]\nname = \"{name}\"\nmesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}\ntransform = {{ translation = [0.0, 0.0, {z}] }}\nmaterial = {{ young = 1e5, poisson = 0.3, density = 1000.0 }}\n"
-        )
+        BodySpec::new(name, MeshSpec::cube(0.2, cells), 1e5, 0.3, 1000.0).at([0.0, 0.0, z])
     };
-    let text = format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\nintegrator = \"local-global\"\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.3\n{}{}",
-        cube("low", 3, 0.1),
-        cube("high", 4, 0.31)
-    );
-    let mut w = common::world(&text);
+    let mut w = SceneBuilder::new(0.01)
+        .local_global()
+        .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.4))
+        .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.3))
+        .body(cube("low", 3, 0.1))
+        .body(cube("high", 4, 0.31))
+        .world()
+        .unwrap();
     let two_bodies = |w: &World| w.constraints().problem.groups.iter().any(|g| g.parts().len() == 2);
     for _ in 0..40 {
         w.step().unwrap();

@@ -5,27 +5,29 @@
 use crate::common;
 
 use ferrofem::element::PolarMethod;
-use ferrofem::scene::Scene;
+use ferrofem::integrator::ImplicitEulerSettings;
+use ferrofem::scene::{BodySpec, MeshSpec, Scene, SceneBuilder};
 use ferrofem::{SimError, World};
 use nalgebra::{Rotation3, Unit, Vector3};
 
-fn world(body: &str, sim: &str, integrator: &str) -> World {
-    let text =
-        format!("[simulation]\n{sim}\n[implicit_euler]\n{integrator}\n[[body]]\nname = \"b\"\n{body}\n");
-    common::world(&text)
+/// A ball of radius 0.2 m (E = 0.2 MPa) stepped by `h` under `gravity`,
+/// implicit Euler's settings changed by `edit`.
+fn ball(h: f64, gravity: [f64; 3], edit: impl FnOnce(&mut ImplicitEulerSettings)) -> World {
+    let ball = BodySpec::new("b", MeshSpec::Ball { radius: 0.2, resolution: 6 }, 2e5, 0.35, 1100.0);
+    SceneBuilder::new(h).gravity(gravity).implicit_euler(edit).body(ball).world().unwrap()
 }
 
-const BALL: &str = r#"mesh = { ball = { radius = 0.2, resolution = 6 } }
-material = { young = 2e5, poisson = 0.35, density = 1100.0 }"#;
+/// PCG's stopping rule.
+fn pcg(max_iterations: usize, rel_tolerance: f64) -> impl FnOnce(&mut ImplicitEulerSettings) {
+    move |s| (s.max_iterations, s.rel_tolerance) = (Some(max_iterations), Some(rel_tolerance))
+}
+
+const G: [f64; 3] = [0.0, 0.0, -9.81];
 
 #[test]
 fn free_flight_momentum_and_center_of_mass() {
     let (h, g) = (0.01, [0.3, 0.0, -9.81]);
-    let mut w = world(
-        BALL,
-        &format!("time_step = {h}\nsteps = 1\ngravity = {g:?}"),
-        "max_iterations = 5000\nrel_tolerance = 1e-13",
-    );
+    let mut w = ball(h, g, pcg(5000, 1e-13));
     let body = w.model.bodies[0].clone();
     let m = body.total_mass();
     // Spin plus drift: internal forces appear, and must cancel in the sum.
@@ -62,12 +64,8 @@ fn free_flight_momentum_and_center_of_mass() {
 
 #[test]
 fn rotated_rest_shape_has_zero_elastic_force() {
-    for polar in ["\"svd\"", "{ jacobi = { max_sweeps = 10, tolerance = 1e-14 } }"] {
-        let mut w = world(
-            BALL,
-            "time_step = 0.01\nsteps = 1\ngravity = [0.0, 0.0, 0.0]",
-            &format!("polar = {polar}"),
-        );
+    for polar in [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 10, tolerance: 1e-14 }] {
+        let mut w = ball(0.01, [0.0; 3], |s| s.polar = polar);
         let body = w.model.bodies[0].clone();
         for k in 0..5 {
             let axis = Unit::new_normalize(Vector3::new(1.0, -0.5 + k as f64, 0.3));
@@ -83,7 +81,7 @@ fn rotated_rest_shape_has_zero_elastic_force() {
             let fmax = f.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             // Scale: the force of a 1% stretch on one vertex, E·ε·(mesh spacing)².
             let scale = 2e5 * 0.01 * (0.4f64 / 6.0).powi(2);
-            assert!(fmax <= 1e-9 * scale, "{polar} rotation {k}: {fmax:e}");
+            assert!(fmax <= 1e-9 * scale, "{polar:?} rotation {k}: {fmax:e}");
         }
     }
 }
@@ -91,11 +89,7 @@ fn rotated_rest_shape_has_zero_elastic_force() {
 #[test]
 fn assembled_stiffness_matches_force_differences() {
     let h = 1.0;
-    let mut w = world(
-        BALL,
-        &format!("time_step = {h}\nsteps = 1\ngravity = [0.0, 0.0, 0.0]"),
-        "polar = \"svd\"\nmax_iterations = 1",
-    );
+    let mut w = ball(h, [0.0; 3], |s| (s.polar, s.max_iterations) = (PolarMethod::Svd, Some(1)));
     let body = w.model.bodies[0].clone();
     let n = body.dofs();
     let rest = body.rest_positions();
@@ -166,7 +160,7 @@ fn results_do_not_depend_on_thread_count() {
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "max_iterations = 20");
+            let mut w = ball(0.01, G, |s| s.max_iterations = Some(20));
             w.state.bodies[0].velocities.iter_mut().enumerate().for_each(|(j, v)| *v = (j % 5) as f64 * 0.1);
             for _ in 0..5 {
                 w.step().unwrap();
@@ -180,7 +174,7 @@ fn results_do_not_depend_on_thread_count() {
 
 #[test]
 fn nonfinite_state_names_step_body_and_stage() {
-    let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "");
+    let mut w = ball(0.01, G, |_| ());
     w.step().unwrap();
     w.state.bodies[0].velocities[7] = f64::NAN;
     let err = w.step().unwrap_err();
@@ -193,7 +187,7 @@ fn nonfinite_state_names_step_body_and_stage() {
 fn both_polar_methods_agree_on_a_bent_body() {
     let mut results = Vec::new();
     for polar in [PolarMethod::Svd, PolarMethod::Jacobi { max_sweeps: 20, tolerance: 1e-14 }] {
-        let mut w = world(BALL, "time_step = 0.01\nsteps = 1", "max_iterations = 500\nrel_tolerance = 1e-12");
+        let mut w = ball(0.01, G, pcg(500, 1e-12));
         common::settings(&mut w).polar = polar;
         w.state.bodies[0]
             .velocities

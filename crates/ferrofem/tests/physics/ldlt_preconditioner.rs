@@ -4,36 +4,28 @@ use crate::common;
 
 use std::sync::Arc;
 
+use ferrofem::integrator::PreconditionerKind;
+use ferrofem::integrator::Refresh;
+use ferrofem::scene::{BodySpec, MeshSpec, SceneBuilder};
 use ferrofem::World;
 use ferrofem_linalg::ldlt::etree::NONE;
 use ferrofem_linalg::{Ldlt, LdltSymbolic, Ordering, SparseInverse};
 
-fn twisting_bar(preconditioner: &str, every: usize, asynchronous: bool) -> World {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/twisting-bar.toml");
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("preconditioner = \"ldlt\"", &format!("preconditioner = \"{preconditioner}\""))
-        .replace(
-            "refresh = { every = 5, asynchronous = true }",
-            &format!("refresh = {{ every = {every}, asynchronous = {asynchronous} }}"),
-        );
-    common::world(&text)
+/// The built-in twisting bar with `preconditioner`, refactorized every
+/// `every` steps, in the background when `asynchronous`.
+fn twisting_bar(preconditioner: PreconditionerKind, every: usize, asynchronous: bool) -> World {
+    common::builtin("twisting-bar", |s| {
+        let ie = &mut s.spec.implicit_euler;
+        ie.preconditioner = preconditioner;
+        ie.refresh = Refresh { every, asynchronous, ..Default::default() };
+    })
 }
 
 #[test]
 fn fem_matrix_factorization_reconstructs_and_inverts() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "b"
-mesh = { box = { size = [1.0, 0.3, 0.3], cells = [8, 3, 3] } }
-material = { young = 1e6, poisson = 0.45, density = 1000.0 }
-[[body.fixed]]
-box = { min = [-0.6, -1.0, -1.0], max = [-0.49, 1.0, 1.0] }
-"#;
-    let mut w = common::world(text);
+    let b = BodySpec::new("b", MeshSpec::Box { size: [1.0, 0.3, 0.3], cells: [8, 3, 3] }, 1e6, 0.45, 1000.0)
+        .fixed([-0.6, -1.0, -1.0], [-0.49, 1.0, 1.0]);
+    let mut w = SceneBuilder::new(0.01).body(b).world().unwrap();
     w.step().unwrap();
     let a = common::workspace(&w, 0).system.clone();
     let n = a.nrows();
@@ -83,7 +75,7 @@ box = { min = [-0.6, -1.0, -1.0], max = [-0.49, 1.0, 1.0] }
 
 #[test]
 fn fresh_factor_converges_in_one_iteration() {
-    let mut w = twisting_bar("ldlt", 1, false);
+    let mut w = twisting_bar(PreconditionerKind::Ldlt, 1, false);
     common::settings(&mut w).rel_tolerance = Some(1e-8);
     for _ in 0..10 {
         let s = w.step().unwrap();
@@ -94,7 +86,7 @@ fn fresh_factor_converges_in_one_iteration() {
 
 #[test]
 fn factor_refreshed_every_five_steps_needs_at_most_five_iterations() {
-    let mut w = twisting_bar("ldlt", 5, false);
+    let mut w = twisting_bar(PreconditionerKind::Ldlt, 5, false);
     let mut ages = Vec::new();
     for _ in 0..30 {
         let s = w.step().unwrap();
@@ -114,8 +106,8 @@ fn factor_refreshed_every_five_steps_needs_at_most_five_iterations() {
 
 #[test]
 fn asynchronous_refresh_matches_jacobi_solution() {
-    let mut a = twisting_bar("ldlt", 2, true);
-    let mut b = twisting_bar("jacobi", 1, false);
+    let mut a = twisting_bar(PreconditionerKind::Ldlt, 2, true);
+    let mut b = twisting_bar(PreconditionerKind::Jacobi, 1, false);
     for w in [&mut a, &mut b] {
         common::settings(w).rel_tolerance = Some(1e-10);
         common::settings(w).max_iterations = Some(5000);
@@ -146,14 +138,12 @@ fn asynchronous_refresh_matches_jacobi_solution() {
 /// and each factor is used from exactly 10 steps after its snapshot.
 #[test]
 fn deterministic_asynchronous_refresh_is_bitwise_reproducible() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/cantilever.toml");
-    let text = std::fs::read_to_string(path).unwrap().replace(
-        "refresh = { every = 10, asynchronous = true }",
-        "refresh = { every = 10, asynchronous = true, deterministic = true }",
-    );
-    assert!(text.contains("deterministic = true"), "the demo scene's refresh line changed");
     let run = || {
-        let mut w = common::world(&text);
+        let mut w = common::builtin("cantilever", |s| {
+            let refresh = &mut s.spec.implicit_euler.refresh;
+            assert_eq!((refresh.every, refresh.asynchronous), (10, true), "the demo scene's refresh changed");
+            refresh.deterministic = true;
+        });
         let ages: Vec<usize> = (0..35).map(|_| w.step().unwrap().bodies[0].factor_age.unwrap()).collect();
         (w.state.bodies[0].positions.clone(), w.state.bodies[0].velocities.clone(), ages)
     };
@@ -168,7 +158,7 @@ fn deterministic_asynchronous_refresh_is_bitwise_reproducible() {
 
 #[test]
 fn auto_ordering_keeps_the_cheaper_factorization() {
-    let w = twisting_bar("ldlt", 1, false);
+    let w = twisting_bar(PreconditionerKind::Ldlt, 1, false);
     let mut w = w;
     w.step().unwrap();
     let a = &common::workspace(&w, 0).system;

@@ -4,95 +4,87 @@
 
 use crate::common;
 
+use ferrofem::body::Motion;
+use ferrofem::element::{Bending, BendingModel, Constitutive};
 use ferrofem::integrator::local_global::energy::{energy, StepTarget};
 use ferrofem::integrator::local_global::global::factorize;
 use ferrofem::integrator::local_global::newton::newton_reference;
-use ferrofem::scene::Scene;
-use ferrofem::World;
+use ferrofem::integrator::local_global::{Acceleration, GlobalStepMethod, LocalGlobalSettings};
+use ferrofem::integrator::{InitialGuess, PreconditionerKind};
+use ferrofem::obstacle::Shape;
+use ferrofem::scene::{BodySpec, IntegratorKind, MeshSpec, ObstacleSpec, Scene, SceneBuilder};
+use ferrofem::{Device, World};
 use ferrofem_linalg::Ordering;
+use GlobalStepMethod::{Jacobi, SparseInverse, Triangular};
 
-fn world(text: &str) -> World {
-    let w = common::world(text);
+fn world(scene: SceneBuilder) -> World {
+    let w = scene.world().unwrap();
     assert!(w.local_global().is_some(), "expected a local-global scene");
     w
 }
 
-/// A 1 m × 0.25 m × 0.25 m bar, ARAP, ends twisted at ±`omega` rad/s.
-fn bar(young: f64, global: &str, iterations: usize, omega: f64) -> String {
+/// zeng2025's plain iteration from `q̃`: `iterations` a step, no
+/// acceleration, the explicit prediction as the start.
+fn plain(iterations: usize) -> LocalGlobalSettings {
+    LocalGlobalSettings {
+        iterations,
+        acceleration: Acceleration::None,
+        initial_guess: InitialGuess::Explicit,
+        ..Default::default()
+    }
+}
+
+/// The defaults with `iterations` a step.
+fn defaults(iterations: usize) -> LocalGlobalSettings {
+    LocalGlobalSettings { iterations, ..Default::default() }
+}
+
+/// A 1 m × 0.25 m × 0.25 m bar, ARAP, ends twisted at ±`omega` rad/s,
+/// `iterations` plain local-global iterations a step by `global`.
+fn bar(young: f64, global: GlobalStepMethod, iterations: usize, omega: f64) -> SceneBuilder {
     bar_cells(young, global, iterations, omega, [12, 3, 3])
 }
 
-fn bar_cells(young: f64, global: &str, iterations: usize, omega: f64, cells: [usize; 3]) -> String {
-    format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-gravity = [0.0, 0.0, 0.0]
-integrator = "local-global"
-[local_global]
-acceleration = "none"
-initial_guess = "explicit"
-iterations = {iterations}
-global_step = "{global}"
-[[body]]
-name = "bar"
-mesh = {{ box = {{ size = [1.0, 0.25, 0.25], cells = {cells:?} }} }}
-material = {{ young = {young}, poisson = 0.45, density = 1000.0 }}
-constitutive = "arap"
-[[body.prescribed]]
-box = {{ min = [-0.501, -1.0, -1.0], max = [-0.499, 1.0, 1.0] }}
-motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = {omega} }} }}
-[[body.prescribed]]
-box = {{ min = [0.499, -1.0, -1.0], max = [0.501, 1.0, 1.0] }}
-motion = {{ rotation = {{ axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.0], angular_velocity = {} }} }}
-"#,
-        -omega
-    )
+fn bar_cells(
+    young: f64,
+    global: GlobalStepMethod,
+    iterations: usize,
+    omega: f64,
+    cells: [usize; 3],
+) -> SceneBuilder {
+    let twist =
+        |angular_velocity| Motion::Rotation { axis: [1.0, 0.0, 0.0], center: [0.0; 3], angular_velocity };
+    let bar = BodySpec::new("bar", MeshSpec::Box { size: [1.0, 0.25, 0.25], cells }, young, 0.45, 1000.0)
+        .with(|b| b.constitutive = Some(Constitutive::Arap))
+        .prescribed([-0.501, -1.0, -1.0], [-0.499, 1.0, 1.0], twist(omega))
+        .prescribed([0.499, -1.0, -1.0], [0.501, 1.0, 1.0], twist(-omega));
+    SceneBuilder::new(0.01)
+        .gravity([0.0; 3])
+        .local_global_settings(|s| *s = LocalGlobalSettings { global_step: global, ..plain(iterations) })
+        .body(bar)
 }
 
-/// A sheet of `cells`² quads, stretched along x at ±`speed` m/s.
-fn sheet(model: &str, cells: usize, speed: f64, bending: &str) -> String {
-    format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-gravity = [0.0, 0.0, 0.0]
-integrator = "local-global"
-[local_global]
-acceleration = "none"
-initial_guess = "explicit"
-iterations = 20
-[[body]]
-name = "cloth"
-mesh = {{ sheet = {{ size = [1.0, 1.0], cells = [{cells}, {cells}] }} }}
-material = {{ young = 1.0e5, poisson = 0.45, density = 1000.0 }}
-thickness = 0.001
-constitutive = "{model}"
-{bending}
-[[body.prescribed]]
-box = {{ min = [-0.501, -1.0, -1.0], max = [-0.499, 1.0, 1.0] }}
-motion = {{ velocity = [-{speed}, 0.0, 0.0] }}
-[[body.prescribed]]
-box = {{ min = [0.499, -1.0, -1.0], max = [0.501, 1.0, 1.0] }}
-motion = {{ velocity = [{speed}, 0.0, 0.0] }}
-"#
-    )
+/// A sheet of `cells`² quads, stretched along x at ±`speed` m/s, 20 plain
+/// iterations a step.
+fn sheet(model: Constitutive, cells: usize, speed: f64, bending: Option<Bending>) -> SceneBuilder {
+    let cloth =
+        BodySpec::new("cloth", MeshSpec::Sheet { size: [1.0, 1.0], cells: [cells; 2] }, 1e5, 0.45, 1000.0)
+            .with(|b| (b.thickness, b.constitutive, b.bending) = (Some(0.001), Some(model), bending))
+            .prescribed([-0.501, -1.0, -1.0], [-0.499, 1.0, 1.0], Motion::Velocity([-speed, 0.0, 0.0]))
+            .prescribed([0.499, -1.0, -1.0], [0.501, 1.0, 1.0], Motion::Velocity([speed, 0.0, 0.0]));
+    SceneBuilder::new(0.01).gravity([0.0; 3]).local_global_settings(|s| *s = plain(20)).body(cloth)
 }
 
 #[test]
 fn sparse_inverse_and_triangular_global_steps_agree() {
+    let bending = Some(Bending { model: BendingModel::LaplaceBeltrami, stiffness: 1e-3 });
+    let cloth = sheet(Constitutive::NeoHookean, 12, 0.2, bending);
     let cases = [
-        (bar(1e7, "sparse-inverse", 5, 2.0), bar(1e7, "triangular", 5, 2.0)),
-        (
-            sheet("neo-hookean", 12, 0.2, r#"bending = { model = "laplace-beltrami", stiffness = 1e-3 }"#),
-            sheet("neo-hookean", 12, 0.2, r#"bending = { model = "laplace-beltrami", stiffness = 1e-3 }"#)
-                .replace("iterations = 20", "iterations = 20\nglobal_step = \"triangular\""),
-        ),
+        (bar(1e7, SparseInverse, 5, 2.0), bar(1e7, Triangular, 5, 2.0)),
+        (cloth.clone(), cloth.local_global_settings(|s| s.global_step = Triangular)),
     ];
     for (a, b) in cases {
-        let (mut wa, mut wb) = (world(&a), world(&b));
+        let (mut wa, mut wb) = (world(a), world(b));
         for _ in 0..30 {
             wa.step().unwrap();
             wb.step().unwrap();
@@ -106,7 +98,7 @@ fn sparse_inverse_and_triangular_global_steps_agree() {
 
 #[test]
 fn rest_state_stays_at_rest() {
-    let mut w = world(&bar(1e6, "sparse-inverse", 5, 0.0));
+    let mut w = world(bar(1e6, SparseInverse, 5, 0.0));
     let rest = w.model.bodies[0].rest_positions();
     for _ in 0..5 {
         w.step().unwrap();
@@ -117,20 +109,20 @@ fn rest_state_stays_at_rest() {
 
 /// Relative error `(ε(qᵏ) − ε(q*)) / (ε(q⁰) − ε(q*))` after each of
 /// `iterations` iterations of a step taken from a twisted state.
-fn relative_errors(young: f64, global: &str, iterations: usize, cells: [usize; 3]) -> Vec<f64> {
+fn relative_errors(young: f64, global: GlobalStepMethod, iterations: usize, cells: [usize; 3]) -> Vec<f64> {
     // Twist the bar with a well-converged integrator, then hand the state over.
     let omega = 3.0;
     energy_gaps(
-        &bar_cells(young, "sparse-inverse", 30, omega, cells),
+        bar_cells(young, SparseInverse, 30, omega, cells),
         20,
-        &bar_cells(young, global, iterations, omega, cells),
+        bar_cells(young, global, iterations, omega, cells),
     )
 }
 
 /// Runs `lead` for `steps`, hands its state to `scene` and takes one step
 /// of it: `(ε(qᵏ) − ε*)/(ε(q⁰) − ε*)` after each iteration `k`, `ε*` the
 /// energy of the step's Newton solution.
-fn energy_gaps(lead: &str, steps: usize, scene: &str) -> Vec<f64> {
+fn energy_gaps(lead: SceneBuilder, steps: usize, scene: SceneBuilder) -> Vec<f64> {
     let mut lead = world(lead);
     for _ in 0..steps {
         lead.step().unwrap();
@@ -154,9 +146,9 @@ fn energy_gaps(lead: &str, steps: usize, scene: &str) -> Vec<f64> {
         .collect()
 }
 
-/// `text` (zeng2025's plain iteration from `q̃`) with `acceleration`.
-fn accelerated(text: &str, acceleration: &str) -> String {
-    text.replace("acceleration = \"none\"", &format!("acceleration = \"{acceleration}\""))
+/// `scene` (zeng2025's plain iteration from `q̃`) with `acceleration`.
+fn accelerated(scene: SceneBuilder, acceleration: Acceleration) -> SceneBuilder {
+    scene.local_global_settings(|s| s.acceleration = acceleration)
 }
 
 /// Anderson, L-BFGS and the plain iteration reach the step's Newton
@@ -164,19 +156,17 @@ fn accelerated(text: &str, acceleration: &str) -> String {
 /// cantilever (ADMM, bending-dominated), to 1e-8 in relative energy.
 #[test]
 fn accelerated_and_plain_iterations_reach_the_same_newton_solution() {
-    let bar = |k: usize| bar_cells(1e6, "triangular", k, 3.0, [12, 3, 3]);
-    let beam = |k: usize| {
-        cantilever(
-            0.05,
-            Some(&format!("iterations = {k}\nacceleration = \"none\"\ninitial_guess = \"explicit\"")),
-        )
-    };
-    let lead_beam = cantilever(0.05, Some("iterations = 100\nacceleration = \"lbfgs\""));
-    for (acceleration, bar_k, beam_k) in [("none", 60, 3000), ("anderson", 40, 200), ("lbfgs", 40, 200)] {
-        let g = energy_gaps(&bar(30), 20, &accelerated(&bar(bar_k), acceleration));
-        assert!(g[bar_k - 1].abs() < 1e-8, "bar, {acceleration}: {:e}", g[bar_k - 1]);
-        let g = energy_gaps(&lead_beam, 6, &accelerated(&beam(beam_k), acceleration));
-        assert!(g[beam_k - 1].abs() < 1e-8, "beam, {acceleration}: {:e}", g[beam_k - 1]);
+    let bar = |k: usize| bar_cells(1e6, Triangular, k, 3.0, [12, 3, 3]);
+    let beam = |k: usize| cantilever(0.05, Some(plain(k)));
+    let lead_beam =
+        || cantilever(0.05, Some(LocalGlobalSettings { acceleration: Acceleration::Lbfgs, ..defaults(100) }));
+    for (acceleration, bar_k, beam_k) in
+        [(Acceleration::None, 60, 3000), (Acceleration::Anderson, 40, 200), (Acceleration::Lbfgs, 40, 200)]
+    {
+        let g = energy_gaps(bar(30), 20, accelerated(bar(bar_k), acceleration));
+        assert!(g[bar_k - 1].abs() < 1e-8, "bar, {acceleration:?}: {:e}", g[bar_k - 1]);
+        let g = energy_gaps(lead_beam(), 6, accelerated(beam(beam_k), acceleration));
+        assert!(g[beam_k - 1].abs() < 1e-8, "beam, {acceleration:?}: {:e}", g[beam_k - 1]);
     }
 }
 
@@ -184,11 +174,11 @@ fn accelerated_and_plain_iterations_reach_the_same_newton_solution() {
 fn local_global_converges_where_jacobi_does_not_on_a_stiff_twisting_bar() {
     let cells = [40, 8, 8];
     for young in [1e7, 1e9] {
-        let lg = relative_errors(young, "sparse-inverse", 10, cells);
+        let lg = relative_errors(young, SparseInverse, 10, cells);
         eprintln!("E = {young:e}: local-global {lg:?}");
         assert!(lg[9] < 1e-3, "E = {young:e}: local-global error after 10 iterations {:e}", lg[9]);
         assert!(lg.iter().all(|e| *e > -1e-9), "below the Newton minimum: {lg:?}");
-        let jacobi = relative_errors(young, "jacobi", 100, cells);
+        let jacobi = relative_errors(young, Jacobi, 100, cells);
         eprintln!("E = {young:e}: Jacobi at 10, 50, 100: {:e} {:e} {:e}", jacobi[9], jacobi[49], jacobi[99]);
         assert!(jacobi[99] > 1e-3, "E = {young:e}: Jacobi reached {:e} in 100 iterations", jacobi[99]);
     }
@@ -201,29 +191,28 @@ fn local_global_converges_where_jacobi_does_not_on_a_stiff_twisting_bar() {
 #[test]
 fn one_polar_sweep_per_local_step_follows_the_converged_projection() {
     let (young, cells) = (1e9, [40, 8, 8]);
-    let lead = bar_cells(young, "sparse-inverse", 30, 3.0, cells);
+    let lead = || bar_cells(young, SparseInverse, 30, 3.0, cells);
     let scene = |sweeps: usize, k: usize| {
-        bar_cells(young, "triangular", k, 3.0, cells)
-            .replace("iterations = ", &format!("polar_sweeps = {sweeps}\niterations = "))
+        bar_cells(young, Triangular, k, 3.0, cells).local_global_settings(|s| s.polar_sweeps = sweeps)
     };
-    let one = energy_gaps(&lead, 20, &scene(1, 5))[4];
-    let converged = energy_gaps(&lead, 20, &scene(8, 5))[4];
+    let one = energy_gaps(lead(), 20, scene(1, 5))[4];
+    let converged = energy_gaps(lead(), 20, scene(8, 5))[4];
     eprintln!("error after 5 iterations: one sweep {one:e}, converged rotation {converged:e}");
     assert!(one > 0.0 && converged > 0.0 && one <= 1.1 * converged, "{one:e} against {converged:e}");
-    let many = energy_gaps(&lead, 20, &scene(1, 60));
+    let many = energy_gaps(lead(), 20, scene(1, 60));
     assert!(many[59].abs() < 1e-8, "one sweep, 60 iterations: {:e}", many[59]);
 }
 
 #[test]
 fn many_iterations_reach_the_newton_solution() {
-    let errors = relative_errors(1e6, "triangular", 200, [12, 3, 3]);
+    let errors = relative_errors(1e6, Triangular, 200, [12, 3, 3]);
     assert!(errors[199] < 1e-8, "after 200 iterations: {:e}", errors[199]);
 }
 
 /// Area ratio of the whole sheet and width ratio across its middle after
 /// stretching it to twice its length.
-fn stretched(model: &str) -> (f64, f64) {
-    let mut w = world(&sheet(model, 20, 0.25, ""));
+fn stretched(model: Constitutive) -> (f64, f64) {
+    let mut w = world(sheet(model, 20, 0.25, None));
     for _ in 0..200 {
         w.step().unwrap();
     }
@@ -246,15 +235,15 @@ fn stretched(model: &str) -> (f64, f64) {
         ys.clone().fold(f64::MIN, f64::max) - ys.fold(f64::MAX, f64::min)
     };
     let stretch = (x[3 * 20] - x[0]) / (rest[3 * 20] - rest[0]);
-    assert!((stretch - 2.0).abs() < 1e-3, "{model}: stretch {stretch}");
+    assert!((stretch - 2.0).abs() < 1e-3, "{model:?}: stretch {stretch}");
     (area(x) / area(&rest), span(x) / span(&rest))
 }
 
 #[test]
 fn cloth_extension_materials_differ_as_in_the_paper() {
-    let (arap_area, arap_width) = stretched("arap");
-    let (corot_area, corot_width) = stretched("corotational");
-    let (nh_area, nh_width) = stretched("neo-hookean");
+    let (arap_area, arap_width) = stretched(Constitutive::Arap);
+    let (corot_area, corot_width) = stretched(Constitutive::Corotational);
+    let (nh_area, nh_width) = stretched(Constitutive::NeoHookean);
     // ARAP has no area term: it stretches without narrowing.
     assert!((arap_width - 1.0).abs() < 0.01, "ARAP width ratio {arap_width}");
     assert!((arap_area - 2.0).abs() < 0.03, "ARAP area ratio {arap_area}");
@@ -275,7 +264,7 @@ fn pins_hold_a_hanging_cloth() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/hanging-cloth.toml"))
             .unwrap()
             .replace("cells = [40, 40]", "cells = [12, 12]");
-    let mut w = world(&text);
+    let mut w = Scene::from_toml(&text, ".".into(), "hanging-cloth").unwrap().build().unwrap();
     for _ in 0..100 {
         w.step().unwrap();
     }
@@ -291,61 +280,51 @@ fn pins_hold_a_hanging_cloth() {
     assert!(min_z < -0.45 && min_z > -1.2, "lowest point {min_z}");
 }
 
+/// What the scene's validation says of `scene`.
+fn refused(scene: SceneBuilder) -> String {
+    scene.build().unwrap_err().to_string()
+}
+
 #[test]
 fn unsupported_input_is_refused_by_name() {
+    let floor = || ObstacleSpec::new("floor", Shape::HalfSpace);
     // Contact needs a complete global step to build W from.
-    let with_obstacle =
-        format!("{}\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\n", bar(1e6, "jacobi", 5, 1.0));
-    let err = Scene::from_toml(&with_obstacle, ".".into(), "s").unwrap_err().to_string();
+    let err = refused(bar(1e6, Jacobi, 5, 1.0).obstacle(floor()));
     assert!(err.contains("local_global.global_step") && err.contains("complete global step"), "{err}");
-    let damped =
-        bar(1e6, "sparse-inverse", 5, 1.0).replace("constitutive", "damping = { mass = 1.0 }\nconstitutive");
-    let err = Scene::from_toml(&damped, ".".into(), "s").unwrap_err().to_string();
-    assert!(err.contains("body[0].damping"), "{err}");
-    let implicit = sheet("arap", 4, 0.1, "").replace("integrator = \"local-global\"", "");
-    let err = Scene::from_toml(&implicit, ".".into(), "s").unwrap_err().to_string();
+    let damped = bar(1e6, SparseInverse, 5, 1.0).with(|s| s.bodies[0].damping.mass = 1.0);
+    assert!(refused(damped).contains("body[0].damping"));
+    let implicit = sheet(Constitutive::Arap, 4, 0.1, None)
+        .with(|s| s.simulation.integrator = IntegratorKind::ImplicitEuler);
+    let err = refused(implicit);
     assert!(err.contains("local-global"), "{err}");
-    let bad = bar(1e6, "sparse-inverse", 0, 1.0);
-    let err = Scene::from_toml(&bad, ".".into(), "s").unwrap_err().to_string();
+    let err = refused(bar(1e6, SparseInverse, 0, 1.0));
     assert!(err.contains("local_global.iterations"), "{err}");
     // L-BFGS minimizes the unconstrained energy: contact takes the others.
-    let lbfgs_contact = format!(
-        "{}\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\n",
-        accelerated(&bar(1e6, "sparse-inverse", 5, 1.0), "lbfgs")
-    );
-    let err = Scene::from_toml(&lbfgs_contact, ".".into(), "s").unwrap_err().to_string();
+    let err = refused(accelerated(bar(1e6, SparseInverse, 5, 1.0), Acceleration::Lbfgs).obstacle(floor()));
     assert!(err.contains("local_global.acceleration"), "{err}");
     // Acceleration needs a complete global step.
-    let err = Scene::from_toml(&accelerated(&bar(1e6, "jacobi", 5, 1.0), "anderson"), ".".into(), "s")
-        .unwrap_err()
-        .to_string();
+    let err = refused(accelerated(bar(1e6, Jacobi, 5, 1.0), Acceleration::Anderson));
     assert!(err.contains("local_global.acceleration"), "{err}");
-    // The GPU runs the sparse-inverse global step only; a device is "cpu" or "gpu".
-    let on_gpu = |text: String, device: &str| {
-        text.replace(
-            "integrator = \"local-global\"",
-            &format!("integrator = \"local-global\"\ndevice = \"{device}\""),
-        )
-    };
-    let err = Scene::from_toml(&on_gpu(bar(1e6, "triangular", 5, 1.0), "gpu"), ".".into(), "s")
-        .unwrap_err()
-        .to_string();
+    // The GPU runs the sparse-inverse global step only.
+    let on_gpu = |scene: SceneBuilder| scene.with(|s| s.simulation.device = Device::Gpu);
+    let err = refused(on_gpu(bar(1e6, Triangular, 5, 1.0)));
     assert!(err.contains("local_global.global_step") && err.contains("device = \"gpu\""), "{err}");
     // A world built without a backend refuses the device by its key.
-    let scene =
-        Scene::from_toml(&on_gpu(bar(1e6, "sparse-inverse", 5, 1.0), "gpu"), ".".into(), "s").unwrap();
-    let err = scene.build().unwrap_err().to_string();
+    let err = on_gpu(bar(1e6, SparseInverse, 5, 1.0)).world().unwrap_err().to_string();
     assert!(err.contains("simulation.device") && err.contains("needs a GPU backend"), "{err}");
-    let err = Scene::from_toml(&on_gpu(bar(1e6, "sparse-inverse", 5, 1.0), "tpu"), ".".into(), "s")
-        .unwrap_err()
-        .to_string();
+    // A device is "cpu" or "gpu" (a scene file's word).
+    let tpu = "[simulation]\ntime_step = 0.01\nsteps = 1\ndevice = \"tpu\"\n";
+    let err = Scene::from_toml(tpu, ".".into(), "s").unwrap_err().to_string();
     assert!(err.contains("simulation.device") && err.contains("gpu"), "{err}");
-    for (key, value) in
-        [("tolerance", "-1.0"), ("anderson_window", "0"), ("lbfgs_window", "0"), ("polar_sweeps", "0")]
-    {
-        let text = bar(1e6, "sparse-inverse", 5, 1.0)
-            .replace("[local_global]\n", &format!("[local_global]\n{key} = {value}\n"));
-        let err = Scene::from_toml(&text, ".".into(), "s").unwrap_err().to_string();
+    type Edit = fn(&mut LocalGlobalSettings);
+    let edits: [(&str, Edit); 4] = [
+        ("tolerance", |s| s.tolerance = Some(-1.0)),
+        ("anderson_window", |s| s.anderson_window = 0),
+        ("lbfgs_window", |s| s.lbfgs_window = 0),
+        ("polar_sweeps", |s| s.polar_sweeps = 0),
+    ];
+    for (key, edit) in edits {
+        let err = refused(bar(1e6, SparseInverse, 5, 1.0).local_global_settings(edit));
         assert!(err.contains(&format!("local_global.{key}")), "{key}: {err}");
     }
 }
@@ -353,35 +332,22 @@ fn unsupported_input_is_refused_by_name() {
 /// A 0.8 m × 0.08 m × 0.08 m co-rotational cantilever (E = 2e7, no
 /// damping) clamped at x = 0 under gravity, by implicit Euler or
 /// local-global with `lg` settings (`None`: implicit Euler).
-fn cantilever(h: f64, lg: Option<&str>) -> String {
-    let integrator = match lg {
-        Some(settings) => format!("integrator = \"local-global\"\n[local_global]\n{settings}"),
-        None => {
-            "[implicit_euler]\nrel_tolerance = 1e-10\nmax_iterations = 500\npreconditioner = \"ldlt\"".into()
-        }
-    };
-    format!(
-        r#"
-[simulation]
-time_step = {h}
-steps = 1
-gravity = [0.0, 0.0, -9.81]
-{integrator}
-[[body]]
-name = "beam"
-mesh = {{ box = {{ size = [0.8, 0.08, 0.08], cells = [24, 3, 3] }} }}
-transform = {{ translation = [0.4, 0.0, 0.0] }}
-material = {{ young = 2.0e7, poisson = 0.3, density = 1000.0 }}
-constitutive = "corotational"
-[[body.fixed]]
-box = {{ min = [-0.001, -1.0, -1.0], max = [0.001, 1.0, 1.0] }}
-"#
-    )
+fn cantilever(h: f64, lg: Option<LocalGlobalSettings>) -> SceneBuilder {
+    let beam =
+        BodySpec::new("beam", MeshSpec::Box { size: [0.8, 0.08, 0.08], cells: [24, 3, 3] }, 2e7, 0.3, 1e3)
+            .at([0.4, 0.0, 0.0])
+            .with(|b| b.constitutive = Some(Constitutive::Corotational))
+            .fixed([-0.001, -1.0, -1.0], [0.001, 1.0, 1.0]);
+    let scene = SceneBuilder::new(h).body(beam);
+    match lg {
+        Some(settings) => scene.local_global_settings(|s| *s = settings),
+        None => scene.pcg(500, 1e-10).implicit_euler(|s| s.preconditioner = PreconditionerKind::Ldlt),
+    }
 }
 
 /// Mean vertical displacement of the free end's vertices after each step.
-fn tip_history(text: &str, steps: usize) -> Vec<f64> {
-    let mut w = common::world(text);
+fn tip_history(scene: SceneBuilder, steps: usize) -> Vec<f64> {
+    let mut w = scene.world().unwrap();
     let rest = w.state.bodies[0].positions.clone();
     let tip: Vec<usize> = (0..rest.len() / 3).filter(|&v| rest[3 * v] > 0.8 - 1e-9).collect();
     (0..steps)
@@ -405,10 +371,9 @@ fn trajectory_error(a: &[f64], b: &[f64]) -> f64 {
 /// zeng2025's plain iteration from `q̃` is far off (measured 63 %).
 #[test]
 fn default_acceleration_follows_implicit_euler_at_ten_iterations() {
-    let reference = tip_history(&cantilever(0.01, None), 100);
-    let lbfgs = tip_history(&cantilever(0.01, Some("iterations = 10")), 100);
-    let paper = "iterations = 10\nacceleration = \"none\"\ninitial_guess = \"explicit\"";
-    let plain = tip_history(&cantilever(0.01, Some(paper)), 100);
+    let reference = tip_history(cantilever(0.01, None), 100);
+    let lbfgs = tip_history(cantilever(0.01, Some(defaults(10))), 100);
+    let plain = tip_history(cantilever(0.01, Some(plain(10))), 100);
     let (e_lbfgs, e_plain) = (trajectory_error(&lbfgs, &reference), trajectory_error(&plain, &reference));
     eprintln!("tip trajectory error over 1 s: L-BFGS {e_lbfgs:.4}, plain {e_plain:.4}");
     assert!(e_lbfgs < 0.05, "L-BFGS at 10 iterations: {e_lbfgs}");
@@ -421,9 +386,9 @@ fn default_acceleration_follows_implicit_euler_at_ten_iterations() {
 #[test]
 fn default_settled_sag_matches_implicit_euler() {
     let steps = 200;
-    let sag = |lg: Option<&str>| tip_history(&cantilever(0.05, lg), steps)[steps - 1];
-    let (reference, default) = (sag(None), sag(Some("iterations = 10")));
-    let plain = sag(Some("iterations = 10\nacceleration = \"none\"\ninitial_guess = \"explicit\""));
+    let sag = |lg: Option<LocalGlobalSettings>| tip_history(cantilever(0.05, lg), steps)[steps - 1];
+    let (reference, default) = (sag(None), sag(Some(defaults(10))));
+    let plain = sag(Some(plain(10)));
     eprintln!(
         "settled tip sag: implicit Euler {reference:.5} m, defaults {default:.5} m, plain {plain:.5} m"
     );
@@ -440,7 +405,7 @@ fn default_settled_sag_matches_implicit_euler() {
 #[test]
 fn warm_energy_gradient_equals_the_reference() {
     use ferrofem::integrator::local_global::energy::{energy_gradient, energy_gradient_warm, StressCache};
-    let mut w = world(&cantilever(0.05, Some("iterations = 10")));
+    let mut w = world(cantilever(0.05, Some(defaults(10))));
     for _ in 0..8 {
         w.step().unwrap();
     }
@@ -470,7 +435,7 @@ fn warm_energy_gradient_equals_the_reference() {
 #[test]
 fn swept_arap_evaluations_bound_the_energy_and_converge_to_it() {
     use ferrofem::integrator::local_global::energy::{energy_gradient, energy_gradient_warm, StressCache};
-    let mut w = world(&bar(1e6, "triangular", 5, 3.0));
+    let mut w = world(bar(1e6, Triangular, 5, 3.0));
     for _ in 0..10 {
         w.step().unwrap();
     }

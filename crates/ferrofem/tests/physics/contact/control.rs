@@ -3,31 +3,23 @@
 //! placed vertices land on their targets, steered obstacles push at their
 //! velocity, and bad input is refused by name.
 
-use ferrofem::scene::Scene;
+use ferrofem::obstacle::Shape;
+use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 use ferrofem::World;
 use nalgebra::{Rotation3, Vector3};
 
-/// A soft cube of 0.1 m, free under gravity, advanced by `integrator`.
-fn hanging_cube(integrator: &str, extra: &str) -> World {
+/// A soft cube of 0.1 m, free under gravity, advanced by implicit Euler
+/// or (`local_global`) by 20 local-global iterations a step.
+fn hanging_cube(local_global: bool) -> World {
+    let cube = BodySpec::new("cube", MeshSpec::cube(0.1, 3), 2e5, 0.3, 1000.0);
+    let scene = SceneBuilder::new(0.01);
     // Local-global has no Rayleigh damping; implicit Euler's own numerical
     // dissipation settles it.
-    let damping =
-        if integrator == "implicit-euler" { "damping = { mass = 4.0, stiffness = 0.005 }" } else { "" };
-    let text = format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-integrator = "{integrator}"
-{extra}
-[[body]]
-name = "cube"
-mesh = {{ box = {{ size = [0.1, 0.1, 0.1], cells = [3, 3, 3] }} }}
-material = {{ young = 2e5, poisson = 0.3, density = 1000.0 }}
-{damping}
-"#
-    );
-    Scene::from_toml(&text, ".".into(), "hanging-cube").unwrap().build().unwrap()
+    let scene = match local_global {
+        true => scene.local_global_settings(|s| s.iterations = 20).body(cube),
+        false => scene.body(cube.damping(4.0, 0.005)),
+    };
+    scene.world().unwrap()
 }
 
 /// The top vertex nearest the cube's top-face centre.
@@ -46,8 +38,9 @@ fn top_centre(w: &World) -> usize {
 /// body's weight within 2 %, under both integrators.
 #[test]
 fn grab_holds_the_weight() {
-    for (integrator, extra) in [("implicit-euler", ""), ("local-global", "[local_global]\niterations = 20")] {
-        let mut w = hanging_cube(integrator, extra);
+    for local_global in [false, true] {
+        let integrator = if local_global { "local-global" } else { "implicit-euler" };
+        let mut w = hanging_cube(local_global);
         let v = top_centre(&w);
         let x = &w.state.bodies[0].positions;
         let target = [x[3 * v], x[3 * v + 1], x[3 * v + 2]];
@@ -89,7 +82,7 @@ fn grab_holds_the_weight() {
 /// end of the step.
 #[test]
 fn moving_grab_follows_its_target() {
-    let mut w = hanging_cube("implicit-euler", "");
+    let mut w = hanging_cube(false);
     let v = top_centre(&w);
     let start = Vector3::from_column_slice(&w.state.bodies[0].positions[3 * v..3 * v + 3]);
     for k in 1..=20 {
@@ -105,20 +98,13 @@ fn moving_grab_follows_its_target() {
 /// vertex cannot be placed, and the message says how to hold it.
 #[test]
 fn placed_vertices_land_on_their_targets() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[[body]]
-name = "bar"
-mesh = { box = { size = [0.3, 0.05, 0.05], cells = [6, 1, 1] } }
-material = { young = 1e6, poisson = 0.3, density = 1000.0 }
-fixed = [{ box = { min = [-0.2, -1, -1], max = [-0.149, 1, 1] } }]
-"#;
+    let bar =
+        BodySpec::new("bar", MeshSpec::Box { size: [0.3, 0.05, 0.05], cells: [6, 1, 1] }, 1e6, 0.3, 1e3)
+            .fixed([-0.2, -1.0, -1.0], [-0.149, 1.0, 1.0]);
     for integrator in ["implicit-euler", "local-global"] {
-        let text =
-            text.replace("time_step = 0.01", &format!("time_step = 0.01\nintegrator = \"{integrator}\""));
-        let mut w = Scene::from_toml(&text, ".".into(), "bar").unwrap().build().unwrap();
+        let scene = SceneBuilder::new(0.01).body(bar.clone());
+        let scene = if integrator == "local-global" { scene.local_global() } else { scene };
+        let mut w = scene.world().unwrap();
         let held: Vec<usize> =
             (0..w.model.bodies[0].vertex_count()).filter(|&v| w.model.bodies[0].is_kinematic[v]).collect();
         let rest = w.model.bodies[0].rest_positions();
@@ -148,27 +134,14 @@ fixed = [{ box = { min = [-0.2, -1, -1], max = [-0.149, 1, 1] } }]
 /// pressing 2 cm into it, it squeezes the cube without passing through it.
 #[test]
 fn steered_obstacle_pushes_and_holds() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[contact]
-alarm_distance = 0.01
-[[body]]
-name = "cube"
-mesh = { box = { size = [0.1, 0.1, 0.1], cells = [3, 3, 3] } }
-transform = { translation = [0.0, 0.0, 0.05] }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-damping = { mass = 4.0, stiffness = 0.005 }
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-[[obstacle]]
-name = "lid"
-shape = { box = { size = [0.3, 0.3, 0.02] } }
-transform = { translation = [0.0, 0.0, 0.115] }
-"#;
-    let mut w = Scene::from_toml(text, ".".into(), "lid").unwrap().build().unwrap();
+    let cube = BodySpec::new("cube", MeshSpec::cube(0.1, 3), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.05]);
+    let mut w = SceneBuilder::new(0.01)
+        .contact(|c| c.alarm_distance = 0.01)
+        .body(cube.damping(4.0, 0.005))
+        .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace))
+        .obstacle(ObstacleSpec::new("lid", Shape::Box { size: [0.3, 0.3, 0.02] }).at([0.0, 0.0, 0.115]))
+        .world()
+        .unwrap();
     let lid = w.obstacle_index("lid").unwrap();
     let h = w.model.time_step;
     for k in 1..=10 {
@@ -199,7 +172,7 @@ transform = { translation = [0.0, 0.0, 0.115] }
 /// length, a non-finite value or an unknown name is refused by name.
 #[test]
 fn set_velocities_and_bad_input() {
-    let mut w = hanging_cube("implicit-euler", "");
+    let mut w = hanging_cube(false);
     let n = w.model.bodies[0].dofs();
     let v: Vec<f64> = (0..n).map(|j| if j % 3 == 0 { 1.5 } else { 0.0 }).collect();
     w.set_velocities(0, &v).unwrap();

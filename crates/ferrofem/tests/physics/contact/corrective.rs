@@ -4,6 +4,8 @@
 
 use ferrofem::collision::{ImplicitResolution, Resolution, Update};
 use ferrofem::delassus::DelassusMethod;
+use ferrofem::integrator::{PreconditionerKind, Refresh};
+use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 use ferrofem::solver::ConstraintSolverSettings;
 use ferrofem::World;
 
@@ -136,36 +138,26 @@ fn implicit_resolution_holds_the_twisted_cube_on_the_jaws() {
 /// top vertices hold the block's triangles (contacts whose normal is the
 /// triangle's), its faces the block's vertices (the mesh's signed distance).
 fn block_on_turning_pillar() -> World {
-    common::world(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-[implicit_euler]
-preconditioner = "ldlt"
-refresh = { every = 1, asynchronous = false }
-max_iterations = 100
-rel_tolerance = 1e-10
-[contact]
-alarm_distance = 0.01
-[constraint_solver]
-max_iterations = 100
-tolerance = 0.0
-delassus = "isodof-reuse"
-[[body]]
-name = "block"
-mesh = { box = { size = [0.2, 0.2, 0.2], cells = [3, 3, 3] } }
-transform = { translation = [0.0, 0.0, 0.1] }
-material = { young = 1e6, poisson = 0.3, density = 1000.0 }
-damping = { mass = 2.0, stiffness = 0.01 }
-[[obstacle]]
-name = "pillar"
-mesh = { box = { size = [0.03, 0.03, 0.2], cells = [1, 1, 2] } }
-transform = { translation = [0.0, 0.0, -0.1], rotation_deg = [0.0, 0.0, 10.0] }
-friction = 0.5
-motion = { angular_velocity = [0.0, 0.0, 6.0], velocity = [0.0, 0.3, 0.0] }
-"#,
-    )
+    let block = BodySpec::new("block", MeshSpec::cube(0.2, 3), 1e6, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+    let pillar = ObstacleSpec::mesh("pillar", MeshSpec::Box { size: [0.03, 0.03, 0.2], cells: [1, 1, 2] })
+        .at([0.0, 0.0, -0.1])
+        .rotated([0.0, 0.0, 10.0])
+        .friction(0.5)
+        .moving([0.0, 0.3, 0.0])
+        .with(|o| o.motion.angular_velocity = [0.0, 0.0, 6.0]);
+    SceneBuilder::new(0.01)
+        .pcg(100, 1e-10)
+        .implicit_euler(|s| {
+            s.preconditioner = PreconditionerKind::Ldlt;
+            s.refresh = Refresh { every: 1, asynchronous: false, ..Default::default() };
+        })
+        .contact(|c| c.alarm_distance = 0.01)
+        .pgs(100, 0.0)
+        .constraint_solver(|c| c.delassus = DelassusMethod::IsodofReuse)
+        .body(block.damping(2.0, 0.01))
+        .obstacle(pillar)
+        .world()
+        .unwrap()
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! Newton solve inside its iterations (zeng2025 §5, Fig. 7).
 
 use super::*;
+use ferrofem::element::{Bending, BendingModel, Constitutive};
+use ferrofem::integrator::local_global::GlobalStepMethod;
+use ferrofem::solver::{ConstraintSolverSettings, NewtonSchedule};
 
 /// zeng2025 Fig. 7's stiff box (ρ = 1000, E = 1e8) on a 10° slope under
 /// local-global, 5 iterations and 10 CR iterations (the built-in
@@ -66,40 +69,33 @@ fn lg_stick_slide_threshold_per_preconditioner() {
     }
 }
 
-/// A soft block on a floor under local-global: `[constraint_solver]` text
-/// `solver`, block of `cells`³ hexahedra, Young's modulus `young`.
-fn lg_block(solver: &str, cells: usize, young: f64) -> World {
-    common::world(&format!(
-        r#"
-[simulation]
-time_step = 0.01
-steps = 1
-integrator = "local-global"
-[local_global]
-iterations = 5
-[contact]
-alarm_distance = 0.01
-[constraint_solver]
-{solver}
-[[body]]
-name = "block"
-mesh = {{ box = {{ size = [0.2, 0.2, 0.2], cells = [{cells}, {cells}, {cells}] }} }}
-transform = {{ translation = [0.0, 0.0, 0.1] }}
-material = {{ young = {young:e}, poisson = 0.3, density = 1000.0 }}
-[[obstacle]]
-name = "floor"
-shape = "half_space"
-friction = 0.5
-"#
-    ))
+/// A soft block on a floor under local-global, 5 iterations a step:
+/// constraint solver `solver`, block of `cells`³ hexahedra, Young's
+/// modulus `young`.
+fn lg_block(solver: ConstraintSolverSettings, cells: usize, young: f64) -> World {
+    let block = BodySpec::new("block", MeshSpec::cube(0.2, cells), young, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+    SceneBuilder::new(0.01)
+        .local_global_settings(|s| s.iterations = 5)
+        .contact(|c| c.alarm_distance = 0.01)
+        .constraint_solver(|c| *c = solver)
+        .body(block)
+        .obstacle(floor())
+        .world()
+        .unwrap()
+}
+
+/// The non-smooth Newton solver as named (its defaults), with `schedule`.
+fn newton(schedule: Option<NewtonSchedule>) -> ConstraintSolverSettings {
+    let solver = Some(ConstraintSolver::NonSmoothNewton(NewtonSettings::default()));
+    ConstraintSolverSettings { solver, newton_schedule: schedule, ..Default::default() }
 }
 
 #[test]
 fn lg_block_resting_on_a_plane_carries_its_weight() {
-    for solver in
-        ["method = \"non-smooth-newton\"", "method = \"pgs\"\nmax_iterations = 500\ntolerance = 1e-10"]
-    {
-        let mut w = lg_block(solver, 4, 1e5);
+    let pgs =
+        ConstraintSolverSettings { tolerance: Some(1e-10), ..ConstraintSolverSettings::pgs(500, 1e-10) };
+    for (solver, settings) in [("non-smooth-newton", newton(None)), ("pgs", pgs)] {
+        let mut w = lg_block(settings, 4, 1e5);
         let weight = w.model.bodies[0].total_mass() * 9.81;
         let (mut worst, mut deepest) = (0.0f64, 0.0f64);
         for step in 1..=200 {
@@ -128,9 +124,8 @@ fn lg_block_resting_on_a_plane_carries_its_weight() {
 #[test]
 fn lg_newton_schedule_spends_its_steps_on_the_final_iteration() {
     let mut most = Vec::new();
-    for schedule in ["final", "every"] {
-        let solver = format!("method = \"non-smooth-newton\"\nnewton_schedule = \"{schedule}\"");
-        let mut w = lg_block(&solver, 3, 1e5);
+    for (schedule, named) in [("final", NewtonSchedule::Final), ("every", NewtonSchedule::Every)] {
+        let mut w = lg_block(newton(Some(named)), 3, 1e5);
         let weight = w.model.bodies[0].total_mass() * 9.81;
         let mut steps = 0;
         for step in 1..=150 {
@@ -160,11 +155,15 @@ fn lg_newton_schedule_spends_its_steps_on_the_final_iteration() {
 #[test]
 fn lg_block_rests_where_implicit_euler_puts_it() {
     // Stiff enough that both integrators converge, soft enough to sag.
-    let lg = lg_block("", 4, 2e4);
-    let ie = common::world(&format!(
-        "[simulation]\ntime_step = 0.01\nsteps = 1\n[implicit_euler]\nmax_iterations = 500\nrel_tolerance = 1e-10\n[contact]\nalarm_distance = 0.01\n{}[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.5\n",
-        "[[body]]\nname = \"block\"\nmesh = { box = { size = [0.2, 0.2, 0.2], cells = [4, 4, 4] } }\ntransform = { translation = [0.0, 0.0, 0.1] }\nmaterial = { young = 2e4, poisson = 0.3, density = 1000.0 }\ndamping = { mass = 2.0 }\n"
-    ));
+    let lg = lg_block(ConstraintSolverSettings::default(), 4, 2e4);
+    let block = || BodySpec::new("block", MeshSpec::cube(0.2, 4), 2e4, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+    let ie = SceneBuilder::new(0.01)
+        .pcg(500, 1e-10)
+        .contact(|c| c.alarm_distance = 0.01)
+        .body(block().damping(2.0, 0.0))
+        .obstacle(floor())
+        .world()
+        .unwrap();
     let mut poses = Vec::new();
     for mut w in [lg, ie] {
         for _ in 0..300 {
@@ -172,7 +171,7 @@ fn lg_block_rests_where_implicit_euler_puts_it() {
         }
         poses.push(w.state.bodies[0].positions.clone());
     }
-    let rest = common::world(&lg_block_text_rest()).state.bodies[0].positions.clone();
+    let rest = SceneBuilder::new(0.01).body(block()).world().unwrap().state.bodies[0].positions.clone();
     let sag = rest.iter().zip(&poses[1]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     let diff = common::max_diff(&poses[0], &poses[1]);
     println!("sag {sag:.3e} m; local-global vs implicit Euler {diff:.3e} m");
@@ -180,18 +179,15 @@ fn lg_block_rests_where_implicit_euler_puts_it() {
     assert!(diff < 0.01 * 0.2, "local-global and implicit Euler differ by {diff:e} m");
 }
 
-fn lg_block_text_rest() -> String {
-    "[simulation]\ntime_step = 0.01\nsteps = 1\n[[body]]\nname = \"block\"\nmesh = { box = { size = [0.2, 0.2, 0.2], cells = [4, 4, 4] } }\ntransform = { translation = [0.0, 0.0, 0.1] }\nmaterial = { young = 2e4, poisson = 0.3, density = 1000.0 }\n".into()
-}
-
 #[test]
 fn lg_bodies_thrown_together_conserve_momentum() {
-    let text = format!(
-        "[simulation]\ntime_step = 0.005\nsteps = 1\ngravity = [0.0, 0.0, 0.0]\nintegrator = \"local-global\"\n[local_global]\niterations = 5\n[contact]\nalarm_distance = 0.02\nbody_friction = 0.4\n{}{}",
-        cube("low", 0.2, 3, 0.0, 1e5, 0.5),
-        cube("high", 0.2, 4, 0.205, 3e5, -0.5)
-    );
-    assert_thrown_bodies_conserve_momentum(&text);
+    let scene = SceneBuilder::new(0.005)
+        .gravity([0.0; 3])
+        .local_global_settings(|s| s.iterations = 5)
+        .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.4))
+        .body(cube("low", 0.2, 3, 0.0, 1e5, 0.5))
+        .body(cube("high", 0.2, 4, 0.205, 3e5, -0.5));
+    assert_thrown_bodies_conserve_momentum(scene.world().unwrap());
 }
 
 /// A block thrown up from the floor under local-global: its steps in
@@ -200,17 +196,19 @@ fn lg_bodies_thrown_together_conserve_momentum() {
 /// sparse-inverse global step's to rounding.
 #[test]
 fn lg_folded_correction_equals_the_full_solves_in_and_out_of_contact() {
-    let run = |method: &str| {
-        let text = format!(
-            "[simulation]\ntime_step = 0.01\nsteps = 1\nintegrator = \"local-global\"\n[local_global]\niterations = 5\nglobal_step = \"{method}\"\n[contact]\nalarm_distance = 0.02\n[[obstacle]]\nname = \"floor\"\nshape = \"half_space\"\nfriction = 0.3\n{}",
-            cube("block", 0.2, 3, 0.1, 1e5, 1.5)
-        );
-        let mut w = common::world(&text);
+    let run = |method: GlobalStepMethod| {
+        let mut w = SceneBuilder::new(0.01)
+            .local_global_settings(|s| (s.iterations, s.global_step) = (5, method))
+            .contact(|c| c.alarm_distance = 0.02)
+            .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.3))
+            .body(cube("block", 0.2, 3, 0.1, 1e5, 1.5))
+            .world()
+            .unwrap();
         let contacts: Vec<usize> = (0..20).map(|_| w.step().unwrap().contacts).collect();
         (w.state.bodies[0].positions.clone(), contacts)
     };
-    let (folded, contacts) = run("triangular");
-    let (full, _) = run("sparse-inverse");
+    let (folded, contacts) = run(GlobalStepMethod::Triangular);
+    let (full, _) = run(GlobalStepMethod::SparseInverse);
     assert!(contacts[0] > 0 && contacts[19] == 0, "in contact, then not: {contacts:?}");
     let diff = folded.iter().zip(&full).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff < 1e-9, "folded and full solves differ by {diff:e} m");
@@ -218,29 +216,21 @@ fn lg_folded_correction_equals_the_full_solves_in_and_out_of_contact() {
 
 #[test]
 fn lg_cloth_draped_on_a_sphere_comes_to_rest_outside_it() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-integrator = "local-global"
-[local_global]
-iterations = 5
-[contact]
-alarm_distance = 0.01
-[[body]]
-name = "cloth"
-mesh = { sheet = { size = [0.6, 0.6], cells = [16, 16] } }
-transform = { translation = [0.0, 0.0, 0.22] }
-material = { young = 1e5, poisson = 0.3, density = 200.0 }
-thickness = 0.001
-constitutive = "neo-hookean"
-bending = { model = "isometric", stiffness = 1e-5 }
-[[obstacle]]
-name = "ball"
-shape = { sphere = { radius = 0.2 } }
-friction = 0.5
-"#;
-    let mut w = common::world(text);
+    let cloth =
+        BodySpec::new("cloth", MeshSpec::Sheet { size: [0.6, 0.6], cells: [16, 16] }, 1e5, 0.3, 200.0)
+            .at([0.0, 0.0, 0.22])
+            .with(|b| {
+                b.thickness = Some(0.001);
+                b.constitutive = Some(Constitutive::NeoHookean);
+                b.bending = Some(Bending { model: BendingModel::Isometric, stiffness: 1e-5 });
+            });
+    let mut w = SceneBuilder::new(0.01)
+        .local_global_settings(|s| s.iterations = 5)
+        .contact(|c| c.alarm_distance = 0.01)
+        .body(cloth)
+        .obstacle(ObstacleSpec::new("ball", Shape::Sphere { radius: 0.2 }).friction(0.5))
+        .world()
+        .unwrap();
     let mut last = None;
     for _ in 0..300 {
         last = Some(w.step().unwrap());
@@ -257,19 +247,9 @@ friction = 0.5
 
 #[test]
 fn lg_attachment_holds_a_hanging_body() {
-    let text = r#"
-[simulation]
-time_step = 0.01
-steps = 1
-integrator = "local-global"
-[local_global]
-iterations = 5
-[[body]]
-name = "hanging"
-mesh = { box = { size = [0.1, 0.1, 0.3], cells = [2, 2, 6] } }
-material = { young = 1e5, poisson = 0.3, density = 1000.0 }
-[[body.attach]]
-box = { min = [-1.0, -1.0, 0.149], max = [1.0, 1.0, 0.151] }
-"#;
-    assert_attachments_hold(text, 200, 0.02);
+    let hanging =
+        BodySpec::new("hanging", MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] }, 1e5, 0.3, 1e3)
+            .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
+    let scene = SceneBuilder::new(0.01).local_global_settings(|s| s.iterations = 5).body(hanging);
+    assert_attachments_hold(scene.world().unwrap(), 200, 0.02);
 }

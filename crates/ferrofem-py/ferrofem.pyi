@@ -23,6 +23,11 @@ class SimulationError(RuntimeError):
     failed, or the constraints could not be met. The message names the
     step, the body and the stage."""
 
+class SimulationWarning(UserWarning):
+    """A step went on but is not what it should be: a penetration deeper
+    than [contact] max_penetration, inverted elements, or a solve that
+    ended no better than it started. Names the step, body and stage."""
+
 class TetMesh:
     """A tetrahedral mesh, validated (indices in range, finite coordinates,
     no inverted or degenerate tet); invalid input raises ValueError."""

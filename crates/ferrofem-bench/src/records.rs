@@ -159,8 +159,11 @@ pub struct EarlyTerminationRecord {
     pub context: Context,
 }
 
-/// Writes JSON to a file.
+/// Writes JSON to a file, making its folder when missing.
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), BenchError> {
     let text = serde_json::to_string_pretty(value).map_err(|e| BenchError::Other(e.to_string()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
+    }
     std::fs::write(path, text).map_err(|e| BenchError::Io(path.to_path_buf(), e))
 }

@@ -3,6 +3,7 @@
 mod mesh_cmd;
 mod report;
 mod run;
+mod stats_stream;
 mod view;
 
 use std::path::PathBuf;

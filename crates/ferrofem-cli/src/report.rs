@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use ferrofem::stats::{Stage, StepStats, Summary};
+use ferrofem::stats::{Stage, Summary};
 use ferrofem::World;
 use ferrofem_mesh::SLIVER_QUALITY;
 
@@ -27,10 +27,11 @@ pub struct BodyInfo {
     pub kinematic_vertices: usize,
 }
 
-/// The stats JSON file (docs/stats.md).
+/// The first line of a stats file (JSON Lines, docs/stats.md): what the
+/// run is.
 #[derive(Debug, Serialize)]
-pub struct StatsFile<'a> {
-    /// Format version of this file.
+pub struct StatsHeader {
+    /// Format version of the file.
     pub format: u32,
     /// Scene name.
     pub scene: String,
@@ -38,15 +39,19 @@ pub struct StatsFile<'a> {
     pub time_step: f64,
     /// Bodies.
     pub bodies: Vec<BodyInfo>,
-    /// Machine context at the end of the run.
-    pub context: Context,
-    /// The GPU adapter the global step ran on (absent: the CPU).
+    /// The GPU adapter the device stages ran on (absent: the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_adapter: Option<String>,
-    /// One record per step.
-    pub steps: &'a [StepStats],
+}
+
+/// The last line of a stats file: the summary, the machine at the end of
+/// the run and why it stopped early, if it did.
+#[derive(Debug, Serialize)]
+pub struct StatsEnd {
     /// Summary over the steps.
     pub summary: Summary,
+    /// Machine context at the end of the run.
+    pub context: Context,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
 }

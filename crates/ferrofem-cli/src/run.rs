@@ -1,21 +1,19 @@
 //! `ferrofem run`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use ferrofem::output::FrameWriter;
 use ferrofem::scene::Scene;
-use ferrofem::stats::{StepStats, Summary};
-use ferrofem::World;
+use ferrofem::stats::{StepStats, Summary, SummaryBuilder};
+use ferrofem::{SimError, World};
 
-use crate::report::{bodies, sliver_warnings, stage_table, StatsFile};
+use crate::report::{bodies, sliver_warnings, stage_table};
+use crate::stats_stream::StatsStream;
 use crate::CliError;
 use ferrofem::scene::builtin;
-use ferrofem_bench::sysinfo::Context;
-use ferrofem_bench::write_json;
 
 /// Arguments of `ferrofem run`.
 #[derive(Debug, Args)]
@@ -31,7 +29,8 @@ pub struct RunArgs {
     /// Write no frames.
     #[arg(long, conflicts_with = "out")]
     pub no_output: bool,
-    /// Write per-step statistics as JSON (docs/stats.md).
+    /// Stream per-step statistics as JSON Lines to this file, or to
+    /// standard output for `-` (docs/stats.md).
     #[arg(long)]
     pub stats: Option<PathBuf>,
     /// Where the local-global global step runs (default: the scene's
@@ -54,11 +53,11 @@ pub fn parse_device(name: &str) -> ferrofem::Device {
     }
 }
 
-/// Runs a scene to the end or to the first error. The stats path and the
-/// output folder are checked before the scene is built; the stats file is
-/// rewritten every few seconds and once more at the end, so a run that
-/// fails at step N (a blow-up, a frame that cannot be written) keeps the
-/// records of steps 1…N−1.
+/// Runs a scene to the end or to the first error. The stats file and the
+/// output folder are checked before the scene is built; the stats are
+/// streamed as the run goes (one line per step), so a run that fails at
+/// step N (a blow-up, a frame that cannot be written) keeps the records of
+/// steps 1…N−1, and memory does not grow with the number of steps.
 pub fn run(args: RunArgs) -> Result<(), CliError> {
     let mut scene = builtin::load(&args.scene)?;
     if let Some(note) =
@@ -68,16 +67,24 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     }
     let out_dir = (!args.no_output)
         .then(|| args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(scene.name())));
-    if let Some(path) = &args.stats {
-        check_writable(path)?;
+    if let Some(dir) = out_dir.as_deref() {
+        if dir.exists() && !dir.is_dir() {
+            return Err(CliError::Other(format!("--out {}: exists and is not a folder", dir.display())));
+        }
+        // Made now, so that `--stats` may name a file in it.
+        std::fs::create_dir_all(dir).map_err(|e| CliError::Other(format!("--out {}: {e}", dir.display())))?;
     }
+    let mut stats = args.stats.as_deref().map(StatsStream::open).transpose()?;
     let mut sim = scene.build_on(ferrofem_gpu::backend())?;
-    let mut writer = out_dir.map(|dir| FrameWriter::new(&dir, &sim)).transpose()?;
+    let out = |e| out_error(out_dir.as_deref(), e);
+    let mut writer = out_dir.as_deref().map(|dir| FrameWriter::new(dir, &sim)).transpose().map_err(out)?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
     announce(&scene, &sim, steps);
-    let mut stats = args.stats.as_ref().map(|path| StatsStream::new(path));
-    let mut records: Vec<StepStats> = Vec::new();
+    if let Some(stream) = stats.as_mut() {
+        stream.header(&scene, &sim, gpu_adapter(&sim))?;
+    }
+    let mut summary = SummaryBuilder::default();
     let mut error = writer.as_mut().and_then(|w| w.write(&sim).err());
     let bar = progress_bar(steps);
     for _ in 0..steps {
@@ -87,12 +94,13 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         match sim.step() {
             Ok(s) => {
                 bar.set_message(progress_message(&s));
-                if let Some(v) =
-                    s.violation.as_ref().filter(|_| records.iter().all(|r| r.violation.is_none()))
-                {
+                if let Some(v) = s.violation.as_ref().filter(|_| summary.violations() == 0) {
                     bar.suspend(|| eprintln!("warning: step {}: {v}", s.step));
                 }
-                records.push(s);
+                if let Some(stream) = stats.as_mut() {
+                    stream.step(&s)?;
+                }
+                summary.add(&s);
             }
             Err(e) => error = Some(e),
         }
@@ -101,20 +109,25 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
                 error = w.write(&sim).err();
             }
         }
-        if let Some(stream) = stats.as_mut() {
-            stream.every_few_seconds(&scene, &sim, &records)?;
-        }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let summary = summary.summary();
     if let Some(stream) = stats.as_mut() {
-        stream.write(&scene, &sim, &records, error.as_ref().map(|e| e.to_string()))?;
+        stream.finish(summary.clone(), error.as_ref().map(|e| e.to_string()))?;
     }
-    report(&records, writer.as_ref());
+    report(&summary, writer.as_ref());
     match error {
+        Some(e @ SimError::Output(_)) => Err(out(e)),
         Some(e) => Err(e.into()),
         None => Ok(()),
     }
+}
+
+/// A frame that could not be written, named with `--out`.
+fn out_error(dir: Option<&Path>, e: SimError) -> CliError {
+    let dir = dir.map_or(String::new(), |d| d.display().to_string());
+    CliError::Other(format!("--out {dir}: {e}"))
 }
 
 /// The run's first lines: the scene's size, integrator, step and
@@ -127,7 +140,7 @@ fn announce(scene: &Scene, sim: &World, steps: usize) {
         scene.name(),
         infos.len(),
         sim.integrator.name(),
-        sim.model.time_step,
+        seconds(sim.model.time_step),
         rayon::current_num_threads()
     );
     for warning in sliver_warnings(sim) {
@@ -142,6 +155,14 @@ fn announce(scene: &Scene, sim: &World, steps: usize) {
     }
 }
 
+/// A time in seconds as a reader wants it: `0.01`, but `1e-300`, not 300 digits.
+fn seconds(t: f64) -> String {
+    match t != 0.0 && !(1e-4..1e6).contains(&t.abs()) {
+        true => format!("{t:e}"),
+        false => format!("{t}"),
+    }
+}
+
 /// The progress bar's message after a step: its time and iterations.
 fn progress_message(s: &StepStats) -> String {
     match s.local_global_iterations > 0 {
@@ -150,10 +171,10 @@ fn progress_message(s: &StepStats) -> String {
     }
 }
 
-/// The run's last lines: the time per stage, the violations, the files.
-fn report(records: &[StepStats], writer: Option<&FrameWriter>) {
-    let summary = Summary::of(records);
-    eprintln!("{}", stage_table(&summary));
+/// The run's last lines: the time per stage, the violations, the files
+/// written (a series without a complete frame is not named).
+fn report(summary: &Summary, writer: Option<&FrameWriter>) {
+    eprintln!("{}", stage_table(summary));
     if summary.violations > 0 {
         eprintln!(
             "warning: {} of {} steps penetrated deeper than [contact] max_penetration or inverted elements; first: {}",
@@ -162,10 +183,9 @@ fn report(records: &[StepStats], writer: Option<&FrameWriter>) {
             summary.first_violation.as_deref().unwrap_or("")
         );
     }
-    if let Some(w) = writer {
-        for p in w.series_paths() {
-            eprintln!("wrote {} ({} frames)", p.display(), w.frames());
-        }
+    let Some(w) = writer.filter(|w| w.frames() > 0) else { return };
+    for p in w.series_paths().iter().filter(|p| p.exists()) {
+        eprintln!("wrote {} ({} frames)", p.display(), w.frames());
     }
 }
 
@@ -175,76 +195,3 @@ fn progress_bar(steps: usize) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     )
 }
-
-/// Fails now, before any step, if `path` cannot be created or written; a
-/// file made only to find out is removed again.
-fn check_writable(path: &Path) -> Result<(), CliError> {
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| CliError::Io(path.to_path_buf(), e))?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
-}
-
-/// The stats file of a run in progress: rewritten whole (to a temporary
-/// file, then renamed over it) at most every few seconds and at the end.
-struct StatsStream {
-    path: PathBuf,
-    last: Instant,
-    /// Seconds between rewrites: at least 2, and 20× the last rewrite's
-    /// own time, so that rewriting never costs more than 5 % of the run.
-    period: f64,
-}
-
-impl StatsStream {
-    fn new(path: &Path) -> StatsStream {
-        StatsStream { path: path.to_path_buf(), last: Instant::now(), period: 2.0 }
-    }
-
-    fn every_few_seconds(
-        &mut self,
-        scene: &Scene,
-        sim: &World,
-        records: &[StepStats],
-    ) -> Result<(), CliError> {
-        if self.last.elapsed().as_secs_f64() < self.period {
-            return Ok(());
-        }
-        self.write(scene, sim, records, Some(IN_PROGRESS.into()))
-    }
-
-    fn write(
-        &mut self,
-        scene: &Scene,
-        sim: &World,
-        records: &[StepStats],
-        error: Option<String>,
-    ) -> Result<(), CliError> {
-        let start = Instant::now();
-        let file = StatsFile {
-            format: 1,
-            scene: scene.name(),
-            time_step: sim.model.time_step,
-            bodies: bodies(sim),
-            context: Context::now(),
-            gpu_adapter: gpu_adapter(sim),
-            steps: records,
-            summary: Summary::of(records),
-            error,
-        };
-        let partial = self.path.with_extension("json.partial");
-        write_json(&partial, &file)?;
-        std::fs::rename(&partial, &self.path).map_err(|e| CliError::Io(self.path.clone(), e))?;
-        self.period = (20.0 * start.elapsed().as_secs_f64()).max(2.0);
-        self.last = Instant::now();
-        Ok(())
-    }
-}
-
-/// The `error` of a stats file written while its run goes on.
-const IN_PROGRESS: &str = "in progress: the run had not ended when this file was written";

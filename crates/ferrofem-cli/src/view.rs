@@ -17,9 +17,14 @@ pub struct ViewArgs {
     /// Port to serve on.
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// Address to bind: 127.0.0.1 unless given (the viewer has no authentication).
+    /// Address to bind: 127.0.0.1 unless given. Any other address serves
+    /// the viewer to the network, behind a random token in the printed URL.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
+    /// Another origin whose pages may use the viewer (repeatable), e.g.
+    /// `http://localhost:3000`; by default only the viewer's own page.
+    #[arg(long = "allow-origin")]
+    pub allow_origins: Vec<String>,
     /// Step as fast as possible instead of in real time.
     #[arg(long)]
     pub fast: bool,
@@ -36,8 +41,21 @@ pub fn view(args: ViewArgs) -> Result<(), CliError> {
     } else {
         Source::Scene(Box::new(ferrofem::scene::builtin::load(&args.source)?))
     };
-    let options = ServeOptions { host: args.host, port: args.port, realtime: !args.fast, play: args.play };
+    let options = ServeOptions {
+        host: args.host,
+        port: args.port,
+        realtime: !args.fast,
+        play: args.play,
+        allow_origins: args.allow_origins,
+    };
     let server = Server::start(source, options).map_err(|e| CliError::Other(e.to_string()))?;
+    if !args.host.is_loopback() {
+        eprintln!(
+            "warning: --host {} serves the viewer to the network: whoever reaches this port with the \
+             URL below (its token) can drive the simulation",
+            args.host
+        );
+    }
     println!("ferrofem viewer: open {} (Ctrl-C stops it)", server.url());
     server.wait();
     Ok(())

@@ -4,8 +4,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ferrofem::SimError;
 use numpy::ndarray::Array2;
-use numpy::{AllowTypeChange, IntoPyArray, PyArray2, PyArrayLike2};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use numpy::{AllowTypeChange, IntoPyArray, PyArray2, PyArrayLikeDyn};
+use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString};
 
@@ -16,13 +16,15 @@ use crate::SimulationError;
 /// `OSError` for files, [`SimulationError`] for a run that failed.
 pub fn to_py(e: SimError) -> PyErr {
     let message = e.to_string();
+    let missing = |source: &std::io::Error| source.kind() == std::io::ErrorKind::NotFound;
     match e {
+        SimError::Mesh { source: ferrofem_mesh::MeshError::Io { ref source, .. }, .. } if missing(source) => {
+            PyFileNotFoundError::new_err(message)
+        }
         SimError::Scene { .. } | SimError::Mesh { .. } | SimError::Body { .. } | SimError::Input(_) => {
             PyValueError::new_err(message)
         }
-        SimError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            PyFileNotFoundError::new_err(message)
-        }
+        SimError::Io { ref source, .. } if missing(source) => PyFileNotFoundError::new_err(message),
         SimError::Io { .. } | SimError::Output(_) => PyOSError::new_err(message),
         SimError::NonFinite { .. }
         | SimError::Solver { .. }
@@ -87,19 +89,69 @@ pub fn rows3<'py>(py: Python<'py>, flat: Vec<f64>) -> Bound<'py, PyArray2<f64>> 
     Array2::from_shape_vec((rows, 3), flat).expect("3 values per row").into_pyarray(py)
 }
 
-/// An `(n, k)` array-like of numbers as rows of `K` values (converted to
-/// `T`); `what` names it in errors.
-pub fn rows_of<T: numpy::Element + Copy, const K: usize>(
-    array: &PyArrayLike2<'_, T, AllowTypeChange>,
-    what: &str,
-) -> PyResult<Vec<[T; K]>> {
-    let a = array.as_array();
-    if a.ncols() != K {
-        let shape = a.shape();
+/// An array-like of numbers (list, tuple, NumPy array of any numeric
+/// dtype) as an array of `T`; anything else is a `ValueError` naming `what`.
+fn array<'py, T>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<PyArrayLikeDyn<'py, T, AllowTypeChange>>
+where
+    T: numpy::Element + pyo3::conversion::FromPyObjectOwned<'py> + 'py,
+{
+    value.extract().map_err(|_| {
+        let kind = value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string());
+        PyValueError::new_err(format!("{what}: expected an array of numbers, got {kind}"))
+    })
+}
+
+/// A shape as Python writes it: `(3,)`, `(3, 3)`.
+fn shape(dims: &[usize]) -> String {
+    match dims {
+        [n] => format!("({n},)"),
+        _ => format!("({})", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// A `(3,)` array-like of numbers (a point, a translation, a velocity);
+/// any other shape is a `ValueError` naming `what` and both shapes.
+pub fn vector3(value: &Bound<'_, PyAny>, what: &str) -> PyResult<[f64; 3]> {
+    let a = array::<f64>(value, what)?;
+    let v = a.as_array();
+    if v.shape() != [3] {
+        return Err(PyValueError::new_err(format!("{what}: expected shape (3,), got {}", shape(v.shape()))));
+    }
+    Ok([v[[0]], v[[1]], v[[2]]])
+}
+
+/// An `(n, K)` array-like of numbers as rows of `K` values (converted to
+/// `T`); any other shape is a `ValueError` naming `what` and both shapes.
+pub fn rows_of<'py, T, const K: usize>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<[T; K]>>
+where
+    T: numpy::Element + Copy + pyo3::conversion::FromPyObjectOwned<'py> + 'py,
+{
+    let a = array::<T>(value, what)?;
+    let v = a.as_array();
+    if v.ndim() != 2 || v.shape()[1] != K {
+        let expected = if K == 3 && what == "rotation" { "(3, 3)".into() } else { format!("(n, {K})") };
         return Err(PyValueError::new_err(format!(
-            "{what}: expected shape (n, {K}), got ({}, {})",
-            shape[0], shape[1]
+            "{what}: expected shape {expected}, got {}",
+            shape(v.shape())
         )));
     }
-    Ok(a.rows().into_iter().map(|r| std::array::from_fn(|j| r[j])).collect())
+    Ok(v.outer_iter().map(|r| std::array::from_fn(|j| r[j])).collect())
+}
+
+/// A 1-D array-like of integers as indices below `count`; a negative or
+/// too large one is an `IndexError` naming `what` and the bound.
+pub fn indices(value: &Bound<'_, PyAny>, what: &str, count: usize) -> PyResult<Vec<usize>> {
+    let a = array::<i64>(value, what)?;
+    let v = a.as_array();
+    if v.ndim() != 1 {
+        return Err(PyValueError::new_err(format!("{what}: expected shape (n,), got {}", shape(v.shape()))));
+    }
+    v.iter().map(|&i| index(i, what, count)).collect()
+}
+
+/// `i` as an index below `count`, else an `IndexError` naming `what`.
+pub fn index(i: i64, what: &str, count: usize) -> PyResult<usize> {
+    usize::try_from(i).ok().filter(|&u| u < count).ok_or_else(|| {
+        PyIndexError::new_err(format!("{what} {i}: out of range (0 to {})", count.saturating_sub(1)))
+    })
 }

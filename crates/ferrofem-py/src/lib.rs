@@ -9,7 +9,7 @@ mod mesh;
 mod scene_dict;
 mod simulation;
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -20,14 +20,29 @@ pyo3::create_exception!(
      could not be met. The message names the step, the body and the stage."
 );
 
+pyo3::create_exception!(
+    ferrofem,
+    SimulationWarning,
+    PyUserWarning,
+    "A step went on but is not what it should be: a penetration deeper than [contact] \
+     max_penetration, inverted elements, or a solve that ended no better than it started. The \
+     message names the step, the body and the stage, as the command line's warning does."
+);
+
 /// Sets the number of worker threads of the solver (default: all cores).
-/// It can be set once, before the first simulation is stepped.
+/// It can be set once, before the first simulation is built or stepped.
 #[pyfunction]
-fn set_threads(n: usize) -> PyResult<()> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n.max(1))
-        .build_global()
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot set up {n} threads: {e}")))
+fn set_threads(n: i64) -> PyResult<()> {
+    if n < 1 {
+        return Err(PyValueError::new_err(format!("set_threads({n}): at least 1 thread")));
+    }
+    rayon::ThreadPoolBuilder::new().num_threads(n as usize).build_global().map_err(|_| {
+        PyRuntimeError::new_err(format!(
+            "set_threads({n}) comes too late: the solver's pool already runs {} threads (call it \
+             once, before the first simulation is built or stepped)",
+            rayon::current_num_threads()
+        ))
+    })
 }
 
 /// The solver's number of worker threads.
@@ -41,6 +56,7 @@ fn threads() -> usize {
 fn ferrofem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("SimulationWarning", m.py().get_type::<SimulationWarning>())?;
     m.add_class::<simulation::Simulation>()?;
     m.add_class::<mesh::TetMesh>()?;
     m.add_function(wrap_pyfunction!(simulation::load_scene, m)?)?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrofem_mesh::{generate, io, TetMesh as Mesh, ValidationOptions};
-use numpy::{AllowTypeChange, PyArray2, PyArrayLike2};
+use numpy::PyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -29,12 +29,9 @@ fn mesh_error(e: ferrofem_mesh::MeshError) -> PyErr {
 impl TetMesh {
     /// A mesh from an `(n, 3)` array of vertices and an `(m, 4)` array of tets.
     #[new]
-    fn new(
-        vertices: PyArrayLike2<'_, f64, AllowTypeChange>,
-        tets: PyArrayLike2<'_, i64, AllowTypeChange>,
-    ) -> PyResult<TetMesh> {
-        let vertices = rows_of::<f64, 3>(&vertices, "vertices")?;
-        let raw = rows_of::<i64, 4>(&tets, "tets")?;
+    fn new(vertices: &Bound<'_, PyAny>, tets: &Bound<'_, PyAny>) -> PyResult<TetMesh> {
+        let vertices = rows_of::<f64, 3>(vertices, "vertices")?;
+        let raw = rows_of::<i64, 4>(tets, "tets")?;
         let mut elements = Vec::with_capacity(raw.len());
         for (e, t) in raw.iter().enumerate() {
             if let Some(&bad) = t.iter().find(|&&i| i < 0) {

@@ -1,37 +1,50 @@
 //! `ferrofem.Simulation`: a world built from a scene, stepped with the GIL
-//! released, its state read and controlled through NumPy arrays.
+//! released, its state read and controlled through NumPy arrays. The
+//! state sits behind a lock: a call from another thread while one steps
+//! waits for the step (without holding the GIL) instead of failing.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use ferrofem::output::FrameWriter;
 use ferrofem::scene::{builtin, Scene};
 use ferrofem::stats::{Stage, StepStats};
 use ferrofem::World;
 use nalgebra::{Matrix3, Rotation3, Vector3};
-use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2};
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{guarded, rows3, rows_of, to_dict};
+use crate::convert::{guarded, index, indices, rows3, rows_of, to_dict, vector3};
 use crate::mesh::MeshFiles;
 use crate::scene_dict::toml_table;
+use crate::SimulationWarning;
 
 /// An obstacle's pose as Python sees it: translation and rotation matrix.
 type Pose<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
 
+/// How often a long `step(n)` looks for Ctrl-C.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
 /// A simulation: the world a scene builds, its state, and the frames
 /// written so far. Bodies and obstacles are named by their scene names
 /// or their indices.
-#[pyclass(name = "Simulation", module = "ferrofem")]
+#[pyclass(name = "Simulation", module = "ferrofem", frozen)]
 pub struct Simulation {
     scene: Scene,
+    state: Mutex<Inner>,
+    /// Files of the `TetMesh` objects the scene dict held.
+    _meshes: MeshFiles,
+}
+
+/// What a step changes.
+struct Inner {
     world: World,
     /// Series written by `write_frame`, by folder.
     writers: Vec<(PathBuf, FrameWriter)>,
     last: Option<StepStats>,
-    /// Files of the `TetMesh` objects the scene dict held.
-    _meshes: MeshFiles,
 }
 
 /// Builds the world of a scene, for a new simulation or a reset.
@@ -42,18 +55,32 @@ fn build(scene: &Scene) -> PyResult<World> {
 impl Simulation {
     fn from_scene(scene: Scene, meshes: MeshFiles) -> PyResult<Simulation> {
         let world = build(&scene)?;
-        Ok(Simulation { scene, world, writers: Vec::new(), last: None, _meshes: meshes })
+        let state = Mutex::new(Inner { world, writers: Vec::new(), last: None });
+        Ok(Simulation { scene, state, _meshes: meshes })
     }
 
+    /// The state, once no other thread steps it: the GIL is released
+    /// while waiting, so the stepping thread can look for signals.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
+        loop {
+            match self.state.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => py.detach(|| std::thread::sleep(Duration::from_millis(1))),
+            }
+        }
+    }
+}
+
+impl Inner {
     /// A body given by name or index.
     fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
         if let Ok(name) = body.cast::<PyString>() {
             return self.world.body_index(name.to_str()?).map_err(crate::convert::to_py);
         }
-        let i: usize =
+        let i: i64 =
             body.extract().map_err(|_| PyValueError::new_err("a body is named by its name or index"))?;
-        self.world.check_body(i).map_err(crate::convert::to_py)?;
-        Ok(i)
+        index(i, "body", self.world.model.bodies.len())
     }
 
     /// An obstacle given by name or index.
@@ -61,7 +88,39 @@ impl Simulation {
         if let Ok(name) = obstacle.cast::<PyString>() {
             return self.world.obstacle_index(name.to_str()?).map_err(crate::convert::to_py);
         }
-        obstacle.extract().map_err(|_| PyValueError::new_err("an obstacle is named by its name or index"))
+        let i: i64 = obstacle
+            .extract()
+            .map_err(|_| PyValueError::new_err("an obstacle is named by its name or index"))?;
+        index(i, "obstacle", self.world.model.obstacles.len())
+    }
+
+    /// Vertex `vertex` of body `b`, checked.
+    fn vertex(&self, b: usize, vertex: i64) -> PyResult<usize> {
+        index(vertex, "vertex", self.world.model.bodies[b].vertex_count())
+    }
+
+    /// `n` steps, looking for signals every [`SIGNAL_CHECK`]: the last
+    /// step's stats, the first violation (worded) and the signal's error,
+    /// if one came (the steps before it stand).
+    fn steps(&mut self, n: usize) -> PyResult<(Option<StepStats>, Option<String>, Option<PyErr>)> {
+        let world = &mut self.world;
+        guarded(|| {
+            let (mut last, mut violation, mut checked) = (None, None, Instant::now());
+            for _ in 0..n {
+                let s = world.step()?;
+                if violation.is_none() {
+                    violation = s.violation.as_ref().map(|v| format!("step {}: {v}", s.step));
+                }
+                last = Some(s);
+                if checked.elapsed() >= SIGNAL_CHECK {
+                    checked = Instant::now();
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        return Ok((last, violation, Some(e)));
+                    }
+                }
+            }
+            Ok((last, violation, None))
+        })
     }
 }
 
@@ -91,58 +150,64 @@ impl Simulation {
     /// Advances `n` steps with the GIL released (other Python threads run
     /// meanwhile) and returns the last step's stats as a dict (the fields
     /// of `docs/stats.md`, with `stage_ms`, the milliseconds per stage).
-    /// A failed step raises `SimulationError` naming the step and cause;
-    /// the state is then that of the failed step.
+    /// Ctrl-C is seen within 100 ms and raises `KeyboardInterrupt` between
+    /// steps, the simulation usable. A step that is a violation (deep
+    /// penetration, inverted elements, an unconverged solve) warns with
+    /// `ferrofem.SimulationWarning`. A failed step raises `SimulationError`
+    /// naming the step and cause; the state is then that of the failed step.
     #[pyo3(signature = (n = 1))]
-    fn step<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn step<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
         if n == 0 {
             return Err(PyValueError::new_err("step(n): n must be at least 1"));
         }
-        let world = &mut self.world;
-        let last = py.detach(|| {
-            guarded(|| {
-                let mut last = None;
-                for _ in 0..n {
-                    last = Some(world.step()?);
-                }
-                Ok(last)
-            })
-        })?;
-        self.last = last;
-        to_dict(py, &self.last)
+        let mut inner = self.lock(py);
+        let state = &mut *inner;
+        let (last, violation, interrupted) = py.detach(|| state.steps(n))?;
+        if last.is_some() {
+            inner.last = last;
+        }
+        if let Some(v) = violation {
+            let message = std::ffi::CString::new(v).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<SimulationWarning>(), &message, 1)?;
+        }
+        if let Some(e) = interrupted {
+            return Err(e);
+        }
+        to_dict(py, &inner.last)
     }
 
     /// Rebuilds the world from the scene: time 0, bodies at rest, steered
     /// obstacles, placed vertices and attachments back as the scene made
     /// them. Frame series already started keep going.
-    fn reset(&mut self) -> PyResult<()> {
-        self.world = build(&self.scene)?;
-        self.last = None;
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        let world = build(&self.scene)?;
+        let mut inner = self.lock(py);
+        (inner.world, inner.last) = (world, None);
         Ok(())
     }
 
     /// Simulated time (s).
     #[getter]
-    fn time(&self) -> f64 {
-        self.world.state.time
+    fn time(&self, py: Python<'_>) -> f64 {
+        self.lock(py).world.state.time
     }
 
     /// Steps taken.
     #[getter]
-    fn step_count(&self) -> usize {
-        self.world.state.step
+    fn step_count(&self, py: Python<'_>) -> usize {
+        self.lock(py).world.state.step
     }
 
     /// Time step h (s).
     #[getter]
-    fn time_step(&self) -> f64 {
-        self.world.model.time_step
+    fn time_step(&self, py: Python<'_>) -> f64 {
+        self.lock(py).world.model.time_step
     }
 
     /// The integrator's name (`implicit-euler` or `local-global`).
     #[getter]
-    fn integrator(&self) -> &'static str {
-        self.world.integrator.name()
+    fn integrator(&self, py: Python<'_>) -> &'static str {
+        self.lock(py).world.integrator.name()
     }
 
     /// The scene's name.
@@ -153,27 +218,27 @@ impl Simulation {
 
     /// Body names, in scene order.
     #[getter]
-    fn bodies(&self) -> Vec<String> {
-        self.world.model.bodies.iter().map(|b| b.name.clone()).collect()
+    fn bodies(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py).world.model.bodies.iter().map(|b| b.name.clone()).collect()
     }
 
     /// Obstacle names, in scene order.
     #[getter]
-    fn obstacles(&self) -> Vec<String> {
-        self.world.model.obstacles.iter().map(|o| o.name.clone()).collect()
+    fn obstacles(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py).world.model.obstacles.iter().map(|o| o.name.clone()).collect()
     }
 
     /// The last step's stats (`None` before the first step).
     #[getter]
     fn last_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_dict(py, &self.last)
+        to_dict(py, &self.lock(py).last)
     }
 
     /// Milliseconds per stage of the last step, by stage name.
     #[getter]
     fn stage_times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
-        let times = self.last.as_ref().map(|s| s.stage_ms).unwrap_or_default();
+        let times = self.lock(py).last.as_ref().map(|s| s.stage_ms).unwrap_or_default();
         for stage in Stage::ALL {
             dict.set_item(stage.name(), times.get(stage))?;
         }
@@ -186,7 +251,8 @@ impl Simulation {
         py: Python<'py>,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(rows3(py, self.world.state.bodies[self.body(body)?].positions.clone()))
+        let inner = self.lock(py);
+        Ok(rows3(py, inner.world.state.bodies[inner.body(body)?].positions.clone()))
     }
 
     /// Velocities of a body's vertices, `(n, 3)` float64 (m/s): a copy.
@@ -195,7 +261,8 @@ impl Simulation {
         py: Python<'py>,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(rows3(py, self.world.state.bodies[self.body(body)?].velocities.clone()))
+        let inner = self.lock(py);
+        Ok(rows3(py, inner.world.state.bodies[inner.body(body)?].velocities.clone()))
     }
 
     /// Rest positions of a body's vertices, `(n, 3)` float64 (m).
@@ -204,12 +271,14 @@ impl Simulation {
         py: Python<'py>,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(rows3(py, self.world.model.bodies[self.body(body)?].rest_positions()))
+        let inner = self.lock(py);
+        Ok(rows3(py, inner.world.model.bodies[inner.body(body)?].rest_positions()))
     }
 
     /// A body's surface triangles (vertex indices into `positions`), `(k, 3)` int64.
     fn surface<'py>(&self, py: Python<'py>, body: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let body = &self.world.model.bodies[self.body(body)?];
+        let inner = self.lock(py);
+        let body = &inner.world.model.bodies[inner.body(body)?];
         let s = &body.surface;
         let flat: Vec<i64> =
             s.mesh.triangles.as_flattened().iter().map(|&i| s.volume_vertex[i] as i64).collect();
@@ -219,19 +288,22 @@ impl Simulation {
 
     /// A body's vertex masses, `(n,)` float64 (kg).
     fn masses<'py>(&self, py: Python<'py>, body: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(py, &self.world.model.bodies[self.body(body)?].mass))
+        let inner = self.lock(py);
+        Ok(PyArray1::from_slice(py, &inner.world.model.bodies[inner.body(body)?].mass))
     }
 
     /// Sets the velocities (m/s) of a body's free vertices from an `(n, 3)`
     /// array; kinematic vertices keep following their targets.
     fn set_velocities(
-        &mut self,
+        &self,
+        py: Python<'_>,
         body: &Bound<'_, PyAny>,
-        velocities: PyArrayLike2<'_, f64, AllowTypeChange>,
+        velocities: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let b = self.body(body)?;
-        let rows = rows_of::<f64, 3>(&velocities, "velocities")?;
-        guarded(|| self.world.set_velocities(b, rows.as_flattened()))
+        let rows = rows_of::<f64, 3>(velocities, "velocities")?;
+        let mut inner = self.lock(py);
+        let b = inner.body(body)?;
+        guarded(|| inner.world.set_velocities(b, rows.as_flattened()))
     }
 
     /// The contact force (N) on each vertex of a body in the last step, `(n, 3)`.
@@ -240,9 +312,10 @@ impl Simulation {
         py: Python<'py>,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let b = self.body(body)?;
-        let forces = &self.world.constraints().problem.bodies[b].forces;
-        let n = self.world.model.bodies[b].dofs();
+        let inner = self.lock(py);
+        let b = inner.body(body)?;
+        let forces = &inner.world.constraints().problem.bodies[b].forces;
+        let n = inner.world.model.bodies[b].dofs();
         Ok(rows3(py, if forces.len() == n { forces.clone() } else { vec![0.0; n] }))
     }
 
@@ -250,7 +323,7 @@ impl Simulation {
     /// row each: a dict of arrays `points` (m), `normals`, `forces` (N, on
     /// `body`), `body` (int) and `attachment` (bool).
     fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let c = self.world.constraint_points();
+        let c = self.lock(py).world.constraint_points();
         let dict = PyDict::new(py);
         dict.set_item("points", rows3(py, c.points.as_flattened().to_vec()))?;
         dict.set_item("normals", rows3(py, c.normals.as_flattened().to_vec()))?;
@@ -267,33 +340,28 @@ impl Simulation {
     /// pushed with that velocity, not teleported through.
     #[pyo3(signature = (obstacle, translation, rotation = None))]
     fn set_obstacle_pose(
-        &mut self,
+        &self,
+        py: Python<'_>,
         obstacle: &Bound<'_, PyAny>,
-        translation: [f64; 3],
-        rotation: Option<PyArrayLike2<'_, f64, AllowTypeChange>>,
+        translation: &Bound<'_, PyAny>,
+        rotation: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let o = self.obstacle(obstacle)?;
-        let t = self.world.state.time;
-        let current =
-            self.world.model.obstacles.get(o).map(|ob| ob.pose(t).0).unwrap_or_else(Rotation3::identity);
-        let r = match rotation {
-            None => current,
-            Some(r) => rotation_of(&rows_of::<f64, 3>(&r, "rotation")?)?,
-        };
-        guarded(|| self.world.set_obstacle_pose(o, r, Vector3::from(translation)))
+        let translation = vector3(translation, "translation")?;
+        let rotation =
+            rotation.map(|r| rows_of::<f64, 3>(r, "rotation").and_then(|r| rotation_of(&r))).transpose()?;
+        let mut inner = self.lock(py);
+        let o = inner.obstacle(obstacle)?;
+        let t = inner.world.state.time;
+        let r = rotation.unwrap_or_else(|| inner.world.model.obstacles[o].pose(t).0);
+        guarded(|| inner.world.set_obstacle_pose(o, r, Vector3::from(translation)))
     }
 
     /// The pose of an obstacle now: `(translation, rotation)` as a 3-vector
     /// and a 3×3 matrix.
     fn obstacle_pose<'py>(&self, py: Python<'py>, obstacle: &Bound<'_, PyAny>) -> PyResult<Pose<'py>> {
-        let o = self.obstacle(obstacle)?;
-        let ob = self
-            .world
-            .model
-            .obstacles
-            .get(o)
-            .ok_or_else(|| PyValueError::new_err(format!("obstacle index {o} out of range")))?;
-        let (r, c) = ob.pose(self.world.state.time);
+        let inner = self.lock(py);
+        let o = inner.obstacle(obstacle)?;
+        let (r, c) = inner.world.model.obstacles[o].pose(inner.world.state.time);
         let m = r.matrix();
         let rows: Vec<f64> = (0..3).flat_map(|i| (0..3).map(move |j| m[(i, j)])).collect();
         Ok((PyArray1::from_slice(py, c.as_slice()), rows3(py, rows)))
@@ -303,81 +371,88 @@ impl Simulation {
     /// `prescribed`): vertex `vertex_ids[i]` reaches `targets[i]` (m) at
     /// the end of the next step and stays there until placed again.
     fn set_prescribed(
-        &mut self,
+        &self,
+        py: Python<'_>,
         body: &Bound<'_, PyAny>,
-        vertex_ids: PyArrayLike1<'_, i64, AllowTypeChange>,
-        targets: PyArrayLike2<'_, f64, AllowTypeChange>,
+        vertex_ids: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let b = self.body(body)?;
-        let ids = indices(&vertex_ids)?;
-        let targets = rows_of::<f64, 3>(&targets, "targets")?;
-        guarded(|| self.world.set_prescribed(b, &ids, &targets))
+        let targets = rows_of::<f64, 3>(targets, "targets")?;
+        let mut inner = self.lock(py);
+        let b = inner.body(body)?;
+        let ids = indices(vertex_ids, "vertex_ids", inner.world.model.bodies[b].vertex_count())?;
+        guarded(|| inner.world.set_prescribed(b, &ids, &targets))
     }
 
     /// Attaches a vertex to a target point (m) by a bilateral constraint,
     /// reached at the end of the next step; calling it again moves the
     /// target (a grab). Works under both integrators.
-    fn attach(&mut self, body: &Bound<'_, PyAny>, vertex: usize, target: [f64; 3]) -> PyResult<()> {
-        let b = self.body(body)?;
-        guarded(|| self.world.attach(b, vertex, target))
+    fn attach(
+        &self,
+        py: Python<'_>,
+        body: &Bound<'_, PyAny>,
+        vertex: i64,
+        target: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let target = vector3(target, "target")?;
+        let mut inner = self.lock(py);
+        let b = inner.body(body)?;
+        let v = inner.vertex(b, vertex)?;
+        guarded(|| inner.world.attach(b, v, target))
     }
 
     /// Removes a vertex's attachments; returns whether it had any.
-    fn detach(&mut self, body: &Bound<'_, PyAny>, vertex: usize) -> PyResult<bool> {
-        let b = self.body(body)?;
-        guarded(|| self.world.detach(b, vertex))
+    fn detach(&self, py: Python<'_>, body: &Bound<'_, PyAny>, vertex: i64) -> PyResult<bool> {
+        let mut inner = self.lock(py);
+        let b = inner.body(body)?;
+        let v = inner.vertex(b, vertex)?;
+        guarded(|| inner.world.detach(b, v))
     }
 
     /// The force (N) each attachment of a body applied on its vertex in
     /// the last step, as a dict `vertex -> (fx, fy, fz)`.
     fn attachment_forces(
         &self,
+        py: Python<'_>,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<std::collections::BTreeMap<usize, [f64; 3]>> {
-        let b = self.body(body)?;
-        Ok(self.world.attachment_forces(b).into_iter().collect())
+        let inner = self.lock(py);
+        let b = inner.body(body)?;
+        Ok(inner.world.attachment_forces(b).into_iter().collect())
     }
 
     /// Writes the current state as the next frame of the ParaView series
     /// in `directory` (one `.vtu` per body plus `.pvd` series, as
     /// `ferrofem run` writes them); returns the `.pvd` paths.
-    fn write_frame(&mut self, directory: PathBuf) -> PyResult<Vec<PathBuf>> {
-        let world = &self.world;
-        let index = match self.writers.iter().position(|(d, _)| d == &directory) {
+    fn write_frame(&self, py: Python<'_>, directory: PathBuf) -> PyResult<Vec<PathBuf>> {
+        let mut inner = self.lock(py);
+        let Inner { world, writers, .. } = &mut *inner;
+        let index = match writers.iter().position(|(d, _)| d == &directory) {
             Some(i) => i,
             None => {
                 let writer = guarded(|| FrameWriter::new(&directory, world))?;
-                self.writers.push((directory, writer));
-                self.writers.len() - 1
+                writers.push((directory, writer));
+                writers.len() - 1
             }
         };
-        let writer = &mut self.writers[index].1;
+        let writer = &mut writers[index].1;
         guarded(|| writer.write(world))?;
         Ok(writer.series_paths())
     }
 
-    fn __repr__(&self) -> String {
-        let m = &self.world.model;
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let inner = self.lock(py);
+        let m = &inner.world.model;
         format!(
             "Simulation({:?}: {} bodies, {} obstacles, {}, h = {} s, t = {} s)",
             self.scene.name(),
             m.bodies.len(),
             m.obstacles.len(),
-            self.world.integrator.name(),
+            inner.world.integrator.name(),
             m.time_step,
-            self.world.state.time
+            inner.world.state.time
         )
     }
-}
-
-/// Vertex indices from an array of integers (none negative).
-fn indices(ids: &PyArrayLike1<'_, i64, AllowTypeChange>) -> PyResult<Vec<usize>> {
-    ids.as_array()
-        .iter()
-        .map(|&i| {
-            usize::try_from(i).map_err(|_| PyValueError::new_err(format!("vertex_ids: negative index {i}")))
-        })
-        .collect()
 }
 
 /// A rotation from a 3×3 matrix, refused unless orthonormal with
@@ -405,8 +480,8 @@ pub fn load_scene(scene: &Bound<'_, PyAny>) -> PyResult<Simulation> {
     Simulation::from_scene(guarded(|| builtin::load(&text))?, MeshFiles::default())
 }
 
-/// The built-in scenes: name → the first line of its description.
+/// The built-in scenes: name → the first sentence of its description.
 #[pyfunction]
-pub fn builtin_scenes() -> std::collections::BTreeMap<&'static str, &'static str> {
+pub fn builtin_scenes() -> std::collections::BTreeMap<&'static str, String> {
     builtin::list().collect()
 }

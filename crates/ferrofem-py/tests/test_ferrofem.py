@@ -7,6 +7,7 @@ import base64
 import os
 import pathlib
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -208,6 +209,88 @@ def test_control_between_steps():
         sim.set_prescribed(body, [top], [[0.0, 0.0, 0.0]])
     sim.reset()
     assert sim.time == 0.0 and sim.step_count == 0
+
+
+def test_bad_arguments_raise_python_errors_naming_them():
+    """A wrong shape, index or file is a ValueError, IndexError or
+    FileNotFoundError whose message names the argument and both shapes."""
+    sim = ferrofem.load_scene("drop")
+    body, floor = sim.bodies[0], sim.obstacles[0]
+    with pytest.raises(ValueError, match=r"translation: expected shape \(3,\), got \(3, 3\)"):
+        sim.set_obstacle_pose(floor, np.eye(3))
+    with pytest.raises(ValueError, match=r"rotation: expected shape \(3, 3\), got \(4,\)"):
+        sim.set_obstacle_pose(floor, [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"velocities: expected shape \(n, 3\), got \(3,\)"):
+        sim.set_velocities(body, [0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match=r"target: expected shape \(3,\), got \(1, 3\)"):
+        sim.attach(body, 0, [[0.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="target: expected an array of numbers, got str"):
+        sim.attach(body, 0, "up")
+    with pytest.raises(IndexError, match=r"vertex -1: out of range \(0 to \d+\)"):
+        sim.attach(body, -1, [0.0, 0.0, 0.0])
+    with pytest.raises(IndexError, match=r"vertex_ids -1: out of range"):
+        sim.set_prescribed(body, [-1], [[0.0, 0.0, 0.0]])
+    with pytest.raises(IndexError, match=r"body 5: out of range \(0 to 0\)"):
+        sim.positions(5)
+    scene = {
+        "simulation": {"time_step": 0.01, "steps": 1},
+        "body": [{"name": "b", "mesh": {"file": {"path": "no-such-mesh.msh"}}, "material": {"young": 1e5, "poisson": 0.3, "density": 1e3}}],
+    }
+    with pytest.raises(FileNotFoundError, match="no-such-mesh.msh"):
+        ferrofem.Simulation.from_dict(scene)
+    with pytest.raises(ValueError, match="at least 1 thread"):
+        ferrofem.set_threads(0)
+    sim.step()
+    with pytest.raises(RuntimeError, match="too late"):
+        ferrofem.set_threads(2)
+
+
+def test_ctrl_c_stops_a_long_step_and_leaves_the_simulation_usable():
+    code = (
+        "import ferrofem\n"
+        "sim = ferrofem.load_scene('drop')\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    sim.step(10**9)\n"
+        "except KeyboardInterrupt:\n"
+        "    before = sim.step_count\n"
+        "    sim.step()\n"
+        "    print('interrupted', before > 0 and sim.step_count == before + 1, flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    sent = time.perf_counter()
+    out, _ = child.communicate(timeout=30)
+    assert time.perf_counter() - sent < 2.0, "Ctrl-C took more than 2 s"
+    assert "interrupted True" in out, out
+
+
+def test_reading_state_while_another_thread_steps_waits_for_the_step():
+    sim = ferrofem.load_scene("drop")
+    sim.step()
+    worker = threading.Thread(target=lambda: sim.step(20))
+    worker.start()
+    seen = []
+    while worker.is_alive():
+        seen.append(sim.time)
+    worker.join()
+    assert seen and all(t >= 0.01 for t in seen)
+    assert sim.step_count == 21
+
+
+def test_a_step_that_violates_warns():
+    """The Rust test's unconverged cube (E = 1e11 Pa, h = 10 s): its PCG
+    ends no better than it started, and Python is told as the CLI is."""
+    scene = {
+        "simulation": {"time_step": 10.0, "steps": 1},
+        "body": [{"name": "cube", "mesh": {"box": {"size": [0.2, 0.2, 0.2], "cells": [4, 4, 4]}}, "material": {"young": 1e11, "poisson": 0.3, "density": 1e3}}],
+    }
+    sim = ferrofem.Simulation.from_dict(scene)
+    with pytest.warns(ferrofem.SimulationWarning, match=r"step 1: body `cube`, stage free_motion: PCG ended"):
+        sim.step()
+    assert issubclass(ferrofem.SimulationWarning, UserWarning)
 
 
 def public_names(obj):

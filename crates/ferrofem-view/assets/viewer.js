@@ -222,7 +222,8 @@ let receivedThisSecond = 0;
 setInterval(() => { state.fps = receivedThisSecond; receivedThisSecond = 0; }, 1000);
 
 function connect() {
-  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+  // The page's query carries the viewer's token when it serves beyond loopback.
+  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${location.search}`);
   socket.binaryType = 'arraybuffer';
   state.socket = socket;
   socket.onmessage = (event) => {

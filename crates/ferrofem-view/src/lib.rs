@@ -14,6 +14,7 @@
 
 mod error;
 pub mod frame;
+mod guard;
 mod options;
 pub mod replay;
 mod scene_view;

@@ -16,9 +16,10 @@ pub enum Source {
 }
 
 /// Where and how to serve.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// Address to bind (127.0.0.1 unless given: the viewer has no authentication).
+    /// Address to bind (127.0.0.1 unless given). Beyond loopback the data
+    /// routes need a random token, printed in the viewer's URL.
     pub host: IpAddr,
     /// Port (0: any free one).
     pub port: u16,
@@ -26,11 +27,20 @@ pub struct ServeOptions {
     pub realtime: bool,
     /// Start playing at once.
     pub play: bool,
+    /// Origins besides the viewer's own whose pages may use it
+    /// (`--allow-origin`, e.g. `http://localhost:3000`).
+    pub allow_origins: Vec<String>,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 8080, realtime: true, play: false }
+        ServeOptions {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 8080,
+            realtime: true,
+            play: false,
+            allow_origins: Vec::new(),
+        }
     }
 }
 

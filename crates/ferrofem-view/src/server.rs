@@ -17,6 +17,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::error::ViewError;
 use crate::frame::Frame;
+use crate::guard::{self, Guard};
 use crate::options::{ServeOptions, Source};
 use crate::replay::Replay;
 use crate::scene_view::scene_view;
@@ -37,6 +38,8 @@ struct App {
 pub struct Server {
     /// The bound address.
     pub addr: SocketAddr,
+    /// The token the data routes need (bound beyond loopback).
+    token: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     http: Option<JoinHandle<()>>,
 }
@@ -82,6 +85,10 @@ impl Server {
             .route("/api/scene", get(|State(app): State<App>| async move { json(app.scene.to_string()) }))
             .route("/ws", get(upgrade))
             .with_state(app);
+        let loopback = options.host.is_loopback();
+        let token = (!loopback).then(guard::token);
+        let guard = Guard { loopback, token: token.clone(), allowed: options.allow_origins.clone() };
+        let router = router.layer(axum::middleware::from_fn_with_state(Arc::new(guard), guard::check));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -107,12 +114,15 @@ impl Server {
             });
             runtime.shutdown_background();
         });
-        Ok(Server { addr, shutdown: Some(shutdown), http: Some(http) })
+        Ok(Server { addr, token, shutdown: Some(shutdown), http: Some(http) })
     }
 
-    /// The page's address.
+    /// The page's address, with the token when one is needed.
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        match &self.token {
+            Some(t) => format!("http://{}/?token={t}", self.addr),
+            None => format!("http://{}/", self.addr),
+        }
     }
 
     /// Serves until the process ends.

@@ -156,3 +156,76 @@ fn replay_serves_a_run_folder() {
     assert!(Server::start(Source::Replay(std::env::temp_dir().join("no-such-run")), options()).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An HTTP request over a plain socket: the status line and the body (a
+/// `101 Switching Protocols` answer is returned at its headers' end, the
+/// socket left to close).
+async fn request(addr: std::net::SocketAddr, head: &str) -> (String, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("{head}Connection: close\r\n\r\n").as_bytes()).await.unwrap();
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        if text.starts_with("HTTP/1.1 101") && text.contains("\r\n\r\n") {
+            break;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(20), s.read(&mut chunk)).await.unwrap().unwrap();
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&bytes).to_string();
+    let status = text.lines().next().unwrap_or("").to_string();
+    let body = text.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string());
+    (status, body)
+}
+
+/// The viewer obeys its own page only: a WebSocket from a foreign or
+/// `null` Origin is refused (403), a request naming a foreign Host (DNS
+/// rebinding) too; an allowed origin passes. Bound beyond loopback, the
+/// data routes need the token of the printed URL.
+#[test]
+fn foreign_origins_hosts_and_missing_tokens_are_refused() {
+    let scene = || Source::Scene(Box::new(builtin::load("drop").unwrap()));
+    let allowed = ServeOptions { allow_origins: vec!["http://localhost:3000".into()], ..options() };
+    let server = Server::start(scene(), allowed).unwrap();
+    let addr = server.addr;
+    runtime().block_on(async {
+        let ws = |origin: &str| {
+            format!(
+                "GET /ws HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            )
+        };
+        for origin in ["http://evil.example", "null"] {
+            let (status, body) = request(addr, &ws(origin)).await;
+            assert!(status.contains("403") && body.contains("cross-origin"), "{origin}: {status} {body}");
+        }
+        let (status, _) = request(addr, &ws(&format!("http://{addr}"))).await;
+        assert!(status.contains("101"), "own origin: {status}");
+        let (status, _) = request(addr, &ws("http://localhost:3000")).await;
+        assert!(status.contains("101"), "allowed origin: {status}");
+        let (status, body) = request(addr, "GET /api/state HTTP/1.1\r\nHost: evil.example\r\n").await;
+        assert!(status.contains("403") && body.contains("Host"), "{status} {body}");
+        let (status, _) = request(addr, &format!("GET /api/state HTTP/1.1\r\nHost: localhost:{}\r\n", addr.port())).await;
+        assert!(status.contains("200"), "{status}");
+    });
+    server.stop();
+    let open = ServeOptions { host: "0.0.0.0".parse().unwrap(), ..options() };
+    let server = Server::start(scene(), open).unwrap();
+    let token = server.url().split_once("?token=").map(|(_, t)| t.to_string()).expect("a token in the URL");
+    let port = server.addr.port();
+    let local = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    runtime().block_on(async {
+        let get = |path: String| format!("GET {path} HTTP/1.1\r\nHost: 192.168.1.5:{port}\r\n");
+        let (status, body) = request(local, &get("/api/state".into())).await;
+        assert!(status.contains("403") && body.contains("token"), "{status} {body}");
+        let (status, _) = request(local, &get(format!("/api/state?token={token}"))).await;
+        assert!(status.contains("200"), "{status}");
+        let (status, _) = request(local, &get("/viewer.js".into())).await;
+        assert!(status.contains("200"), "the page's code needs no token: {status}");
+    });
+    server.stop();
+}

@@ -28,6 +28,7 @@ pub mod solver;
 mod stage;
 mod state;
 pub mod stats;
+mod summary;
 mod world;
 
 pub use body::{Body, BodySummary, MeshView};

@@ -23,14 +23,16 @@ pub struct FrameWriter {
 
 impl FrameWriter {
     /// Creates `dir` and one `<body>.pvd` series per body (plus
-    /// `contacts.pvd` and one `<obstacle>.pvd` per mesh obstacle).
+    /// `contacts.pvd` where the scene can have constraint rows, and one
+    /// `<obstacle>.pvd` per mesh obstacle).
     pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
         let model = &world.model;
         let series =
             model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
-        let contacts = Some(PvdSeries::new(dir.join("contacts.pvd")));
+        // Only a scene that can have constraint rows has contact points.
+        let contacts = model.constrained().then(|| PvdSeries::new(dir.join("contacts.pvd")));
         let obstacles = model
             .obstacles
             .iter()
@@ -49,8 +51,34 @@ impl FrameWriter {
     }
 
     /// Writes the current state as the next frame: per body a `.vtu` with
-    /// `velocity`, `displacement` and `contact_force`.
+    /// `velocity`, `displacement` and `contact_force`, the contact points
+    /// and the mesh obstacles. A frame is whole or absent: when a file
+    /// cannot be written, the frame's files written so far are removed and
+    /// no series names it.
     pub fn write(&mut self, world: &World) -> Result<(), SimError> {
+        let mut written = Vec::new();
+        let result = self.write_files(world, &mut written);
+        match result {
+            Ok(()) => {
+                let t = world.state.time;
+                let series = self.series.iter_mut().chain(self.contacts.as_mut());
+                let all = series.chain(self.obstacles.iter_mut().map(|(_, s)| s));
+                for (s, file) in all.zip(&written) {
+                    s.push(t, file)?;
+                }
+                self.frame += 1;
+                Ok(())
+            }
+            Err(e) => {
+                written.iter().for_each(|f| drop(std::fs::remove_file(self.dir.join(f))));
+                Err(e)
+            }
+        }
+    }
+
+    /// The frame's files, in the order of the series (bodies, contacts,
+    /// mesh obstacles), their names pushed to `written` as they land.
+    fn write_files(&mut self, world: &World, written: &mut Vec<String>) -> Result<(), SimError> {
         let state = &world.state;
         for (b, (body, s)) in world.model.bodies.iter().zip(&state.bodies).enumerate() {
             let file = format!("{}_{:05}.vtu", body.name, self.frame);
@@ -65,19 +93,19 @@ impl FrameWriter {
             let forces = &world.constraints().problem.bodies[b].forces;
             fields.push(PointField { name: "contact_force", components: 3, values: forces });
             write_vtu_frame(&self.dir.join(&file), &points, tets, triangles, &fields)?;
-            self.series[b].push(state.time, &file)?;
+            written.push(file);
         }
-        self.write_contacts(world)?;
-        self.write_obstacles(world)?;
-        self.frame += 1;
-        Ok(())
+        if self.contacts.is_some() {
+            written.push(self.write_contacts(world)?);
+        }
+        self.write_obstacles(world, written)
     }
 
     /// `obstacle-<name>_<frame>.vtu`: each mesh obstacle's triangles at its
     /// current pose, with the `velocity` of its material points.
-    fn write_obstacles(&mut self, world: &World) -> Result<(), SimError> {
+    fn write_obstacles(&mut self, world: &World, written: &mut Vec<String>) -> Result<(), SimError> {
         let t = world.state.time;
-        for (i, series) in &mut self.obstacles {
+        for (i, _) in &self.obstacles {
             let o = &world.model.obstacles[*i];
             let Geometry::Mesh(mesh) = &o.geometry else { continue };
             let vertices = o.vertices_at(t);
@@ -88,14 +116,14 @@ impl FrameWriter {
             let file = format!("obstacle-{}_{:05}.vtu", o.name, self.frame);
             let fields = [PointField { name: "velocity", components: 3, values: &velocity }];
             write_vtu_frame(&self.dir.join(&file), &points, &[], &triangles, &fields)?;
-            series.push(t, &file)?;
+            written.push(file);
         }
         Ok(())
     }
 
     /// `contacts_<frame>.vtp`: the [`World::constraint_points`] with
     /// `normal`, `force` (N, world axes) and `kind` (0 contact, 1 attachment).
-    fn write_contacts(&mut self, world: &World) -> Result<(), SimError> {
+    fn write_contacts(&mut self, world: &World) -> Result<String, SimError> {
         let c = world.constraint_points();
         let kinds: Vec<f64> = c.attachment.iter().map(|&a| f64::from(u8::from(a))).collect();
         let file = format!("contacts_{:05}.vtp", self.frame);
@@ -105,10 +133,7 @@ impl FrameWriter {
             PointField { name: "kind", components: 1, values: &kinds },
         ];
         write_vtp_points(&self.dir.join(&file), &c.points, &fields)?;
-        if let Some(series) = self.contacts.as_mut() {
-            series.push(world.state.time, &file)?;
-        }
-        Ok(())
+        Ok(file)
     }
 
     /// Frames written so far.

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 pub use crate::delassus::DelassusRecord;
 pub use crate::stage::{Stage, StageTimes};
+pub use crate::summary::{Quantiles, Summary, SummaryBuilder};
 
 /// One body's figures for one step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -114,73 +115,6 @@ pub fn median_p90(values: &mut [f64]) -> (f64, f64) {
     values.sort_by(f64::total_cmp);
     let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
     (at(0.5), at(0.9))
-}
-
-/// Summary over a run's steps.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Summary {
-    /// Steps taken.
-    pub steps: usize,
-    /// Median step time (ms).
-    pub step_ms_median: f64,
-    /// 90th-percentile step time (ms).
-    pub step_ms_p90: f64,
-    /// Median per stage (ms).
-    pub stage_ms_median: StageTimes,
-    /// 90th percentile per stage (ms).
-    pub stage_ms_p90: StageTimes,
-    /// Mean PCG iterations per step.
-    pub cg_iterations_mean: f64,
-    /// Most PCG iterations in a step.
-    pub cg_iterations_max: usize,
-    /// Largest final relative residual seen.
-    pub cg_rel_residual_max: f64,
-    /// Most contacts in a step.
-    pub contacts_max: usize,
-    /// Median PGS sweeps per step.
-    pub pgs_iterations_median: f64,
-    /// Deepest penetration seen (m).
-    pub max_penetration: f64,
-    /// Most inverted elements in a step.
-    pub inverted_elements_max: usize,
-    /// Steps that were violations (see [`StepStats::violation`]).
-    pub violations: usize,
-    /// The first violation, with its step.
-    pub first_violation: Option<String>,
-    /// Kinetic energy after the last step (J).
-    pub final_kinetic_energy: f64,
-    /// Elastic energy at the last step (J).
-    pub final_elastic_energy: f64,
-}
-
-impl Summary {
-    /// Summarizes a run.
-    pub fn of(steps: &[StepStats]) -> Summary {
-        let mut s = Summary { steps: steps.len(), ..Default::default() };
-        let col = |f: &dyn Fn(&StepStats) -> f64| median_p90(&mut steps.iter().map(f).collect::<Vec<_>>());
-        (s.step_ms_median, s.step_ms_p90) = col(&|x| x.step_ms);
-        for st in Stage::ALL {
-            let (m, p) = col(&|x| x.stage_ms.get(st));
-            s.stage_ms_median.0[st as usize] = m;
-            s.stage_ms_p90.0[st as usize] = p;
-        }
-        if let Some(last) = steps.last() {
-            s.final_kinetic_energy = last.kinetic_energy;
-            s.final_elastic_energy = last.elastic_energy;
-            s.cg_iterations_mean =
-                steps.iter().map(|x| x.cg_iterations as f64).sum::<f64>() / steps.len() as f64;
-            s.cg_iterations_max = steps.iter().map(|x| x.cg_iterations).max().unwrap_or(0);
-            s.cg_rel_residual_max = steps.iter().map(|x| x.cg_rel_residual).fold(0.0, f64::max);
-            s.contacts_max = steps.iter().map(|x| x.contacts).max().unwrap_or(0);
-            s.pgs_iterations_median = col(&|x| x.pgs_iterations as f64).0;
-            s.max_penetration = steps.iter().map(|x| x.max_penetration).fold(0.0, f64::max);
-            s.inverted_elements_max = steps.iter().map(|x| x.inverted_elements).max().unwrap_or(0);
-            s.violations = steps.iter().filter(|x| x.violation.is_some()).count();
-            s.first_violation =
-                steps.iter().find_map(|x| x.violation.as_ref().map(|v| format!("step {}: {v}", x.step)));
-        }
-        s
-    }
 }
 
 #[cfg(test)]

@@ -182,7 +182,8 @@ impl World {
     }
 
     /// The step's violation, worded: the first body whose deepest
-    /// penetration exceeds the limit, or that has inverted elements.
+    /// penetration exceeds the limit, that has inverted elements, or whose
+    /// free-motion solve ended no better than it started.
     fn violation(&self, bodies: &[BodyStepStats]) -> Option<String> {
         let limit = self.model.contact.penetration_limit();
         bodies.iter().zip(&self.model.bodies).find_map(|(b, body)| {
@@ -198,7 +199,7 @@ impl World {
             });
             let inverted = (b.inverted_elements > 0)
                 .then(|| format!("body `{}`: {} inverted elements", body.name, b.inverted_elements));
-            deep.or(inverted)
+            deep.or(inverted).or_else(|| unconverged(&body.name, b))
         })
     }
 
@@ -224,4 +225,17 @@ impl World {
             ..self.integrator.body_stats(&self.model, &self.state, i)
         }
     }
+}
+
+/// A free-motion PCG that ended at a relative residual of 1 or more (or
+/// NaN): the solve left the step worse than its initial guess, so the step
+/// is not the implicit-Euler step it claims to be (zeng2022 §3.1).
+fn unconverged(name: &str, b: &BodyStepStats) -> Option<String> {
+    (b.cg_iterations > 0 && (b.cg_rel_residual >= 1.0 || b.cg_rel_residual.is_nan())).then(|| {
+        format!(
+            "body `{name}`, stage free_motion: PCG ended at relative residual {:.3} after {} iterations, \
+             no better than its start (raise implicit_euler.max_iterations, or use preconditioner = \"ldlt\")",
+            b.cg_rel_residual, b.cg_iterations
+        )
+    })
 }

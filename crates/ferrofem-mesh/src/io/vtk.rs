@@ -340,10 +340,20 @@ pub fn write_vtu_frame(
             return Err(MeshError::parse(path, 0, format!("field {} has the wrong length", f.name)));
         }
     }
-    let file = std::fs::File::create(path).map_err(|e| MeshError::io(path, e))?;
+    let mut xml = Vec::new();
     grid(vertices, tets, triangles, fields)
-        .write_xml(std::io::BufWriter::new(file))
-        .map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))
+        .write_xml(&mut xml)
+        .map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))?;
+    write_whole(path, &xml)
+}
+
+/// Writes `bytes` to `path` (rendered in memory first, so that a failed
+/// write is an I/O error in words); a file left incomplete is removed.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), MeshError> {
+    std::fs::write(path, bytes).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        MeshError::io(path, e)
+    })
 }
 
 /// Writes points as a `.vtp` polydata (one vertex cell per point) with
@@ -370,7 +380,7 @@ pub fn write_vtp_points(path: &Path, points: &[[f64; 3]], fields: &[PointField])
         data: DataSet::inline(piece),
         file_path: None,
     };
-    let file = std::fs::File::create(path).map_err(|e| MeshError::io(path, e))?;
-    vtk.write_xml(std::io::BufWriter::new(file))
-        .map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))
+    let mut xml = Vec::new();
+    vtk.write_xml(&mut xml).map_err(|e| MeshError::parse(path, 0, format!("VTK writer: {e}")))?;
+    write_whole(path, &xml)
 }

@@ -31,10 +31,24 @@ pub const SCENES: [(&str, &str); 20] = [
 ];
 
 /// Each scene's name and the first comment line of its file.
-pub fn list() -> impl Iterator<Item = (&'static str, &'static str)> {
-    SCENES
-        .iter()
-        .map(|(name, text)| (*name, text.lines().next().unwrap_or("").trim_start_matches('#').trim()))
+pub fn list() -> impl Iterator<Item = (&'static str, String)> {
+    SCENES.iter().map(|(name, text)| (*name, first_sentence(text)))
+}
+
+/// The first sentence of a scene file's leading comment, whole even when
+/// it runs over several lines.
+fn first_sentence(text: &str) -> String {
+    let comment: Vec<&str> = text
+        .lines()
+        .map_while(|l| l.strip_prefix('#'))
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let joined = comment.join(" ");
+    match joined.find(". ") {
+        Some(end) => joined[..=end].to_string(),
+        None => joined,
+    }
 }
 
 /// A scene from a path, or from a built-in name when no such file exists.

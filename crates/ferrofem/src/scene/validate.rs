@@ -84,6 +84,17 @@ impl SceneFile {
                 ));
             }
         }
+        let real_time = self.simulation.preset == Some(Preset::RealTime)
+            && self.simulation.integrator == IntegratorKind::ImplicitEuler;
+        if real_time && ie.preconditioner != crate::integrator::PreconditionerKind::Ldlt {
+            return Err(Invalid::new(
+                "implicit_euler.preconditioner".into(),
+                "preset = \"real-time\" stops PCG after 3 iterations, which converge only on the \"ldlt\" \
+                 preconditioner it sets (on a Jacobi one they leave a relative residual above 1): drop \
+                 the preset or this key"
+                    .into(),
+            ));
+        }
         if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {
             if max_sweeps == 0 || !(tolerance.is_finite() && tolerance >= 0.0) {
                 return Err(Invalid::new(

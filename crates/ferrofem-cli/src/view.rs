@@ -28,14 +28,26 @@ pub struct ViewArgs {
     /// Step as fast as possible instead of in real time.
     #[arg(long)]
     pub fast: bool,
-    /// Start playing at once.
-    #[arg(long)]
+    /// Open paused (a live scene plays from the start by default; a drag
+    /// grabs only while it plays).
+    #[arg(long, conflicts_with = "play")]
+    pub paused: bool,
+    /// Start playing at once: the default since the viewer plays on load
+    /// (kept so that older command lines still run).
+    #[arg(long, hide = true)]
     pub play: bool,
 }
 
 /// Serves until interrupted.
 pub fn view(args: ViewArgs) -> Result<(), CliError> {
     let path = PathBuf::from(&args.source);
+    let folder_like = args.source.ends_with('/') || (args.source.contains('/') && path.extension().is_none());
+    if !path.exists() && folder_like {
+        return Err(CliError::Other(format!(
+            "{}: no such folder to replay (`ferrofem run SCENE --out {}` writes one), nor a scene file",
+            args.source, args.source
+        )));
+    }
     let source = if path.is_dir() {
         Source::Replay(path)
     } else {
@@ -45,7 +57,7 @@ pub fn view(args: ViewArgs) -> Result<(), CliError> {
         host: args.host,
         port: args.port,
         realtime: !args.fast,
-        play: args.play,
+        play: !args.paused,
         allow_origins: args.allow_origins,
     };
     let server = Server::start(source, options).map_err(|e| CliError::Other(e.to_string()))?;

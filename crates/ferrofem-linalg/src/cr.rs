@@ -33,6 +33,7 @@ impl ConjugateResidual {
     /// (positive); at most `max_iterations`, or until the preconditioned
     /// residual falls under `rel_tolerance` times its initial norm with
     /// `x = 0`.
+    #[inline]
     pub fn solve(
         &mut self,
         mut apply: impl FnMut(&[f64], &mut [f64]),

@@ -192,6 +192,14 @@ function drawGrab(grab) {
   grabMark.scale.setScalar(0.008 * state.extent);
 }
 
+// What the first gesture does, said where the page starts.
+function hint(f, replay) {
+  const view = 'drag empty space to orbit, right-drag to pan, wheel to zoom';
+  if (replay) return `replay: the slider moves in time, ▶ plays the frames · ${view} · `;
+  if (!f.playing) return `paused: press ▶ play, then drag a body to grab it · ${view} · `;
+  return `drag a body to grab it · ${view} · `;
+}
+
 const fmt = (x, digits = 3) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-2 && x !== 0) ? x.toExponential(2) : x.toFixed(digits));
 function showFigures(f) {
   state.figures = f;
@@ -200,7 +208,11 @@ function showFigures(f) {
   $('lo').textContent = fmt(lo); $('hi').textContent = `${fmt(hi)} ${unit}`;
   $('field').value = name;
   if (state.scene && state.scene.mode === 'replay') $('seek').value = f.step;
-  const lines = [`t = ${f.time.toFixed(3)} s   step ${f.step}`];
+  const replay = state.scene && state.scene.mode === 'replay';
+  const lines = [replay
+    ? `t = ${f.time.toFixed(3)} s   frame ${f.step + 1} of ${state.scene.times.length}`
+    : `t = ${f.time.toFixed(3)} s   step ${f.step}`];
+  $('help').firstChild.textContent = hint(f, replay);
   if (state.scene && state.scene.mode === 'live') {
     lines.push(`${fmt(f.steps_per_second, 1)} steps/s · ${fmt(f.realtime_factor, 2)}× real time`);
     lines.push(`step ${fmt(f.step_ms, 2)} ms · ${f.contacts} contacts · viewer ${fmt(f.publish_ms, 2)} ms`);

@@ -59,7 +59,8 @@ def viewer(tmp_path):
         pytest.skip(why)
     scene = tmp_path / "grab-block.toml"
     scene.write_text(SCENE)
-    proc = subprocess.Popen([str(BIN), "--threads", "1", "view", str(scene), "--port", "0", "--play"],
+    # No --play: a live scene plays from the start, so the first drag grabs.
+    proc = subprocess.Popen([str(BIN), "--threads", "1", "view", str(scene), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     assert "http://" in line, line + proc.stderr.read()
@@ -91,6 +92,7 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         page.goto(viewer)
         page.wait_for_function("window.ferrofem && window.ferrofem.framesReceived > 3", timeout=30000)
         page.wait_for_timeout(500)
+        assert page.inner_text("#help").startswith("drag a body to grab it"), page.inner_text("#help")
         before = pixels(page.screenshot())
         # Not blank: the shaded body and the floor make many distinct colours.
         assert before.std() > 10 and len(np.unique(before.reshape(-1, 3), axis=0)) > 200

@@ -45,7 +45,16 @@ fn first_sentence(text: &str) -> String {
         .take_while(|l| !l.is_empty())
         .collect();
     let joined = comment.join(" ");
-    match joined.find(". ") {
+    // A sentence ends at ". " before a capital, not after an abbreviation.
+    let abbreviation = |before: &str| {
+        let word = before.rsplit(' ').next().unwrap_or("");
+        ["Fig", "Figs", "Eq", "eq", "e.g", "i.e", "cf", "al", "vs", "No"].contains(&word)
+    };
+    let end = joined.match_indices(". ").map(|(i, _)| i).find(|&i| {
+        let next = joined[i + 2..].chars().next();
+        next.is_some_and(char::is_uppercase) && !abbreviation(&joined[..i])
+    });
+    match end {
         Some(end) => joined[..=end].to_string(),
         None => joined,
     }
@@ -118,5 +127,16 @@ mod tests {
         assert_eq!(closest_name("zzzzzzzz"), None);
         let e = load("dorp").unwrap_err().to_string();
         assert!(e.contains("did you mean the built-in `drop`") && e.contains("ferrofem scenes"), "{e}");
+    }
+
+    /// Every built-in scene is listed with a whole first sentence.
+    #[test]
+    fn descriptions_are_whole_first_sentences() {
+        for (name, about) in list() {
+            assert!(about.ends_with('.') && about.len() > 20, "{name}: {about:?}");
+            assert!(!about.ends_with("Fig.") && !about.ends_with("e.g."), "{name}: {about:?}");
+        }
+        let text = "# The bar of zeng2025 Fig. 9, twisted. More here.\n[simulation]";
+        assert_eq!(first_sentence(text), "The bar of zeng2025 Fig. 9, twisted.");
     }
 }

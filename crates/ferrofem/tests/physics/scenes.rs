@@ -76,6 +76,10 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// steps 1e-13 relative for the cloth, 3e-7 for the ball (whose contact
 /// amplifies rounding: the same build with 1e-15 and 1e-13 tolerances
 /// differs from both by 1e-7), 1 % and 25 % for the draped sheets.
+/// `sliding-indenter` when its ball's motion became a path (1 m/s for the
+/// scene's 0.3 s, then held, so that the viewer keeps it in view): the
+/// same motion to rounding, kinetic energy 9e-6 relative after 6 steps
+/// (the implicit resolution's stopping tolerances), 2e-14 after 30.
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -89,7 +93,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("multi-body", 0x45902d2e190fb6ed),
     ("needle", 0x6ed500edf5c3e621),
     ("sharp-corner", 0x650e7ea4e62310b5),
-    ("sliding-indenter", 0xf2b7e19588eefc43),
+    ("sliding-indenter", 0x39b448a259bbaa17),
     ("slope", 0x4553ca86ed6019f9),
     ("squeezing-ball", 0x659f62673a5a1f2a),
     ("stack", 0xff7415cfa790b9cd),

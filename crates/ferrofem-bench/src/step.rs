@@ -206,4 +206,9 @@ fn print_step(r: &StepRecord) {
         r.context.threads,
         load
     );
+    println!(
+        "SpMV/copy: the SpMV's bandwidth (its matrix and vectors' bytes over its time) against a \
+         parallel copy's on this machine; above 100 % where the matrix or vectors stay in cache \
+         between products, which a copy of the same size does not (docs/benchmarks.md)."
+    );
 }

@@ -102,12 +102,23 @@ fn info(file: &Path, json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The fields as `key value` lines, nested keys dotted, values aligned.
 fn print_text(v: &serde_json::Value, prefix: &str) {
+    let mut lines = Vec::new();
+    flatten(v, prefix, &mut lines);
+    let width = lines.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    for (k, x) in lines {
+        println!("{k:<width$}  {x}");
+    }
+}
+
+/// `v`'s leaves with their dotted keys.
+fn flatten(v: &serde_json::Value, prefix: &str, out: &mut Vec<(String, String)>) {
     if let serde_json::Value::Object(m) = v {
         for (k, x) in m {
             match x {
-                serde_json::Value::Object(_) => print_text(x, &format!("{prefix}{k}.")),
-                _ => println!("{prefix}{k:<24} {x}"),
+                serde_json::Value::Object(_) => flatten(x, &format!("{prefix}{k}."), out),
+                _ => out.push((format!("{prefix}{k}"), x.to_string())),
             }
         }
     }

@@ -16,13 +16,24 @@ mod kernels;
 mod newton;
 mod runs;
 
-/// The device, or `None` (test skipped) where none is required.
+/// The device, or `None` (test not run) where none is required. A run
+/// without one says so on the terminal, past the test harness's capture,
+/// so that passing tests are not mistaken for GPU tests that ran.
 fn gpu() -> Option<Arc<Gpu>> {
     match Gpu::shared() {
         Ok(g) => Some(g),
         Err(e) if std::env::var("FERROFEM_GPU_TESTS").as_deref() == Ok("required") => panic!("{e}"),
         Err(e) => {
-            eprintln!("skipped: {e}");
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                use std::io::Write;
+                let line = format!(
+                    "\nGPU TESTS NOT RUN: {e}. They pass without checking anything; install a Vulkan \
+                     driver (Mesa's lavapipe: mesa-vulkan-drivers) or set FERROFEM_GPU_TESTS=required \
+                     to make this a failure.\n"
+                );
+                let _ = std::io::stderr().write_all(line.as_bytes());
+            });
             None
         }
     }

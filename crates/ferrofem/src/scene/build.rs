@@ -75,7 +75,7 @@ fn obstacle_surface(scene: &Scene, mesh: &MeshSpec) -> Result<TriMesh, MeshError
         return Ok(volume_mesh(scene, mesh, false)?.boundary().mesh);
     };
     let path = scene.base_dir.join(path);
-    let e = io::read_elements(&path)?;
+    let e = io::read_elements(&path).map_err(shared_meshes_hint)?;
     if e.tets.is_empty() {
         return io::read_tri_mesh(&path);
     }
@@ -210,11 +210,30 @@ fn volume_mesh(scene: &Scene, mesh: &MeshSpec, reorient_inverted: bool) -> Resul
         }),
         MeshSpec::File { path } => {
             let opts = ValidationOptions { reorient_inverted, ..Default::default() };
-            io::read_tet_mesh(&scene.base_dir.join(path), opts).map(|mut m| {
+            let read = io::read_tet_mesh(&scene.base_dir.join(path), opts).map_err(shared_meshes_hint);
+            read.map(|mut m| {
                 m.remove_unused_vertices();
                 m
             })
         }
+    }
+}
+
+/// A missing mesh of the shared collection (`scenes/external/`) says where
+/// the collection is expected.
+fn shared_meshes_hint(e: MeshError) -> MeshError {
+    match e {
+        MeshError::Io { path, source }
+            if source.kind() == std::io::ErrorKind::NotFound
+                && path.to_string_lossy().contains("shared/meshes") =>
+        {
+            let hint = format!(
+                "{source}; the external scenes read the shared mesh collection from ../shared/meshes beside \
+                 this checkout (the built-in scenes need none)"
+            );
+            MeshError::Io { path, source: std::io::Error::new(std::io::ErrorKind::NotFound, hint) }
+        }
+        e => e,
     }
 }
 

@@ -153,6 +153,19 @@ fn top_level(key: String) -> String {
     }
 }
 
+/// A parser's message on one line, in the scene file's words: where serde
+/// names a Rust type (`expected struct variant MeshSpec::File`), the form
+/// the file should hold.
 fn flat(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.split_once("expected struct variant MeshSpec::") {
+        Some((head, variant)) => {
+            let form = match variant.trim() {
+                "File" => "{ file = { path = \"mesh.msh\" } }",
+                _ => "a table such as { box = { size = [1.0, 1.0, 1.0], cells = [4, 4, 4] } }",
+            };
+            format!("{head}expected a table: write mesh = {form} (docs/scene-format.md)")
+        }
+        None => line,
+    }
 }

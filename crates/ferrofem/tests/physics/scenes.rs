@@ -194,6 +194,14 @@ fn misspelled_key_is_named() {
     assert!(msg.contains("timestep"), "{msg}");
     let msg = scene_error(&GOOD.replace("box = {", "boxx = {"));
     assert!(msg.contains("boxx") && msg.contains("body[0].mesh"), "{msg}");
+    // A file named without its table is shown the right form, in the file's words.
+    let shorthand = GOOD.replace(
+        "mesh = { box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+        "mesh = { file = \"b.msh\" }",
+    );
+    let msg = scene_error(&shorthand);
+    assert!(msg.contains("body[0].mesh.file") && msg.contains("mesh = { file = { path = "), "{msg}");
+    assert!(!msg.contains("MeshSpec"), "{msg}");
 }
 
 #[test]

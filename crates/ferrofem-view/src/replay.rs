@@ -12,8 +12,10 @@ use ferrofem_mesh::TetMesh;
 use tokio::sync::watch;
 
 use crate::error::ViewError;
-use crate::frame::{bounds, BodyView, Figures, Frame, SceneView};
+use crate::frame::{bounds, BodyView, Figures, Frame, ObstacleView, SceneView};
+use crate::scene_view::analytic_view;
 use crate::session::{Command, Reply};
+use ferrofem::obstacle::Shape;
 
 /// One body's series: its name, topology and frames `(time, file)`.
 #[derive(Debug)]
@@ -29,12 +31,56 @@ struct Series {
 pub struct Replay {
     dir: PathBuf,
     series: Vec<Series>,
+    /// The analytic obstacles `obstacles.jsonl` names, and their poses per frame.
+    obstacles: Vec<(String, Shape)>,
+    poses: Vec<Poses>,
     frame: usize,
     playing: bool,
     velocity: bool,
     seq: u64,
     anchor: (Instant, f64),
     error: Option<String>,
+}
+
+/// The obstacles' poses of one frame, `[x, y, z, qx, qy, qz, qw]` each.
+type Poses = Vec<[f32; 7]>;
+
+/// The first line of `obstacles.jsonl` (`ferrofem::output`).
+#[derive(serde::Deserialize)]
+struct ShapesLine {
+    obstacles: Vec<(String, Option<Shape>)>,
+}
+
+/// A frame's line of `obstacles.jsonl`.
+#[derive(serde::Deserialize)]
+struct PosesLine {
+    poses: Vec<[f64; 7]>,
+}
+
+/// The analytic obstacles of `dir/obstacles.jsonl` and their poses per
+/// frame (none without the file: a run without obstacles, or an older
+/// one). Mesh obstacles are left out: their series holds them posed.
+fn read_obstacles(dir: &Path) -> Result<Obstacles, ViewError> {
+    let path = dir.join("obstacles.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(Obstacles::default()) };
+    let bad = |e: serde_json::Error| ViewError::Replay(format!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let shapes: ShapesLine = serde_json::from_str(lines.next().unwrap_or("")).map_err(bad)?;
+    let keep: Vec<usize> = (0..shapes.obstacles.len()).filter(|&i| shapes.obstacles[i].1.is_some()).collect();
+    let obstacles = shapes.obstacles.into_iter().filter_map(|(n, s)| Some((n, s?))).collect();
+    let mut poses = Vec::new();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let p: PosesLine = serde_json::from_str(line).map_err(bad)?;
+        poses.push(keep.iter().filter_map(|&i| p.poses.get(i)).map(|q| q.map(|v| v as f32)).collect());
+    }
+    Ok(Obstacles { shapes: obstacles, poses })
+}
+
+/// A replay's analytic obstacles and their poses per frame.
+#[derive(Default)]
+struct Obstacles {
+    shapes: Vec<(String, Shape)>,
+    poses: Vec<Poses>,
 }
 
 /// `(time, file)` of each `<DataSet>` of a `.pvd`, files relative to its folder.
@@ -97,9 +143,12 @@ impl Replay {
             let name = pvd.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             series.push(Series { name, triangles, frames, first: e.vertices.as_flattened().to_vec() });
         }
+        let Obstacles { shapes: obstacles, poses } = read_obstacles(dir)?;
         Ok(Replay {
             dir: dir.to_path_buf(),
             series,
+            obstacles,
+            poses,
             frame: 0,
             playing: false,
             velocity: false,
@@ -131,7 +180,15 @@ impl Replay {
             mode: "replay",
             name: self.dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
             bodies,
-            obstacles: Vec::new(),
+            obstacles: self
+                .obstacles
+                .iter()
+                .map(|(name, shape)| ObstacleView {
+                    name: name.clone(),
+                    shape: analytic_view(*shape, extent),
+                    draggable: false,
+                })
+                .collect(),
             fields: vec![("displacement", "m"), ("velocity", "m/s")],
             time_step_range: None,
             time_step: 0.0,
@@ -208,7 +265,8 @@ impl Replay {
             ..Default::default()
         };
         figures.publish_ms = started.elapsed().as_secs_f64() * 1e3;
-        Ok(Frame { seq: self.seq, figures, bodies, poses: Vec::new(), arrows: Vec::new() })
+        let poses = self.poses.get(k).cloned().unwrap_or_default();
+        Ok(Frame { seq: self.seq, figures, bodies, poses, arrows: Vec::new() })
     }
 
     /// Runs until `commands` closes, publishing the frame shown; while

@@ -52,17 +52,23 @@ pub fn scene_view(live: &Live) -> SceneView {
 /// ten body extents wide.
 fn shape_view(geometry: &Geometry, extent: f64) -> ShapeView {
     match geometry {
-        Geometry::Analytic(shape) => match *shape {
-            Shape::HalfSpace => ShapeView::HalfSpace { size: 10.0 * extent },
-            Shape::Sphere { radius } => ShapeView::Sphere { radius },
-            Shape::Box { size } => ShapeView::Box { size },
-            Shape::Cylinder { radius, length } => ShapeView::Cylinder { radius, length },
-            Shape::Capsule { radius, length } => ShapeView::Capsule { radius, length },
-            Shape::Torus { major_radius, minor_radius } => ShapeView::Torus { major_radius, minor_radius },
-        },
+        Geometry::Analytic(shape) => analytic_view(*shape, extent),
         Geometry::Mesh(mesh) => ShapeView::Mesh {
             vertices: mesh.vertices().flat_map(|v| [v.x as f32, v.y as f32, v.z as f32]).collect(),
             triangles: mesh.triangles().flat_map(|t| t.map(|i| i as u32)).collect(),
         },
+    }
+}
+
+/// An analytic shape as the page draws it (the half-space as a square ten
+/// body extents wide); also what a replay draws from `obstacles.jsonl`.
+pub fn analytic_view(shape: Shape, extent: f64) -> ShapeView {
+    match shape {
+        Shape::HalfSpace => ShapeView::HalfSpace { size: 10.0 * extent },
+        Shape::Sphere { radius } => ShapeView::Sphere { radius },
+        Shape::Box { size } => ShapeView::Box { size },
+        Shape::Cylinder { radius, length } => ShapeView::Cylinder { radius, length },
+        Shape::Capsule { radius, length } => ShapeView::Capsule { radius, length },
+        Shape::Torus { major_radius, minor_radius } => ShapeView::Torus { major_radius, minor_radius },
     }
 }

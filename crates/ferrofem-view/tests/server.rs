@@ -134,11 +134,16 @@ fn replay_serves_a_run_folder() {
         writer.write(&world).unwrap();
         world.step().unwrap();
     }
+    let poses = std::fs::read_to_string(dir.join("obstacles.jsonl")).unwrap();
+    assert_eq!(poses.lines().count(), 1 + 3, "the shapes, then a pose line per frame:\n{poses}");
     let server = Server::start(Source::Replay(dir.clone()), options()).unwrap();
     runtime().block_on(async {
         let (mut ws, scene) = connect(&server).await;
         assert_eq!(scene["mode"], "replay");
         assert_eq!(scene["times"].as_array().unwrap().len(), 3);
+        // The floor is drawn in a replay too: the run wrote its shape and poses.
+        assert_eq!(scene["obstacles"][0]["name"], "floor", "{scene}");
+        assert!(scene["obstacles"][0]["shape"].to_string().contains("half"), "{scene}");
         ws.send(Message::Text(r#"{"type":"seek","frame":2}"#.into())).await.unwrap();
         let mut figures = next_frame(&mut ws).await;
         while figures["step"] != 2 {

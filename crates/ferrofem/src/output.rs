@@ -1,7 +1,10 @@
 //! Frames a user can open in ParaView: per body, one `.vtu` per frame with
 //! point data (velocity, displacement, contact force in N) and a `.pvd`
-//! series; the contact points; and the posed surfaces of mesh obstacles.
+//! series; the contact points; the posed surfaces of mesh obstacles; and
+//! `obstacles.jsonl`, every obstacle's shape and its pose per frame (what
+//! a replay draws the analytic ones from).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
@@ -19,6 +22,24 @@ pub struct FrameWriter {
     obstacles: Vec<(usize, PvdSeries)>,
     frame: usize,
     displacement: Vec<f64>,
+    /// `obstacles.jsonl` (absent without obstacles): shapes, then a pose line per frame.
+    poses: Option<std::fs::File>,
+}
+
+/// The first line of `obstacles.jsonl`: each obstacle's name and shape
+/// (as a scene file writes it; `null` for a mesh, whose own series holds
+/// its posed surface).
+#[derive(serde::Serialize)]
+struct ObstacleShapes<'a> {
+    obstacles: Vec<(&'a str, Option<crate::obstacle::Shape>)>,
+}
+
+/// A frame's line of `obstacles.jsonl`: the time and each obstacle's pose
+/// `[x, y, z, qx, qy, qz, qw]` (origin and unit quaternion).
+#[derive(serde::Serialize)]
+struct ObstaclePoses {
+    time: f64,
+    poses: Vec<[f64; 7]>,
 }
 
 impl FrameWriter {
@@ -40,6 +61,7 @@ impl FrameWriter {
             .filter(|(_, o)| matches!(o.geometry, Geometry::Mesh(_)))
             .map(|(i, o)| (i, PvdSeries::new(dir.join(format!("obstacle-{}.pvd", o.name)))))
             .collect();
+        let poses = (!model.obstacles.is_empty()).then(|| shapes_file(dir, world)).transpose()?;
         Ok(FrameWriter {
             dir: dir.to_path_buf(),
             series,
@@ -47,6 +69,7 @@ impl FrameWriter {
             obstacles,
             frame: 0,
             displacement: Vec::new(),
+            poses,
         })
     }
 
@@ -65,6 +88,9 @@ impl FrameWriter {
                 let all = series.chain(self.obstacles.iter_mut().map(|(_, s)| s));
                 for (s, file) in all.zip(&written) {
                     s.push(t, file)?;
+                }
+                if let Some(f) = self.poses.as_mut() {
+                    append_poses(f, &self.dir, world)?;
                 }
                 self.frame += 1;
                 Ok(())
@@ -151,4 +177,34 @@ impl FrameWriter {
             .map(|s| s.path().to_path_buf())
             .collect()
     }
+}
+
+/// Creates `dir/obstacles.jsonl` with its shapes line.
+fn shapes_file(dir: &Path, world: &World) -> Result<std::fs::File, SimError> {
+    let path = dir.join("obstacles.jsonl");
+    let io = |source| SimError::Io { path: path.display().to_string(), source };
+    let shapes = world.model.obstacles.iter().map(|o| {
+        let shape = match &o.geometry {
+            Geometry::Analytic(shape) => Some(*shape),
+            Geometry::Mesh(_) => None,
+        };
+        (o.name.as_str(), shape)
+    });
+    let line = serde_json::to_string(&ObstacleShapes { obstacles: shapes.collect() }).unwrap_or_default();
+    let mut file = std::fs::File::create(&path).map_err(io)?;
+    writeln!(file, "{line}").map_err(io)?;
+    Ok(file)
+}
+
+/// Appends the frame's obstacle poses to `obstacles.jsonl`.
+fn append_poses(file: &mut std::fs::File, dir: &Path, world: &World) -> Result<(), SimError> {
+    let t = world.state.time;
+    let poses = world.model.obstacles.iter().map(|o| {
+        let (r, c) = o.pose(t);
+        let q = nalgebra::UnitQuaternion::from_rotation_matrix(&r);
+        [c.x, c.y, c.z, q.i, q.j, q.k, q.w]
+    });
+    let line = serde_json::to_string(&ObstaclePoses { time: t, poses: poses.collect() }).unwrap_or_default();
+    writeln!(file, "{line}")
+        .map_err(|source| SimError::Io { path: dir.join("obstacles.jsonl").display().to_string(), source })
 }

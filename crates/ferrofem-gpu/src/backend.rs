@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use ferrofem::device::{self as seam, DeviceError, GroupLaw, NewtonOutcome, NewtonParams, Offset, RhsMap};
+use ferrofem::device::{self as seam, DeviceError, GroupLaw, NewtonParams, Offset, RhsMap};
+use ferrofem::solver::NewtonSolve;
 use ferrofem_linalg::{Ldlt, SparseInverse};
 
 use crate::{DeviceFactor, DeviceNewton, GlobalStep, Gpu};
@@ -83,7 +84,7 @@ impl seam::DeviceNewton for DeviceNewton {
         r: &[f64],
         lambda: &mut [f64],
         delta: &mut [f64],
-    ) -> Result<NewtonOutcome, DeviceError> {
+    ) -> Result<NewtonSolve, DeviceError> {
         DeviceNewton::solve(self, params, offset, laws, r, lambda, delta)
     }
 }

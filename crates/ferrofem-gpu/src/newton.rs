@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use crate::kernel::{fits, grid, read_back, zeros, LANES};
 use crate::Gpu;
-use ferrofem::device::{DeviceError, GroupLaw, NewtonOutcome, NewtonParams, Offset};
+use ferrofem::device::{DeviceError, GroupLaw, NewtonParams, Offset};
+use ferrofem::solver::NewtonSolve;
 
 /// Vectors of `newton.wgsl`'s `v`.
 const VECTORS: usize = 21;
@@ -203,7 +204,7 @@ impl DeviceNewton {
         r: &[f64],
         lambda: &mut [f64],
         delta: &mut [f64],
-    ) -> Result<NewtonOutcome, DeviceError> {
+    ) -> Result<NewtonSolve, DeviceError> {
         let c = self.rows;
         let (offset_values, gaps) = match offset {
             Offset::Free(f) => (f, false),
@@ -221,7 +222,7 @@ impl DeviceNewton {
             }
         }
         if c == 0 {
-            return Ok(NewtonOutcome::default());
+            return Ok(NewtonSolve::default());
         }
         self.upload(params, offset_values, laws, r, lambda);
         let out = self.newton_steps(params, gaps)?;
@@ -260,9 +261,9 @@ impl DeviceNewton {
     /// first from the gaps when `gaps`), each a CR direction and a
     /// backtracking line search on the merit `½‖Φ‖²`, until the NCP
     /// residual or the step size meets its tolerance.
-    fn newton_steps(&self, params: &NewtonParams, gaps: bool) -> Result<NewtonOutcome, DeviceError> {
+    fn newton_steps(&self, params: &NewtonParams, gaps: bool) -> Result<NewtonSolve, DeviceError> {
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
-        let mut out = NewtonOutcome::default();
+        let mut out = NewtonSolve::default();
         let mut first = vec![DELTA_FROM_LAMBDA];
         if gaps {
             first.push(FREE_FROM_GAPS);

@@ -129,13 +129,26 @@ where
     let a = array::<T>(value, what)?;
     let v = a.as_array();
     if v.ndim() != 2 || v.shape()[1] != K {
-        let expected = if K == 3 && what == "rotation" { "(3, 3)".into() } else { format!("(n, {K})") };
         return Err(PyValueError::new_err(format!(
-            "{what}: expected shape {expected}, got {}",
+            "{what}: expected shape (n, {K}), got {}",
             shape(v.shape())
         )));
     }
     Ok(v.outer_iter().map(|r| std::array::from_fn(|j| r[j])).collect())
+}
+
+/// A `(3, 3)` array-like of numbers (a rotation matrix), by rows; any
+/// other shape is a `ValueError` naming `what` and both shapes.
+pub fn matrix3(value: &Bound<'_, PyAny>, what: &str) -> PyResult<[[f64; 3]; 3]> {
+    let a = array::<f64>(value, what)?;
+    let v = a.as_array();
+    if v.shape() != [3, 3] {
+        return Err(PyValueError::new_err(format!(
+            "{what}: expected shape (3, 3), got {}",
+            shape(v.shape())
+        )));
+    }
+    Ok(std::array::from_fn(|i| std::array::from_fn(|j| v[[i, j]])))
 }
 
 /// A 1-D array-like of integers as indices below `count`; a negative or

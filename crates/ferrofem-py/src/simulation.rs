@@ -17,7 +17,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{guarded, index, indices, rows3, rows_of, to_dict, vector3};
+use crate::convert::{guarded, index, indices, matrix3, rows3, rows_of, to_dict, vector3};
 use crate::mesh::MeshFiles;
 use crate::scene_dict::toml_table;
 use crate::SimulationWarning;
@@ -347,8 +347,7 @@ impl Simulation {
         rotation: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let translation = vector3(translation, "translation")?;
-        let rotation =
-            rotation.map(|r| rows_of::<f64, 3>(r, "rotation").and_then(|r| rotation_of(&r))).transpose()?;
+        let rotation = rotation.map(|r| matrix3(r, "rotation").and_then(|r| rotation_of(&r))).transpose()?;
         let mut inner = self.lock(py);
         let o = inner.obstacle(obstacle)?;
         let t = inner.world.state.time;
@@ -457,12 +456,9 @@ impl Simulation {
 
 /// A rotation from a 3×3 matrix, refused unless orthonormal with
 /// determinant 1 (to 1e-6).
-fn rotation_of(rows: &[[f64; 3]]) -> PyResult<Rotation3<f64>> {
+fn rotation_of(rows: &[[f64; 3]; 3]) -> PyResult<Rotation3<f64>> {
     let refuse =
         || PyValueError::new_err("rotation: a 3×3 rotation matrix is expected (orthonormal, determinant 1)");
-    if rows.len() != 3 {
-        return Err(refuse());
-    }
     let m = Matrix3::from_fn(|i, j| rows[i][j]);
     let err = (m.transpose() * m - Matrix3::identity()).abs().max();
     if !m.iter().all(|x| x.is_finite()) || err > 1e-6 || m.determinant() < 0.0 {

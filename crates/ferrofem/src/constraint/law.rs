@@ -1,8 +1,6 @@
 //! The law of a constraint group (zeng2022 §3.3): Signorini–Coulomb
 //! contact or a bilateral attachment, three rows each.
 
-use crate::device::GroupLaw;
-
 /// One group of consecutive constraint rows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ConstraintGroup {
@@ -19,14 +17,5 @@ impl ConstraintGroup {
     /// Rows of the group.
     pub fn rows(&self) -> usize {
         3
-    }
-}
-
-impl From<ConstraintGroup> for GroupLaw {
-    fn from(law: ConstraintGroup) -> GroupLaw {
-        match law {
-            ConstraintGroup::Contact { mu } => GroupLaw::Contact(mu),
-            ConstraintGroup::Attachment => GroupLaw::Attachment,
-        }
     }
 }

@@ -7,8 +7,9 @@
 use crate::device::{Backend, DeviceError, DeviceNewton, GroupLaw, NewtonParams, Offset};
 
 use super::space::ConstraintSpace;
+use crate::constraint::ConstraintGroup;
 use crate::solver::newton::Complementarity;
-use crate::solver::{complementarity_scale, gaps_violation, ConstraintSolve, NewtonSettings, SolverMethod};
+use crate::solver::{complementarity_scale, gaps_violation, ConstraintSolve, NewtonSettings};
 use crate::Model;
 
 /// The device solver and its host-side scratch.
@@ -64,14 +65,18 @@ impl DeviceConstraintSolver {
             &mut self.delta,
         )?;
         space.outcome.violation = gaps_violation(&space.workspace.laws, &self.delta);
-        space.outcome.solve = ConstraintSolve {
-            method: SolverMethod::NonSmoothNewton,
-            iterations: out.iterations,
-            error: out.error,
-            linear_iterations: out.linear_iterations,
-            residual: out.residual,
-        };
+        space.outcome.solve = ConstraintSolve::from(out);
         Ok(())
+    }
+}
+
+/// A group's law as the device reads it.
+impl From<ConstraintGroup> for GroupLaw {
+    fn from(law: ConstraintGroup) -> GroupLaw {
+        match law {
+            ConstraintGroup::Contact { mu } => GroupLaw::Contact(mu),
+            ConstraintGroup::Attachment => GroupLaw::Attachment,
+        }
     }
 }
 

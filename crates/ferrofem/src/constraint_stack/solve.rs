@@ -94,13 +94,7 @@ fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSett
         settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
     };
     space.outcome.violation = gaps_violation(laws, newton.gaps());
-    space.outcome.solve = ConstraintSolve {
-        method: SolverMethod::NonSmoothNewton,
-        iterations: out.iterations,
-        error: out.error,
-        linear_iterations: out.linear_iterations,
-        residual: out.residual,
-    };
+    space.outcome.solve = ConstraintSolve::from(out);
 }
 
 /// Projected Gauss-Seidel (zeng2022 eq. 15–16) on the assembled `W` (in

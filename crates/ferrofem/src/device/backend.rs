@@ -9,6 +9,7 @@ use std::sync::Arc;
 use ferrofem_linalg::{Ldlt, SparseInverse};
 
 use super::DeviceError;
+use crate::solver::NewtonSolve;
 
 /// A compute device the world's device stages run on, chosen when the
 /// world is built ([`crate::scene::Scene::build_on`], or
@@ -78,7 +79,7 @@ pub trait DeviceNewton: Send + Sync + Debug {
         r: &[f64],
         lambda: &mut [f64],
         delta: &mut [f64],
-    ) -> Result<NewtonOutcome, DeviceError>;
+    ) -> Result<NewtonSolve, DeviceError>;
 }
 
 /// A shared backend handle, as a world holds it.
@@ -115,19 +116,6 @@ pub struct NewtonParams {
     pub tolerance: f64,
     /// Stop when `‖Φ‖∞ ≤ ncp_tolerance`.
     pub ncp_tolerance: f64,
-}
-
-/// What one device solve did.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct NewtonOutcome {
-    /// Newton steps taken.
-    pub iterations: usize,
-    /// CR iterations, all steps together.
-    pub linear_iterations: usize,
-    /// `‖Φ‖∞` at the result.
-    pub residual: f64,
-    /// Final `‖Δλ‖∞ / ‖λ‖∞`.
-    pub error: f64,
 }
 
 /// The constant part of `δ` a solve starts from.

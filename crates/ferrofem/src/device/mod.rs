@@ -11,8 +11,8 @@ mod error;
 use serde::{Deserialize, Serialize};
 
 pub use backend::{
-    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, GroupLaw, NewtonOutcome, NewtonParams, Offset,
-    RhsMap, SharedBackend,
+    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, GroupLaw, NewtonParams, Offset, RhsMap,
+    SharedBackend,
 };
 pub use error::DeviceError;
 

@@ -55,6 +55,19 @@ pub struct ConstraintSolve {
     pub residual: f64,
 }
 
+impl From<NewtonSolve> for ConstraintSolve {
+    /// A non-smooth Newton solve's figures (on the CPU or the device).
+    fn from(out: NewtonSolve) -> Self {
+        ConstraintSolve {
+            method: SolverMethod::NonSmoothNewton,
+            iterations: out.iterations,
+            error: out.error,
+            linear_iterations: out.linear_iterations,
+            residual: out.residual,
+        }
+    }
+}
+
 /// `δ` per row for the displacement `scale · u(b, dof)` of the bodies over
 /// the step (zeng2022 eq. 14 with `u` the free velocity and `scale = h`;
 /// zeng2025 eq. 40 with `u` the displacement): `offset + Σ w scale frame·u −

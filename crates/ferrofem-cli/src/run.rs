@@ -177,11 +177,19 @@ fn report(summary: &Summary, writer: Option<&FrameWriter>) {
     eprintln!("{}", stage_table(summary));
     if summary.violations > 0 {
         eprintln!(
-            "warning: {} of {} steps penetrated deeper than [contact] max_penetration or inverted elements; first: {}",
+            "warning: {} of {} steps were violations (penetration, inverted elements or a solve that did not settle); first: {}",
             summary.violations,
             summary.steps,
             summary.first_violation.as_deref().unwrap_or("")
         );
+    }
+    for (n, what) in [
+        (summary.constraint_unconverged, "constraint solves stopped at their iteration cap before their tolerance"),
+        (summary.local_global_unconverged, "local-global iterations stopped at `iterations` before their tolerance"),
+    ] {
+        if n > 0 {
+            eprintln!("{n} of {} steps: {what} (see --stats)", summary.steps);
+        }
     }
     let Some(w) = writer.filter(|w| w.frames() > 0) else { return };
     for p in w.series_paths().iter().filter(|p| p.exists()) {

@@ -309,7 +309,17 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
         1,
         &["contact.resolution", "local-global integrator", "write \"explicit\""],
     ),
-    (&["run", "tiny-density.toml", "--no-output"], 1, &["body cube", "density's units"]),
+    (
+        &["run", "tiny-density.toml", "--no-output"],
+        1,
+        &["body cube", "density of 1.000e-300", "check its units"],
+    ),
+    (&["run", "stiff-long-step.toml", "--no-output"], 1, &["body cube", "shorten time_step below 5.30e0 s"]),
+    (
+        &["run", "long-step-contact.toml", "--no-output"],
+        1,
+        &["stage solve_constraints", "time step (h = 10 s) is too long", "shorten time_step"],
+    ),
     (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
     (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),
     (

@@ -222,7 +222,7 @@ impl DeviceNewton {
             }
         }
         if c == 0 {
-            return Ok(NewtonSolve::default());
+            return Ok(NewtonSolve { converged: true, ..Default::default() });
         }
         self.upload(params, offset_values, laws, r, lambda);
         let out = self.newton_steps(params, gaps)?;
@@ -275,6 +275,7 @@ impl DeviceNewton {
         let direction = self.direction_kernels(params.linear_iterations);
         for it in 1..=params.iterations.max(1) {
             if out.residual <= params.ncp_tolerance {
+                out.converged = true;
                 break;
             }
             self.run(&direction, None)?;
@@ -294,6 +295,7 @@ impl DeviceNewton {
             out.error = if s[SIZE] > 0.0 { s[CHANGE] / s[SIZE] } else { s[CHANGE] };
             out.residual = s[PHI_MAX];
             if out.error <= params.tolerance {
+                out.converged = true;
                 break;
             }
         }

@@ -82,9 +82,9 @@ pub enum SimError {
         source: ferrofem_linalg::LinalgError,
     },
     /// The constraint solver ended far from satisfying the constraints:
-    /// they conflict (e.g. an attachment driven into an obstacle) or need
-    /// more iterations.
-    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {iterations} {} (limit {limit:.3e} m): conflicting constraints, such as an attachment target inside an obstacle, or too few iterations", .method.iterations_name())]
+    /// the step is too long, the solver needs more iterations, or the
+    /// constraints conflict (e.g. an attachment driven into an obstacle).
+    #[error("step {step}, stage solve_constraints: the constraints are violated by {violation:.3e} m after {iterations} {} (limit {limit:.3e} m); {cause}", .method.iterations_name())]
     Constraints {
         /// Step number (1-based).
         step: usize,
@@ -96,6 +96,9 @@ pub enum SimError {
         violation: f64,
         /// The violation tolerated (the contact alarm distance).
         limit: f64,
+        /// The likelier cause, in words: a time step too long, too few
+        /// iterations, or conflicting constraints.
+        cause: String,
     },
     /// A step penetrated deeper than `[contact] max_penetration`, or
     /// inverted elements, under `on_violation = "stop"`.

@@ -39,6 +39,12 @@ pub struct BodyStepStats {
     pub inverted_elements: usize,
     /// How this body's part of `W` was obtained, if it had constraints.
     pub delassus: Option<DelassusRecord>,
+    /// Local-global iterations this body took in the step (0 unless its
+    /// residual is tracked).
+    pub local_global_iterations: usize,
+    /// This body's relative fixed-point residual after its last local-global
+    /// iteration (`null` unless tracked, as [`StepStats::local_global_residual`]).
+    pub local_global_residual: Option<f64>,
 }
 
 /// One step's figures.
@@ -103,6 +109,14 @@ pub struct StepStats {
     /// the step's last local-global iteration; `null` unless
     /// `local_global.acceleration` or `local_global.tolerance` is set.
     pub local_global_residual: Option<f64>,
+    /// Whether the step's local-global iterations met `local_global.tolerance`
+    /// (`null` without a tolerance; `false`: they stopped at `iterations`).
+    pub local_global_converged: Option<bool>,
+    /// Whether the step's constraint solve met its tolerance (`null`
+    /// without constraint rows; `false`: it stopped at its iteration cap,
+    /// as the real-time presets and zeng2025's fixed Newton schedules do by
+    /// design).
+    pub constraint_converged: Option<bool>,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
 }

@@ -103,6 +103,14 @@ pub struct Summary {
     pub violations: usize,
     /// The first violation, with its step.
     pub first_violation: Option<String>,
+    /// Steps with constraint rows whose solve stopped at its cap rather
+    /// than its tolerance (the real-time presets' and zeng2025's fixed
+    /// Newton schedules' early stop: a figure, a violation only when the
+    /// impulses had not settled).
+    pub constraint_unconverged: usize,
+    /// Steps whose local-global iterations stopped at `iterations` before
+    /// `local_global.tolerance`.
+    pub local_global_unconverged: usize,
     /// Kinetic energy after the last step (J).
     pub final_kinetic_energy: f64,
     /// Elastic energy at the last step (J).
@@ -148,6 +156,8 @@ impl SummaryBuilder {
         s.contacts_max = s.contacts_max.max(x.contacts);
         s.max_penetration = s.max_penetration.max(x.max_penetration);
         s.inverted_elements_max = s.inverted_elements_max.max(x.inverted_elements);
+        s.constraint_unconverged += usize::from(x.constraint_converged == Some(false));
+        s.local_global_unconverged += usize::from(x.local_global_converged == Some(false));
         if let Some(v) = &x.violation {
             s.violations += 1;
             s.first_violation.get_or_insert_with(|| format!("step {}: {v}", x.step));

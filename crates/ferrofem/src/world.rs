@@ -177,6 +177,10 @@ impl World {
                 .local_global()
                 .map(|lg| lg.last_iterations().1)
                 .filter(|r| !r.is_nan()),
+            local_global_converged: self
+                .local_global()
+                .and_then(|lg| lg.settings.tolerance.map(|t| lg.last_iterations().1 <= t)),
+            constraint_converged: (!space.problem.groups.is_empty()).then_some(space.outcome.solve.converged),
             bodies,
         }
     }
@@ -186,7 +190,8 @@ impl World {
     /// free-motion solve ended no better than it started.
     fn violation(&self, bodies: &[BodyStepStats]) -> Option<String> {
         let limit = self.model.contact.penetration_limit();
-        bodies.iter().zip(&self.model.bodies).find_map(|(b, body)| {
+        let rows = |i: usize| self.constraints.problem.bodies.get(i).is_some_and(|r| !r.is_empty());
+        bodies.iter().zip(&self.model.bodies).enumerate().find_map(|(i, (b, body))| {
             let deep = b.deepest.filter(|p| p.depth > limit).map(|p| {
                 let into = match p.into {
                     Penetrated::Obstacle(o) => format!("obstacle `{}`", self.model.obstacles[o].name),
@@ -199,7 +204,28 @@ impl World {
             });
             let inverted = (b.inverted_elements > 0)
                 .then(|| format!("body `{}`: {} inverted elements", body.name, b.inverted_elements));
-            deep.or(inverted).or_else(|| unconverged(&body.name, b))
+            deep.or(inverted)
+                .or_else(|| unconverged(&body.name, b))
+                .or_else(|| stalled_local_global(&body.name, b))
+                .or_else(|| rows(i).then(|| self.stalled_constraints(&body.name)).flatten())
+        })
+    }
+
+    /// A constraint solve that stopped at its cap with a last relative
+    /// change of λ of 1 or more (or NaN): the impulses had not begun to
+    /// settle, so the step's forces are a guess. A cap met with a small
+    /// change is the early stop the presets are tuned for, not a violation.
+    fn stalled_constraints(&self, name: &str) -> Option<String> {
+        let s = &self.constraints.outcome.solve;
+        let stalled = !s.converged && s.iterations > 1 && !(s.error < 1.0);
+        stalled.then(|| {
+            format!(
+                "body `{name}`, stage solve_constraints: the constraint solve stopped after {} {} with the impulses \
+                 still changing by {:.3} of their size (raise its max_iterations, or shorten the time step)",
+                s.iterations,
+                s.method.iterations_name(),
+                s.error
+            )
         })
     }
 
@@ -236,6 +262,20 @@ fn unconverged(name: &str, b: &BodyStepStats) -> Option<String> {
             "body `{name}`, stage free_motion: PCG ended at relative residual {:.3} after {} iterations, \
              no better than its start (raise implicit_euler.max_iterations, or use preconditioner = \"ldlt\")",
             b.cg_rel_residual, b.cg_iterations
+        )
+    })
+}
+
+/// Local-global iterations that ended no better than the step's first
+/// (relative fixed-point residual of 1 or more, or NaN, after two or more
+/// iterations): the step is not the minimizer it claims (zeng2025 §4).
+fn stalled_local_global(name: &str, b: &BodyStepStats) -> Option<String> {
+    let r = b.local_global_residual?;
+    (b.local_global_iterations > 1 && !(r < 1.0)).then(|| {
+        format!(
+            "body `{name}`, stage local_step: local-global ended at relative residual {r:.3} after {} iterations, \
+             no better than its first (raise local_global.iterations, or shorten the time step)",
+            b.local_global_iterations
         )
     })
 }

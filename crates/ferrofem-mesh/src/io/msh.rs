@@ -101,8 +101,35 @@ impl<'a> Lines<'a> {
         }
     }
 
+    /// Entry `read` of the block whose header at line `block.0` announced
+    /// `block.1` entries of kind `block.2`: a section's end met early is
+    /// blamed on that header, the count it announced.
+    fn entry<T: std::str::FromStr>(
+        &mut self,
+        count: usize,
+        block: (usize, usize, &str),
+        read: usize,
+    ) -> Result<Vec<T>, MeshError> {
+        let (line, announced, what) = block;
+        if self.it.clone().next().is_some_and(|(_, l)| l.trim_start().starts_with('$')) {
+            return Err(MeshError::parse(
+                self.path,
+                line,
+                format!(
+                    "the block announces {announced} {what}, its section ends at line {} after {read}",
+                    self.line + 1
+                ),
+            ));
+        }
+        self.numbers(Some(count))
+    }
+
     fn err(&self, message: impl Into<String>) -> MeshError {
         MeshError::parse(self.path, self.line, message)
+    }
+
+    fn err_at(&self, line: usize, message: impl Into<String>) -> MeshError {
+        MeshError::parse(self.path, line, message)
     }
 }
 
@@ -135,8 +162,9 @@ fn count_line(lines: &mut L) -> Result<usize, MeshError> {
 
 fn nodes_v2(lines: &mut L, out: &mut Elements, tags: &mut HashMap<u64, usize>) -> Result<(), MeshError> {
     let n = count_line(lines)?;
-    for _ in 0..n {
-        let v = lines.numbers::<f64>(Some(4))?;
+    let block = (lines.line, n, "nodes");
+    for k in 0..n {
+        let v = lines.entry::<f64>(4, block, k)?;
         add_node(lines, out, tags, v[0] as u64, [v[1], v[2], v[3]])?;
     }
     lines.expect_end("$EndNodes")
@@ -144,27 +172,27 @@ fn nodes_v2(lines: &mut L, out: &mut Elements, tags: &mut HashMap<u64, usize>) -
 
 fn nodes_v4(lines: &mut L, out: &mut Elements, tags: &mut HashMap<u64, usize>) -> Result<(), MeshError> {
     let h = lines.numbers::<usize>(Some(4))?;
+    let header = lines.line;
     for _ in 0..h[0] {
         let b = lines.numbers::<usize>(Some(4))?;
         let (parametric, count) = (b[2] != 0, b[3]);
         if parametric {
             return Err(lines.err("parametric node coordinates are not supported"));
         }
+        let block = (lines.line, count, "nodes");
         let mut block_tags = Vec::with_capacity(count.min(1 << 20));
-        for _ in 0..count {
-            block_tags.push(lines.numbers::<u64>(Some(1))?[0]);
+        for k in 0..count {
+            block_tags.push(lines.entry::<u64>(1, block, k)?[0]);
         }
-        for tag in block_tags {
-            let v = lines.numbers::<f64>(Some(3))?;
+        for (k, tag) in block_tags.into_iter().enumerate() {
+            let v = lines.entry::<f64>(3, (block.0, count, "node coordinates"), k)?;
             add_node(lines, out, tags, tag, [v[0], v[1], v[2]])?;
         }
     }
     if out.vertices.len() != h[1] {
-        return Err(lines.err(format!(
-            "header announces {} nodes, blocks hold {}",
-            h[1],
-            out.vertices.len()
-        )));
+        let held = out.vertices.len();
+        return Err(lines
+            .err_at(header, format!("the $Nodes header announces {} nodes, its blocks hold {held}", h[1])));
     }
     lines.expect_end("$EndNodes")
 }
@@ -197,8 +225,9 @@ fn elements_v2(
     skipped: &mut Skipped,
 ) -> Result<(), MeshError> {
     let n = count_line(lines)?;
-    for _ in 0..n {
-        let v = lines.numbers::<u64>(Some(3))?;
+    let block = (lines.line, n, "elements");
+    for k in 0..n {
+        let v = lines.entry::<u64>(3, block, k)?;
         let skip = 3 + v[2] as usize;
         if v.len() < skip {
             return Err(lines.err("element line shorter than its tag count"));
@@ -215,17 +244,23 @@ fn elements_v4(
     skipped: &mut Skipped,
 ) -> Result<(), MeshError> {
     let h = lines.numbers::<usize>(Some(4))?;
+    let header = lines.line;
     let mut total = 0;
     for _ in 0..h[0] {
         let b = lines.numbers::<u64>(Some(4))?;
-        for _ in 0..b[3] {
-            let v = lines.numbers::<u64>(Some(2))?;
+        let block = (lines.line, b[3] as usize, "elements");
+        for k in 0..block.1 {
+            let v = lines.entry::<u64>(2, block, k)?;
             push_element(lines, out, b[2], &v[1..], tags, skipped)?;
             total += 1;
         }
     }
     if total != h[1] {
-        return Err(lines.err(format!("header announces {} elements, blocks hold {total}", h[1])));
+        let announced = h[1];
+        return Err(lines.err_at(
+            header,
+            format!("the $Elements header announces {announced} elements, its blocks hold {total}"),
+        ));
     }
     lines.expect_end("$EndElements")
 }

@@ -168,3 +168,39 @@ fn vtu_piece_without_points_is_an_error() {
     let e = parse_elements(bytes, Format::Vtu, Path::new("f.vtu")).unwrap_err().to_string();
     assert!(e.contains("f.vtu"), "{e}");
 }
+
+/// A gmsh 4.1 file with one tet, its counts as given.
+fn msh41(header_nodes: usize, block_elements: usize) -> String {
+    format!(
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 {header_nodes} 1 4\n3 1 0 4\n1\n2\n3\n4\n\
+         0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n$Elements\n1 {block_elements} 1 1\n3 1 4 {block_elements}\n\
+         1 1 2 3 4\n$EndElements\n"
+    )
+}
+
+/// A count that does not match the entries is blamed on the line that
+/// announced it, not where the reader noticed: the `$Nodes` header (line
+/// 5), an element block (line 18) whose section ends early; and a binary
+/// STL's triangle count beside the file's size.
+#[test]
+fn wrong_counts_name_the_line_that_announced_them() {
+    let read = |text: &str| parse_elements(text.as_bytes(), Format::Msh, Path::new("f.msh"));
+    assert_eq!(read(&msh41(4, 1)).unwrap().tets.len(), 1);
+    let e = read(&msh41(5, 1)).unwrap_err().to_string();
+    assert!(e.contains("f.msh:5: the $Nodes header announces 5 nodes, its blocks hold 4"), "{e}");
+    let e = read(&msh41(4, 3)).unwrap_err().to_string();
+    assert!(
+        e.contains("f.msh:18: the block announces 3 elements, its section ends at line 20 after 1"),
+        "{e}"
+    );
+
+    let mut stl = vec![0u8; 184];
+    stl[80..84].copy_from_slice(&4_000_000_000u32.to_le_bytes());
+    let e = parse_elements(&stl, Format::Stl, Path::new("f.stl")).unwrap_err().to_string();
+    assert!(
+        e.contains("announces 4000000000 triangles") && e.contains("184 bytes (2 whole triangles)"),
+        "{e}"
+    );
+    stl[80..84].copy_from_slice(&2u32.to_le_bytes());
+    assert_eq!(parse_elements(&stl, Format::Stl, Path::new("f.stl")).unwrap().triangles.len(), 2);
+}

@@ -141,6 +141,7 @@ fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], mo
         method: SolverMethod::Pgs,
         iterations: pgs_solve.iterations,
         error: pgs_solve.error,
+        converged: pgs_solve.converged,
         ..Default::default()
     };
 }

@@ -135,9 +135,10 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<Body, SimError> 
 
 /// Refuses a free solid whose mass is lost to round-off in `A = M + h²K`:
 /// when `h² (λ + 2μ) L / m` (an element's stiffness, P-wave modulus times
-/// its size, over the lightest vertex mass, times `h²`) exceeds 1e14, `A` keeps fewer than two digits of `M`, and
-/// with no vertex held, `K`'s rigid modes leave `A` singular. The usual
-/// cause is a unit slip (density in g/cm³ or kg/mm³ beside lengths in m).
+/// its size, over the lightest vertex mass, times `h²`) exceeds 1e14, `A`
+/// keeps fewer than two digits of `M`, and with no vertex held, `K`'s
+/// rigid modes leave `A` singular. The message names the factor out of
+/// the ordinary ([`mass_scale_cause`]).
 fn check_mass_scale(body: &Body, h: f64) -> Result<(), SimError> {
     let held = body.kinematic.iter().any(Option::is_some) || !body.attachments.is_empty();
     if held || body.tets.is_empty() {
@@ -149,16 +150,33 @@ fn check_mass_scale(body: &Body, h: f64) -> Result<(), SimError> {
     let mass = body.mass.iter().copied().fold(f64::INFINITY, f64::min);
     let ratio = h * h * modulus * length / mass;
     if ratio > 1e14 {
+        let density = body.mass.iter().sum::<f64>() / volume;
         return Err(SimError::Body {
             body: body.name.clone(),
             message: format!(
                 "h²·(λ+2μ)·L/m = {ratio:.1e} (h = {h} s, λ+2μ up to {modulus:.1e} Pa, elements of {length:.2e} m, \
                  lightest vertex {mass:.1e} kg): the mass is lost to round-off beside the stiffness and \
-                 the free body's system matrix is singular; check the density's units (kg/m³)"
+                 the free body's system matrix is singular; {}",
+                mass_scale_cause(density, modulus, h * (1e14 / ratio).sqrt())
             ),
         });
     }
     Ok(())
+}
+
+/// The likelier cause of a lost mass: a density or a stiffness no solid
+/// has (a unit slip: g/cm³ or kg/mm³ for kg/m³, MPa or GPa for Pa), else
+/// the time step, with the longest one this body keeps its mass at.
+fn mass_scale_cause(density: f64, modulus: f64, h_max: f64) -> String {
+    if !(1.0..=1e5).contains(&density) {
+        format!(
+            "a density of {density:.3e} kg/m³ is far from any solid's (water: 1000): check its units (kg/m³)"
+        )
+    } else if modulus > 2e12 {
+        format!("λ+2μ = {modulus:.1e} Pa is stiffer than any solid (diamond: about 1.1e12): check youngs_modulus's units (Pa)")
+    } else {
+        format!("the time step is too long for this stiffness: shorten time_step below {h_max:.2e} s")
+    }
 }
 
 /// The body's mesh, generated or read, in world coordinates: a membrane

@@ -53,6 +53,8 @@ pub struct ConstraintSolve {
     pub linear_iterations: usize,
     /// `‖Φ‖∞` at the start of the last Newton step (m; 0 for PGS).
     pub residual: f64,
+    /// Whether the (last) solve met its tolerance rather than its cap.
+    pub converged: bool,
 }
 
 impl From<NewtonSolve> for ConstraintSolve {
@@ -64,6 +66,7 @@ impl From<NewtonSolve> for ConstraintSolve {
             error: out.error,
             linear_iterations: out.linear_iterations,
             residual: out.residual,
+            converged: out.converged,
         }
     }
 }

@@ -163,6 +163,10 @@ pub struct NewtonSolve {
     pub residual: f64,
     /// Final `‖Δλ‖∞ / ‖λ‖∞`.
     pub error: f64,
+    /// Whether the steps ended by meeting `ncp_tolerance` or `tolerance`
+    /// (else by the planned count: the schedules of zeng2025 §5 stop early
+    /// on purpose, so this is a figure, not a failure).
+    pub converged: bool,
 }
 
 /// Scratch of the solver, reused from call to call.
@@ -260,6 +264,7 @@ impl NewtonSettings {
         let cap = self.extension.map_or(planned, |x| x.iterations.max(planned));
         for it in 1..=cap {
             if out.residual <= self.ncp_tolerance {
+                out.converged = true;
                 break;
             }
             if it > planned && !self.extension.is_some_and(|x| law_residual(laws, &s.phi) > x.residual) {
@@ -288,6 +293,7 @@ impl NewtonSettings {
             out.error = if size > 0.0 { change / size } else { change };
             out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
             if out.error <= self.tolerance {
+                out.converged = true;
                 break;
             }
         }

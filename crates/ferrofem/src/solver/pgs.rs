@@ -50,6 +50,17 @@ pub struct PgsSolve {
     pub iterations: usize,
     /// Final relative change of λ.
     pub error: f64,
+    /// Whether the sweeps ended by meeting the tolerance (else by the cap).
+    pub converged: bool,
+}
+
+impl PgsSolve {
+    /// The figures after sweep `iterations`, whose largest change of an
+    /// impulse was `change` beside a largest impulse `size`.
+    pub fn after(iterations: usize, change: f64, size: f64, tolerance: f64) -> Self {
+        let error = if size > 0.0 { change / size } else { change };
+        PgsSolve { iterations, error, converged: error <= tolerance }
+    }
 }
 
 /// Projected Gauss-Seidel on a dense Delassus operator.
@@ -211,8 +222,8 @@ impl Pgs {
                     w.changed(r0, &delta);
                 }
             }
-            out = PgsSolve { iterations: it, error: if size > 0.0 { change / size } else { change } };
-            if out.error <= self.settings.tolerance {
+            out = PgsSolve::after(it, change, size, self.settings.tolerance);
+            if out.converged {
                 break;
             }
         }

@@ -9,7 +9,7 @@ use ferrofem::body::Motion;
 use ferrofem::collision::{ContactSettings, OnViolation};
 use ferrofem::integrator::{PreconditionerKind, Refresh};
 use ferrofem::obstacle::Shape;
-use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, Preset, SceneBuilder};
+use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, Preset, Scene, SceneBuilder};
 use ferrofem::solver::{ComplementarityScale, ConstraintSolver, NewtonSettings};
 use ferrofem::stats::StepStats;
 use ferrofem::World;
@@ -522,4 +522,51 @@ fn a_body_dragged_through_a_thin_plate_is_reported_at_the_step_it_enters() {
     let mut speculative = dragged_through_a_plate(|_| ());
     let error = (1..=10).find_map(|_| speculative.step().err()).expect("the conflict stops the run");
     assert!(error.to_string().contains("constraints are violated"), "{error}");
+}
+
+/// The built-in drop with its PGS capped at `sweeps`, `on_violation` as given.
+fn capped_drop(sweeps: usize, on_violation: &str) -> World {
+    let text = std::fs::read_to_string(common::scenes_dir().join("drop.toml"))
+        .unwrap()
+        .replace("max_iterations = 200", &format!("max_iterations = {sweeps}"))
+        .replace(
+            "alarm_distance = 0.02",
+            &format!("alarm_distance = 0.02\non_violation = \"{on_violation}\""),
+        );
+    Scene::from_toml(&text, common::scenes_dir(), "capped drop").unwrap().build().unwrap()
+}
+
+/// Convergence is a figure of every constraint solve: the drop's PGS (200
+/// sweeps, tolerance 1e-8) meets its tolerance at every contact step and
+/// reports it; capped at 2 sweeps, the impulses still change by their own
+/// size at the first impacts, and that step is a violation naming body
+/// and stage (an error under `on_violation = "stop"`), where a cap met
+/// with settled impulses is the early stop the presets are tuned for.
+#[test]
+fn a_constraint_solve_stopped_with_unsettled_impulses_is_a_violation() {
+    let mut sound = capped_drop(200, "warn");
+    let steps: Vec<StepStats> = (0..60).map(|_| sound.step().unwrap()).collect();
+    let contact: Vec<&StepStats> = steps.iter().filter(|s| s.contacts > 0).collect();
+    assert!(contact.len() > 20, "the ball lands");
+    assert!(contact.iter().all(|s| s.constraint_converged == Some(true) && s.violation.is_none()));
+    assert!(steps.iter().filter(|s| s.contacts == 0).all(|s| s.constraint_converged.is_none()));
+
+    let mut capped = capped_drop(2, "warn");
+    let steps: Vec<StepStats> = (0..60).map(|_| capped.step().unwrap()).collect();
+    let stalled: Vec<&StepStats> = steps.iter().filter(|s| s.violation.is_some()).collect();
+    assert!(!stalled.is_empty(), "two sweeps leave an impact unsettled");
+    for s in &stalled {
+        let v = s.violation.as_deref().unwrap();
+        assert!(
+            v.starts_with("body `ball`, stage solve_constraints") && v.contains("after 2 PGS sweeps"),
+            "{v}"
+        );
+        assert_eq!(s.constraint_converged, Some(false));
+    }
+    let settled = steps.iter().filter(|s| s.constraint_converged == Some(false) && s.violation.is_none());
+    assert!(settled.count() > 10, "most capped solves are early stops, not violations");
+
+    let mut stopped = capped_drop(2, "stop");
+    let error = (0..60).find_map(|_| stopped.step().err()).expect("the stall stops the run");
+    assert!(error.to_string().contains(&format!("step {}", stalled[0].step)), "{error}");
 }

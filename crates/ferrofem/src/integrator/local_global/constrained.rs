@@ -83,7 +83,7 @@ fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
     total.method = s.method;
     total.iterations += s.iterations;
     total.linear_iterations += s.linear_iterations;
-    (total.error, total.residual) = (s.error, s.residual);
+    (total.error, total.residual, total.converged) = (s.error, s.residual, s.converged);
 }
 
 /// Stage `correct` for body `b`: `x += h² A⁻¹ H_bᵀ Δλ` with

@@ -102,6 +102,7 @@ impl LocalGlobal {
                 state,
                 weights,
                 first_residual: 0.0,
+                last_residual: (f64::NAN, 0),
                 anderson,
                 lbfgs: (s.acceleration == Acceleration::Lbfgs)
                     .then(|| Lbfgs::new(s.lbfgs_window, body, s.polar_sweeps)),
@@ -208,6 +209,7 @@ impl LocalGlobal {
         let (h, g, t_next) = (model.time_step, model.gravity, state.time + model.time_step);
         for (b, w) in self.bodies.iter_mut().enumerate() {
             let s = &state.bodies[b];
+            w.last_residual = (f64::NAN, 0);
             predict(w, &s.positions, &s.velocities, h, g, t_next, self.settings.initial_guess);
             observe(b, 0, &w.x);
         }
@@ -324,6 +326,7 @@ impl LocalGlobal {
                 k += 1;
                 observe(b, k, &w.x);
             }
+            w.last_residual = (rel, k);
             worst = worst.max(rel);
             done = done.max(k);
         }
@@ -525,7 +528,13 @@ impl LocalGlobal {
     pub fn body_stats(&self, b: usize, body: &Body, positions: &[f64]) -> BodyStepStats {
         let w = &self.bodies[b];
         let rotations = w.lbfgs.as_ref().map_or(w.projections.tet_rotations(), |q| q.rotations());
-        BodyStepStats { elastic_energy: elastic_energy(body, positions, rotations), ..Default::default() }
+        let (residual, iterations) = w.last_residual;
+        BodyStepStats {
+            elastic_energy: elastic_energy(body, positions, rotations),
+            local_global_iterations: iterations,
+            local_global_residual: Some(residual).filter(|r| !r.is_nan()),
+            ..Default::default()
+        }
     }
 }
 

@@ -48,6 +48,9 @@ pub(super) struct Workspace {
     pub(super) weights: Vec<f64>,
     /// `‖G(s⁰) − s⁰‖_D` of the step's first iteration.
     pub(super) first_residual: f64,
+    /// The step's last relative residual and the iterations it took (`NaN`
+    /// and 0 when the step tracks none).
+    pub(super) last_residual: (f64, usize),
     pub(super) anderson: Option<Anderson>,
     pub(super) lbfgs: Option<Lbfgs>,
 }
@@ -84,11 +87,9 @@ impl Workspace {
         if k == 0 {
             self.first_residual = r;
         }
-        if self.first_residual > 0.0 {
-            r / self.first_residual
-        } else {
-            0.0
-        }
+        let relative = if self.first_residual > 0.0 { r / self.first_residual } else { 0.0 };
+        self.last_residual = (relative, k + 1);
+        relative
     }
 }
 

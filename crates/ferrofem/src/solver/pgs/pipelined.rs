@@ -222,8 +222,8 @@ fn sweep_all<P: Stored>(
             }
             p.resolved.0.store(k * g + a + 1, Ordering::Release);
         }
-        out = PgsSolve { iterations: k, error: if size > 0.0 { change / size } else { change } };
-        if out.error <= pgs.settings.tolerance {
+        out = PgsSolve::after(k, change, size, pgs.settings.tolerance);
+        if out.converged {
             break;
         }
     }

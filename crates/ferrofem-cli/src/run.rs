@@ -184,8 +184,14 @@ fn report(summary: &Summary, writer: Option<&FrameWriter>) {
         );
     }
     for (n, what) in [
-        (summary.constraint_unconverged, "constraint solves stopped at their iteration cap before their tolerance"),
-        (summary.local_global_unconverged, "local-global iterations stopped at `iterations` before their tolerance"),
+        (
+            summary.constraint_unconverged,
+            "constraint solves stopped at their iteration cap before their tolerance",
+        ),
+        (
+            summary.local_global_unconverged,
+            "local-global iterations stopped at `iterations` before their tolerance",
+        ),
     ] {
         if n > 0 {
             eprintln!("{n} of {} steps: {what} (see --stats)", summary.steps);

@@ -13,6 +13,7 @@ use ferrofem::integrator::local_global::{Acceleration, GlobalStepMethod, LocalGl
 use ferrofem::integrator::{InitialGuess, PreconditionerKind};
 use ferrofem::obstacle::Shape;
 use ferrofem::scene::{BodySpec, IntegratorKind, MeshSpec, ObstacleSpec, Scene, SceneBuilder};
+use ferrofem::stats::StepStats;
 use ferrofem::{Device, World};
 use ferrofem_linalg::Ordering;
 use GlobalStepMethod::{Jacobi, SparseInverse, Triangular};
@@ -468,4 +469,45 @@ fn swept_arap_evaluations_bound_the_energy_and_converge_to_it() {
     let scale = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let diff = g.iter().zip(&g_warm).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= 1e-9 * scale, "gradient differs by {diff:e} of {scale:e}");
+}
+
+/// The built-in local-global drop at h = 0.05 s under a tolerance of
+/// 1e-12 (never met), with `iterations` local-global iterations a step.
+fn long_step_drop(iterations: usize) -> World {
+    let text = std::fs::read_to_string(common::scenes_dir().join("drop-lg.toml"))
+        .unwrap()
+        .replace("time_step = 0.01", "time_step = 0.05")
+        .replace("iterations = 5\n", &format!("iterations = {iterations}\ntolerance = 1e-12\n"));
+    Scene::from_toml(&text, common::scenes_dir(), "long-step drop").unwrap().build().unwrap()
+}
+
+/// Local-global convergence is a figure of every step under a tolerance
+/// (`local_global_converged`, per-body iterations and residual), and
+/// iterations that end no better than their first are a violation naming
+/// body and stage: 5 iterations at the landing of a 5× longer step end at
+/// a relative residual above 1 (step 7); 30 stay below it.
+#[test]
+fn local_global_iterations_no_better_than_their_first_are_a_violation() {
+    let mut short = long_step_drop(5);
+    let steps: Vec<StepStats> = (0..7).map(|_| short.step().unwrap()).collect();
+    assert!(steps.iter().all(|s| s.local_global_converged == Some(false)));
+    assert!(steps[..6].iter().all(|s| s.violation.is_none()), "{:?}", steps[5].violation);
+    let v = steps[6].violation.as_deref().expect("step 7 is a violation");
+    assert!(v.starts_with("body `ball`, stage local_step: local-global ended at relative residual"), "{v}");
+    let body = &steps[6].bodies[0];
+    assert_eq!(body.local_global_iterations, 5);
+    assert!(
+        body.local_global_residual.is_some_and(|r| r >= 1.0)
+            && body.local_global_residual == steps[6].local_global_residual
+    );
+
+    let mut long = long_step_drop(30);
+    for _ in 0..10 {
+        let s = long.step().unwrap();
+        assert!(
+            s.violation.is_none() && s.local_global_residual.is_some_and(|r| r < 1.0),
+            "{:?}",
+            s.violation
+        );
+    }
 }

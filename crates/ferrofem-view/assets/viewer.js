@@ -41,7 +41,7 @@ function ramp(s, out, k) {
 
 const state = {
   scene: null, bodies: [], obstacles: [], figures: null, framesReceived: 0, fps: 0,
-  grab: null, drag: null, socket: null, arrows: null, showArrows: false, extent: 1, errors: [],
+  grab: null, drag: null, socket: null, arrows: null, showArrows: false, extent: 1, errors: [], range: null,
 };
 window.ferrofem = state;
 
@@ -137,8 +137,18 @@ function decode(buffer) {
   return { figures, bodies, poses, arrows: floats(6 * arrowCount) };
 }
 
+// The colour range: the widest over the frames since the field was chosen
+// or the run reset (the legend says so), so a small late residual is not
+// painted as a large deformation.
+function legendRange([name, , lo, hi]) {
+  const r = state.range;
+  if (!r || r.name !== name) state.range = { name, lo, hi };
+  else { r.lo = Math.min(r.lo, lo); r.hi = Math.max(r.hi, hi); }
+  return state.range;
+}
+
 function applyFrame(frame) {
-  const [, , lo, hi] = frame.figures.field;
+  const { lo, hi } = legendRange(frame.figures.field);
   const span = hi > lo ? hi - lo : 1;
   frame.bodies.forEach((b, i) => {
     const body = state.bodies[i];
@@ -204,7 +214,8 @@ const fmt = (x, digits = 3) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-2 && x !
 function showFigures(f) {
   state.figures = f;
   $('play').textContent = f.playing ? '❚❚ pause' : '▶ play';
-  const [name, unit, lo, hi] = f.field;
+  const [name, unit] = f.field;
+  const { lo, hi } = legendRange(f.field);
   $('lo').textContent = fmt(lo); $('hi').textContent = `${fmt(hi)} ${unit}`;
   $('field').value = name;
   if (state.scene && state.scene.mode === 'replay') $('seek').value = f.step;
@@ -256,7 +267,7 @@ connect();
 // --- controls ------------------------------------------------------------------
 $('play').onclick = () => send({ type: state.figures && state.figures.playing ? 'pause' : 'play' });
 $('step').onclick = () => send({ type: 'step' });
-$('reset').onclick = () => send({ type: 'reset' });
+$('reset').onclick = () => { state.range = null; send({ type: 'reset' }); };
 $('field').onchange = (e) => send({ type: 'field', name: e.target.value });
 $('arrows').onchange = (e) => { state.showArrows = e.target.checked; };
 $('dt').oninput = (e) => {

@@ -217,7 +217,7 @@ impl World {
     /// change is the early stop the presets are tuned for, not a violation.
     fn stalled_constraints(&self, name: &str) -> Option<String> {
         let s = &self.constraints.outcome.solve;
-        let stalled = !s.converged && s.iterations > 1 && !(s.error < 1.0);
+        let stalled = !s.converged && s.iterations > 1 && (s.error >= 1.0 || s.error.is_nan());
         stalled.then(|| {
             format!(
                 "body `{name}`, stage solve_constraints: the constraint solve stopped after {} {} with the impulses \
@@ -271,7 +271,7 @@ fn unconverged(name: &str, b: &BodyStepStats) -> Option<String> {
 /// iterations): the step is not the minimizer it claims (zeng2025 §4).
 fn stalled_local_global(name: &str, b: &BodyStepStats) -> Option<String> {
     let r = b.local_global_residual?;
-    (b.local_global_iterations > 1 && !(r < 1.0)).then(|| {
+    (b.local_global_iterations > 1 && (r >= 1.0 || r.is_nan())).then(|| {
         format!(
             "body `{name}`, stage local_step: local-global ended at relative residual {r:.3} after {} iterations, \
              no better than its first (raise local_global.iterations, or shorten the time step)",

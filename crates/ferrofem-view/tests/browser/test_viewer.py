@@ -117,10 +117,19 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         assert held["attachments"] == 1 and np.linalg.norm(held["grab"]["force"]) > 0
         after = pixels(page.screenshot())
         assert np.abs(after - before).mean() > 0.5, "the picture did not change"
+        held_range = page.evaluate("() => window.ferrofem.range")
 
         page.mouse.up()
         page.wait_for_timeout(500)
         released = state(viewer)
         assert released["grab"] is None and released["attachments"] == 0
+        # The legend is marked auto and keeps the widest range seen: the
+        # relaxing block's smaller field does not stretch back over the ramp.
+        page.wait_for_timeout(1000)
+        legend = page.evaluate("() => window.ferrofem.range")
+        assert page.inner_text("#range-kind") == "auto"
+        assert legend["name"] == held_range["name"] and legend["hi"] >= held_range["hi"] > legend["lo"], (held_range, legend)
+        frame_hi = page.evaluate("() => window.ferrofem.figures.field[3]")
+        assert frame_hi <= legend["hi"], (frame_hi, legend)
         assert not errors, errors
         browser.close()

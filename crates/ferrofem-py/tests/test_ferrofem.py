@@ -247,6 +247,10 @@ def test_bad_arguments_raise_python_errors_naming_them():
 
 def test_ctrl_c_stops_a_long_step_and_leaves_the_simulation_usable():
     code = (
+        # A child started with SIGINT ignored (a background job of a
+        # non-interactive shell) would not get Python's handler: install it.
+        "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import ferrofem\n"
         "sim = ferrofem.load_scene('drop')\n"
         "print('ready', flush=True)\n"

@@ -19,6 +19,7 @@ pub mod local_global;
 mod peers;
 mod plot;
 pub mod records;
+pub mod scale;
 pub mod scenes;
 pub mod step;
 pub mod sysinfo;
@@ -44,6 +45,9 @@ pub enum BenchCommand {
     LocalGlobal(local_global::LocalGlobalArgs),
     /// zeng-implicit Table 1: recursive corrective motion, standard against fast update of W.
     Corrective(corrective::CorrectiveArgs),
+    /// How a step grows with the mesh: the drop, the twisting bar and the raptor at 5k–60k
+    /// vertices, per-stage medians, peak memory and the fitted exponent.
+    Scale(scale::ScaleArgs),
 }
 
 /// Runs a benchmark.
@@ -55,5 +59,6 @@ pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
         BenchCommand::LocalGlobal(a) => local_global::bench_local_global(a),
         BenchCommand::EarlyTermination(a) => early_termination::bench_early_termination(a),
         BenchCommand::Corrective(a) => corrective::bench_corrective(a),
+        BenchCommand::Scale(a) => scale::bench_scale(a),
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::records::{DelassusBenchRecord, EarlyTerminationRecord, LocalGlobalRecord};
+use crate::scale::ScaleRecord;
 use crate::BenchError;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");
@@ -254,4 +255,70 @@ fn ratio_panel<DB: DrawingBackend>(
         .border_style(BLACK)
         .draw()
         .map_err(|e| err(e.to_string()))
+}
+
+/// `bench scale --figure`: median step time against vertices, log–log,
+/// one line per case, with the 33 ms (30 steps a second) line.
+pub fn scale_figure(path: &Path, records: &[ScaleRecord]) -> Result<(), BenchError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
+    }
+    register_font();
+    let err = |e: String| BenchError::Other(format!("{}: {e}", path.display()));
+    let fold = |f: fn(&ScaleRecord) -> f64| {
+        records.iter().map(f).fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)))
+    };
+    let (x0, x1) = fold(|r| r.vertices as f64);
+    let (y0, y1) = fold(|r| r.step_ms_median);
+    let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("Step time against mesh size ({} threads)", records[0].threads), ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0.min(33.0) * 0.5..y1 * 2.0).log_scale())
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("vertices (log)")
+        .y_desc("median step (ms, log)")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let realtime = vec![(x0 * 0.8, 33.3), (x1 * 1.25, 33.3)];
+    chart
+        .draw_series(LineSeries::new(realtime, BLACK.mix(0.4).stroke_width(1)))
+        .map_err(|e| err(e.to_string()))?
+        .label("30 steps per second")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+    let mut cases: Vec<&str> = records.iter().map(|r| r.case.as_str()).collect();
+    cases.dedup();
+    for (i, case) in cases.into_iter().enumerate() {
+        let color = [RED, BLUE, GREEN, MAGENTA][i % 4];
+        let mut pts: Vec<(f64, f64)> = records
+            .iter()
+            .filter(|r| r.case == case)
+            .map(|r| (r.vertices as f64, r.step_ms_median))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| err(e.to_string()))?
+            .label(case.to_string())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
 }

@@ -7,7 +7,9 @@ use ferrofem::scene::{MeshSpec, Scene};
 use crate::BenchError;
 
 /// (name, file content) of the templates the cases start from.
-const TEMPLATES: [(&str, &str); 8] = [
+const TEMPLATES: [(&str, &str); 10] = [
+    ("drop-5k-rt", include_str!("../../../benchmarks/scenes/drop-5k-rt.toml")),
+    ("raptor-60k", include_str!("../../../benchmarks/scenes/raptor-60k.toml")),
     ("bench-beam", include_str!("../../../benchmarks/scenes/bench-beam.toml")),
     ("one-step", include_str!("../../../benchmarks/scenes/one-step.toml")),
     ("lg-bar", include_str!("../../../benchmarks/scenes/lg-bar.toml")),

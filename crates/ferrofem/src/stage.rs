@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The named stages of a time step, in execution order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -99,6 +99,23 @@ impl StageTimes {
     /// Sum over stages (ms).
     pub fn total(&self) -> f64 {
         self.0.iter().sum()
+    }
+}
+
+impl<'de> Deserialize<'de> for StageTimes {
+    /// Reads the map [`Serialize`] writes; a stage left out is 0, a name
+    /// that is no stage is refused.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = std::collections::HashMap::<String, f64>::deserialize(d)?;
+        let mut t = StageTimes::default();
+        for (name, ms) in map {
+            let st = Stage::ALL
+                .into_iter()
+                .find(|s| s.name() == name)
+                .ok_or_else(|| serde::de::Error::custom(format!("no stage `{name}`")))?;
+            t.0[st as usize] = ms;
+        }
+        Ok(t)
     }
 }
 

@@ -148,11 +148,11 @@ impl DeviceFactor {
         let mut next = ptr.clone();
         let (mut col, mut val) = (vec![0u32; s.l_row_idx.len()], vec![0.0; s.l_row_idx.len()]);
         for j in 0..n {
-            for p in s.l_col_ptr[j]..s.l_col_ptr[j + 1] {
-                let i = s.l_row_idx[p] as usize;
-                let k = next[i] as usize;
-                (col[k], val[k]) = (j as u32, f.l_values[p]);
-                next[i] += 1;
+            let rows = &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
+            for (&i, &l_ij) in rows.iter().zip(f.l_column(j)) {
+                let k = next[i as usize] as usize;
+                (col[k], val[k]) = (j as u32, l_ij);
+                next[i as usize] += 1;
             }
         }
         let g = &*gpu;

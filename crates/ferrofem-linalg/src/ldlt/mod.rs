@@ -57,7 +57,9 @@ pub struct LdltSymbolic {
     pub l_col_ptr: Vec<usize>,
     /// Row indices of `L`'s strictly lower part, sorted per column.
     pub l_row_idx: Vec<u32>,
-    l_src: Vec<usize>,
+    /// Where `D_cc` lies in the supernodal values; column `c` of `L`
+    /// below the diagonal follows it contiguously (its rows are those of
+    /// `l_row_idx`), so `L` is read in place, never copied.
     d_src: Vec<usize>,
     /// Elimination tree of the stored factor: parent of each column, or [`etree::NONE`].
     pub parent: Vec<usize>,
@@ -159,7 +161,6 @@ impl LdltSymbolic {
             faer,
             l_col_ptr: Vec::new(),
             l_row_idx: Vec::new(),
-            l_src: Vec::new(),
             d_src: Vec::new(),
             parent: Vec::new(),
             postorder: Vec::new(),
@@ -207,6 +208,13 @@ impl LdltSymbolic {
         let (rptr, vptr, rows) = (sn.col_ptr_for_row_idx(), sn.col_ptr_for_val(), sn.row_idx());
         self.l_col_ptr = vec![0; self.n + 1];
         self.d_src = vec![0; self.n];
+        let nnz: usize = (0..sn.n_supernodes())
+            .map(|s| {
+                let (w, q) = (end[s] - begin[s], rptr[s + 1] - rptr[s]);
+                w * (w - 1) / 2 + w * q
+            })
+            .sum();
+        self.l_row_idx = Vec::with_capacity(nnz);
         let layout = &mut self.supernodes;
         layout.begin = begin.to_vec();
         layout.begin.push(self.n);
@@ -227,8 +235,8 @@ impl LdltSymbolic {
                     .map(|r| (r - c0, r))
                     .chain(pattern.iter().enumerate().map(|(i, &r)| (c1 - c0 + i, r)))
                 {
+                    debug_assert_eq!(col + r, self.d_src[c] + 1 + self.l_row_idx.len() - self.l_col_ptr[c]);
                     self.l_row_idx.push(row as u32);
-                    self.l_src.push(col + r);
                 }
                 self.l_col_ptr[c + 1] = self.l_row_idx.len();
             }
@@ -272,8 +280,6 @@ pub struct Ldlt {
     single: Option<Vec<f32>>,
     /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`]).
     bfloat16: Option<Vec<Bf16>>,
-    /// Values of `L` below the diagonal, aligned with `symbolic.l_row_idx`.
-    pub l_values: Vec<f64>,
     /// The diagonal `D`.
     pub d: Vec<f64>,
     /// Milliseconds the numeric factorization took.
@@ -287,7 +293,6 @@ impl Ldlt {
             supernodal: vec![0.0; symbolic.faer.len_val()],
             single: None,
             bfloat16: None,
-            l_values: vec![0.0; symbolic.l_src.len()],
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
             symbolic,
@@ -320,9 +325,6 @@ impl Ldlt {
                 Default::default(),
             )
             .map_err(|e| LinalgError::Factorization(format!("numeric LDLᵀ: {e:?}")))?;
-        for (dst, &src) in self.l_values.iter_mut().zip(&s.l_src) {
-            *dst = self.supernodal[src];
-        }
         for (dst, &src) in self.d.iter_mut().zip(&s.d_src) {
             *dst = self.supernodal[src];
         }
@@ -345,6 +347,16 @@ impl Ldlt {
     /// The symbolic part.
     pub fn symbolic(&self) -> &Arc<LdltSymbolic> {
         &self.symbolic
+    }
+
+    /// Column `c` of `L` below the diagonal, its rows those of
+    /// `symbolic().l_row_idx[l_col_ptr[c]..l_col_ptr[c + 1]]`: read in place
+    /// from the supernodal values (no elementwise copy of `L` is kept).
+    #[inline]
+    pub fn l_column(&self, c: usize) -> &[f64] {
+        let s = &*self.symbolic;
+        let start = s.d_src[c] + 1;
+        &self.supernodal[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])]
     }
 
     /// The panel of supernode `s`: `(w + q) × w` column-major, the strict

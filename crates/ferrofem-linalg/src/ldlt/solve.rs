@@ -41,8 +41,9 @@ impl Ldlt {
         let mut k = j;
         while k != NONE {
             let sk = std::mem::take(&mut work[k]);
-            for p in s.l_col_ptr[k]..s.l_col_ptr[k + 1] {
-                work[s.l_row_idx[p] as usize] -= self.l_values[p] * sk;
+            let rows = &s.l_row_idx[s.l_col_ptr[k]..s.l_col_ptr[k + 1]];
+            for (&i, l_ik) in rows.iter().zip(self.l_column(k)) {
+                work[i as usize] -= l_ik * sk;
             }
             col.rows.push(k as u32);
             col.values.push(sk);

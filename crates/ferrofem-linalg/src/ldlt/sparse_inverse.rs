@@ -75,9 +75,9 @@ impl SparseInverse {
                 // completed in earlier levels, and ranges never overlap.
                 let col = unsafe { out.column(col_ptr[j], depth[j]) };
                 col[0] = 1.0;
-                for p in s.l_col_ptr[j]..s.l_col_ptr[j + 1] {
-                    let k = s.l_row_idx[p] as usize;
-                    let l_kj = f.l_values[p];
+                let rows = &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
+                for (&k, &l_kj) in rows.iter().zip(f.l_column(j)) {
+                    let k = k as usize;
                     let src = unsafe { out.finished(col_ptr[k], depth[k]) };
                     let tail = &mut col[depth[j] - depth[k]..];
                     tail.iter_mut().zip(src.iter()).for_each(|(x, y)| *x -= l_kj * y);

@@ -38,8 +38,8 @@ fn fem_matrix_factorization_reconstructs_and_inverts() {
         let mut l = vec![vec![0.0; n]; n];
         for j in 0..n {
             l[j][j] = 1.0;
-            for p in s.l_col_ptr[j]..s.l_col_ptr[j + 1] {
-                l[s.l_row_idx[p] as usize][j] = f.l_values[p];
+            for (p, &v) in (s.l_col_ptr[j]..s.l_col_ptr[j + 1]).zip(f.l_column(j)) {
+                l[s.l_row_idx[p] as usize][j] = v;
             }
         }
         let mut err: f64 = 0.0;

@@ -5,8 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::records::{DelassusBenchRecord, EarlyTerminationRecord, LocalGlobalRecord};
-use crate::scale::ScaleRecord;
+use crate::records::{DelassusBenchRecord, EarlyTerminationRecord, LocalGlobalRecord, ScaleRecord};
 use crate::BenchError;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use ferrofem::stats::StageTimes;
+use serde::{Deserialize, Serialize};
 
 use crate::sysinfo::Context;
 use crate::BenchError;
@@ -166,4 +167,33 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Benc
         std::fs::create_dir_all(dir).map_err(|e| BenchError::Io(dir.to_path_buf(), e))?;
     }
     std::fs::write(path, text).map_err(|e| BenchError::Io(path.to_path_buf(), e))
+}
+
+/// One case of `bench scale` at one size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScaleRecord {
+    /// Case name.
+    pub case: String,
+    /// Integrator (`implicit-euler` or `local-global`).
+    pub integrator: String,
+    /// Vertices asked for.
+    pub target: usize,
+    /// Vertices of the mesh that ran.
+    pub vertices: usize,
+    /// Timed steps.
+    pub steps: usize,
+    /// Median step time (ms).
+    pub step_ms_median: f64,
+    /// 90th-percentile step time (ms).
+    pub step_ms_p90: f64,
+    /// Median per stage (ms).
+    pub stage_ms_median: StageTimes,
+    /// Most contacts in a timed step.
+    pub contacts_max: usize,
+    /// Deepest penetration seen (m).
+    pub max_penetration: f64,
+    /// Peak resident memory of the process that ran it (MB, `VmHWM`).
+    pub peak_mb: f64,
+    /// Worker threads.
+    pub threads: usize,
 }

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use ferrofem::scene::{builtin, MeshSpec, Scene};
-use ferrofem::stats::{Stage, StageTimes, Summary};
+use ferrofem::stats::{Stage, Summary};
 
-use crate::records::write_json;
+use crate::records::{write_json, ScaleRecord};
 use crate::sysinfo::Context;
 use crate::BenchError;
 
@@ -47,35 +47,6 @@ pub struct ScaleArgs {
     /// (what each child process of `bench scale` does).
     #[arg(long, hide = true)]
     pub one: Option<String>,
-}
-
-/// One case at one size.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ScaleRecord {
-    /// Case name.
-    pub case: String,
-    /// Integrator (`implicit-euler` or `local-global`).
-    pub integrator: String,
-    /// Vertices asked for.
-    pub target: usize,
-    /// Vertices of the mesh that ran.
-    pub vertices: usize,
-    /// Timed steps.
-    pub steps: usize,
-    /// Median step time (ms).
-    pub step_ms_median: f64,
-    /// 90th-percentile step time (ms).
-    pub step_ms_p90: f64,
-    /// Median per stage (ms).
-    pub stage_ms_median: StageTimes,
-    /// Most contacts in a timed step.
-    pub contacts_max: usize,
-    /// Deepest penetration seen (m).
-    pub max_penetration: f64,
-    /// Peak resident memory of the process that ran it (MB, `VmHWM`).
-    pub peak_mb: f64,
-    /// Worker threads.
-    pub threads: usize,
 }
 
 /// A case's fitted growth.
@@ -291,6 +262,7 @@ fn row(r: &ScaleRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferrofem::stats::StageTimes;
 
     fn record(case: &str, vertices: usize, ms: f64) -> ScaleRecord {
         ScaleRecord {

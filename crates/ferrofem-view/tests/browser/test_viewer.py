@@ -133,3 +133,52 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         assert frame_hi <= legend["hi"], (frame_hi, legend)
         assert not errors, errors
         browser.close()
+
+
+@pytest.fixture
+def replay(tmp_path):
+    why = missing()
+    if why:
+        if REQUIRED:
+            pytest.fail(why)
+        pytest.skip(why)
+    out = tmp_path / "drop"
+    run = subprocess.run([str(BIN), "--threads", "1", "run", "drop", "--steps", "10", "--out", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    proc = subprocess.Popen([str(BIN), "--threads", "1", "view", str(out), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert "http://" in line, line + proc.stderr.read()
+    yield line.split("open ")[1].split()[0]
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_a_replay_draws_the_floor_and_says_it_is_a_replay(replay):
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = browser.new_page(viewport={"width": 900, "height": 700})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(replay)
+        page.wait_for_function("window.ferrofem && window.ferrofem.framesReceived > 0", timeout=30000)
+        page.wait_for_timeout(500)
+        scene = page.evaluate("() => window.ferrofem.scene")
+        assert scene["mode"] == "replay" and [o["shape"]["kind"] for o in scene["obstacles"]] == ["half_space"]
+        assert page.evaluate("() => window.ferrofem.obstacles.length") == 1
+        assert page.inner_text("#help").startswith("replay:"), page.inner_text("#help")
+        assert "frame" in page.inner_text("#figures")
+        # The floor is painted: a point of it beside the ball differs from the empty background.
+        shot = pixels(page.screenshot())
+        floor = page.evaluate("() => window.ferrofem.project([0.25, 0.25, 0.0])")
+        x, y = int(floor["x"]), int(floor["y"])
+        assert 0 <= x < 900 and 0 <= y < 700, floor
+        background = shot[5, 450]
+        assert np.abs(shot[y, x] - background).sum() > 20, (shot[y, x], background)
+        assert not errors, errors
+        browser.close()

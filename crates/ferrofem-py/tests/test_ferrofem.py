@@ -262,11 +262,16 @@ def test_ctrl_c_stops_a_long_step_and_leaves_the_simulation_usable():
         "    print('interrupted', before > 0 and sim.step_count == before + 1, flush=True)\n"
     )
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "ready"
-    time.sleep(0.5)
-    child.send_signal(signal.SIGINT)
-    sent = time.perf_counter()
-    out, _ = child.communicate(timeout=30)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        out, _ = child.communicate(timeout=30)
+    finally:
+        # A child that ignored the signal must not outlive the test, stepping forever.
+        child.kill()
+        child.wait()
     assert time.perf_counter() - sent < 2.0, "Ctrl-C took more than 2 s"
     assert "interrupted True" in out, out
 

@@ -63,17 +63,9 @@ fn chart(
         .draw()
         .map_err(|e| err(e.to_string()))?;
     for (method, color) in METHODS {
-        let mut pts: Vec<(f64, f64)> =
+        let pts: Vec<(f64, f64)> =
             records.iter().filter(|r| r.method == method).map(|r| (x(r), r.build_ms)).collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| err(e.to_string()))?
-            .label(method)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
-            .map_err(|e| err(e.to_string()))?;
+        marked_line(&mut chart, pts, color, method).map_err(err)?;
     }
     chart
         .configure_series_labels()
@@ -297,20 +289,12 @@ pub fn scale_figure(path: &Path, records: &[ScaleRecord]) -> Result<(), BenchErr
     cases.dedup();
     for (i, case) in cases.into_iter().enumerate() {
         let color = [RED, BLUE, GREEN, MAGENTA][i % 4];
-        let mut pts: Vec<(f64, f64)> = records
+        let pts: Vec<(f64, f64)> = records
             .iter()
             .filter(|r| r.case == case)
             .map(|r| (r.vertices as f64, r.step_ms_median))
             .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| err(e.to_string()))?
-            .label(case.to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
-            .map_err(|e| err(e.to_string()))?;
+        marked_line(&mut chart, pts, color, case).map_err(err)?;
     }
     chart
         .configure_series_labels()
@@ -320,4 +304,27 @@ pub fn scale_figure(path: &Path, records: &[ScaleRecord]) -> Result<(), BenchErr
         .draw()
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
+}
+
+/// A labelled line through `pts` (sorted by x here) with a dot at each point.
+fn marked_line<X, Y>(
+    chart: &mut ChartContext<'_, BitMapBackend<'_>, Cartesian2d<X, Y>>,
+    mut pts: Vec<(f64, f64)>,
+    color: RGBColor,
+    label: &str,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart
+        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+        .map_err(|e| e.to_string())?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    chart
+        .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -295,6 +295,26 @@ mod tests {
         assert!(fit("b", &rs).is_none());
     }
 
+    /// A case that does not exist and a malformed `--one` are refused by
+    /// name, before anything runs.
+    #[test]
+    fn unknown_cases_are_refused_by_name() {
+        let args = |cases: &[&str], one: Option<&str>| ScaleArgs {
+            sizes: vec![5_000],
+            cases: cases.iter().map(|c| c.to_string()).collect(),
+            steps: 1,
+            quick: false,
+            meshes: PathBuf::from("/nonexistent"),
+            json: None,
+            figure: None,
+            one: one.map(str::to_string),
+        };
+        let e = bench_scale(args(&["drop-rt", "dorp"], None)).unwrap_err().to_string();
+        assert!(e.contains("no case `dorp`") && e.contains("drop-rt, drop-lg, bar-lg, raptor"), "{e}");
+        let e = bench_scale(args(&[], Some("drop-rt"))).unwrap_err().to_string();
+        assert!(e.contains("expected CASE:VERTICES"), "{e}");
+    }
+
     /// Every case builds a scene near the size asked for (the raptor only
     /// where its meshes are stored).
     #[test]

@@ -6,6 +6,7 @@ grab's constraint. Run by ./test-python; needs /usr/bin/chromium and the
 `ferrofem` binary (FERROFEM_BIN, default target/release/ferrofem, which
 `cargo test --workspace --release` builds)."""
 
+import contextlib
 import io
 import json
 import os
@@ -79,7 +80,9 @@ def pixels(png):
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
 
 
-def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
+@contextlib.contextmanager
+def browser_page():
+    """A 900×700 page in headless Chromium and the list its script errors go to."""
     from playwright.sync_api import sync_playwright
 
     args = ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
@@ -89,6 +92,14 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         page = browser.new_page(viewport={"width": 900, "height": 700})
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
+    with browser_page() as (page, errors):
         page.goto(viewer)
         page.wait_for_function("window.ferrofem && window.ferrofem.framesReceived > 3", timeout=30000)
         page.wait_for_timeout(500)
@@ -132,7 +143,6 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         frame_hi = page.evaluate("() => window.ferrofem.figures.field[3]")
         assert frame_hi <= legend["hi"], (frame_hi, legend)
         assert not errors, errors
-        browser.close()
 
 
 @pytest.fixture
@@ -156,15 +166,7 @@ def replay(tmp_path):
 
 
 def test_a_replay_draws_the_floor_and_says_it_is_a_replay(replay):
-    from playwright.sync_api import sync_playwright
-
-    args = ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
-        page = browser.new_page(viewport={"width": 900, "height": 700})
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    with browser_page() as (page, errors):
         page.goto(replay)
         page.wait_for_function("window.ferrofem && window.ferrofem.framesReceived > 0", timeout=30000)
         page.wait_for_timeout(500)
@@ -181,4 +183,3 @@ def test_a_replay_draws_the_floor_and_says_it_is_a_replay(replay):
         background = shot[5, 450]
         assert np.abs(shot[y, x] - background).sum() > 20, (shot[y, x], background)
         assert not errors, errors
-        browser.close()

@@ -143,13 +143,14 @@ impl DeviceFactor {
         let s = f.symbolic();
         let n = s.n();
         let mut ptr = vec![0u32; n + 1];
-        s.l_row_idx.iter().for_each(|&i| ptr[i as usize + 1] += 1);
+        s.l_row_idx().iter().for_each(|&i| ptr[i as usize + 1] += 1);
         (0..n).for_each(|i| ptr[i + 1] += ptr[i]);
         let mut next = ptr.clone();
-        let (mut col, mut val) = (vec![0u32; s.l_row_idx.len()], vec![0.0; s.l_row_idx.len()]);
+        let (mut col, mut val) = (vec![0u32; s.l_row_idx().len()], vec![0.0; s.l_row_idx().len()]);
+        let mut widened = Vec::new();
         for j in 0..n {
-            let rows = &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
-            for (&i, &l_ij) in rows.iter().zip(f.l_column(j)) {
+            let rows = &s.l_row_idx()[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
+            for (&i, &l_ij) in rows.iter().zip(f.l_column_in(j, &mut widened)) {
                 let k = next[i as usize] as usize;
                 (col[k], val[k]) = (j as u32, l_ij);
                 next[i as usize] += 1;

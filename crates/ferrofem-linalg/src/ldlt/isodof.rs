@@ -166,11 +166,12 @@ impl IsodofColumns {
         let blocks = &self.blocks;
         let pieces = split_by_columns(&mut self.values, blocks, &ranges);
         pieces.into_par_iter().zip(&ranges).for_each(|(mut pieces, range)| {
-            let mut update = Vec::new();
+            let mut scratch = SCRATCH.take();
             for bi in 0..blocks.len() {
                 let piece = Piece { blocks, bi, first: range.start };
-                piece.solve(f, &targets[bi], &mut pieces, &d_inv_sqrt, &mut update);
+                piece.solve(f, &targets[bi], &mut pieces, &d_inv_sqrt, &mut scratch);
             }
+            SCRATCH.set(scratch);
         });
     }
 
@@ -422,13 +423,15 @@ impl Piece<'_> {
     /// are done: `X_s ← L_ss⁻¹ X_s` on the rows from `rho` on (the rows
     /// above are zero, so only the trailing triangle of `L_ss` acts), then
     /// `X_t −= L_ts X_s` into the targets, then `X_s ← D_s^{-1/2} X_s`.
+    /// `scratch`: the update panel and, for a factor kept in single
+    /// precision only, the block's columns of `L` widened to double.
     fn solve(
         &self,
         f: &Ldlt,
         targets: &[Target],
         pieces: &mut [&mut [f64]],
         d_inv_sqrt: &[f64],
-        update: &mut Vec<f64>,
+        scratch: &mut [Vec<f64>; 2],
     ) {
         let sn = &f.symbolic().supernodes;
         let blk = &self.blocks[self.bi];
@@ -439,10 +442,11 @@ impl Piece<'_> {
         if k == 0 {
             return;
         }
-        let panel = f.panel(blk.sn).subcols(r0, r);
+        let [update, widened] = scratch;
+        let panel = f.panel_trailing(blk.sn, r0, r, widened);
         let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
-        solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), Par::Seq);
-        let lower = panel.submatrix(w, 0, q, r);
+        solve_unit_lower_triangular_in_place(panel.submatrix(0, 0, r, r), xm.rb_mut(), Par::Seq);
+        let lower = panel.submatrix(w - r0, 0, q, r);
         if Target::go_direct(targets) {
             // `X_t[run, :] −= L_run,s X_s` straight into the targets.
             for t in targets {
@@ -512,6 +516,15 @@ pub(super) fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -
 
 /// Columns of a block's update computed and scattered at a time.
 const UPDATE_PANEL: usize = 64;
+
+thread_local! {
+    /// Each worker's scratch of [`Piece::solve`], kept from build to
+    /// build: the widened panel of a top supernode is tens of MB, and a
+    /// buffer allocated afresh is page-faulted in on every build (the
+    /// first single-precision version spent more time faulting than
+    /// multiplying).
+    static SCRATCH: std::cell::Cell<[Vec<f64>; 2]> = const { std::cell::Cell::new([Vec::new(), Vec::new()]) };
+}
 
 /// Ranges the columns are split into, whatever the number of threads (so
 /// that results do not depend on it), each of at least

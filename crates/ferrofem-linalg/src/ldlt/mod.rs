@@ -15,6 +15,7 @@ mod solve;
 mod solve_plan;
 mod sparse_inverse;
 mod supernodal_solve;
+mod values;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,8 +56,11 @@ pub struct LdltSymbolic {
     faer: SymbolicCholesky<usize>,
     /// Column starts of `L`'s strictly lower part (CSC, permuted numbering).
     pub l_col_ptr: Vec<usize>,
-    /// Row indices of `L`'s strictly lower part, sorted per column.
-    pub l_row_idx: Vec<u32>,
+    /// Row indices of `L`'s strictly lower part, sorted per column: made on
+    /// first use ([`Self::l_row_idx`]), since only the column-wise readers
+    /// need them (4 bytes per entry of `L`: 0.7 GB for the 60k drop's
+    /// factor, which the supernodal sweeps and the isodof builders never read).
+    l_row_idx: std::sync::OnceLock<Vec<u32>>,
     /// Where `D_cc` lies in the supernodal values; column `c` of `L`
     /// below the diagonal follows it contiguously (its rows are those of
     /// `l_row_idx`), so `L` is read in place, never copied.
@@ -160,7 +164,7 @@ impl LdltSymbolic {
             row_idx,
             faer,
             l_col_ptr: Vec::new(),
-            l_row_idx: Vec::new(),
+            l_row_idx: std::sync::OnceLock::new(),
             d_src: Vec::new(),
             parent: Vec::new(),
             postorder: Vec::new(),
@@ -171,7 +175,7 @@ impl LdltSymbolic {
             symbolic_ms: 0.0,
         };
         s.extract_l_pattern()?;
-        s.parent = etree::parent_from_l(n, &s.l_col_ptr, &s.l_row_idx);
+        s.parent = s.column_parents();
         s.postorder = etree::postorder(&s.parent);
         s.solve_plan = SolvePlan::new(&s.supernodes);
         s.symbolic_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -185,12 +189,47 @@ impl LdltSymbolic {
 
     /// Stored entries of `L` below the diagonal.
     pub fn nnz_l(&self) -> usize {
-        self.l_row_idx.len()
+        self.l_col_ptr[self.n]
+    }
+
+    /// The elimination tree of the stored factor: column `c`'s parent is
+    /// its first row below the diagonal (`c + 1` inside its supernode,
+    /// then the first row of the supernode's pattern).
+    fn column_parents(&self) -> Vec<usize> {
+        let sn = &self.supernodes;
+        (0..self.n)
+            .map(|c| {
+                let s = sn.of_column[c] as usize;
+                match c + 1 < sn.begin[s + 1] {
+                    true => c + 1,
+                    false => sn.pattern(s).first().map_or(etree::NONE, |&r| r as usize),
+                }
+            })
+            .collect()
     }
 
     /// The ordering that was used (`Auto` resolves to one of the others).
     pub fn ordering(&self) -> Ordering {
         self.ordering
+    }
+
+    /// Row indices of `L`'s strictly lower part, sorted per column
+    /// (column `c`'s at `l_col_ptr[c]..l_col_ptr[c + 1]`): rows `c+1..c1`
+    /// of its supernode `[c0, c1)`, then the supernode's pattern. Made on
+    /// the first call.
+    pub fn l_row_idx(&self) -> &[u32] {
+        self.l_row_idx.get_or_init(|| {
+            let sn = &self.supernodes;
+            let mut idx = Vec::with_capacity(self.l_col_ptr[self.n]);
+            for s in 0..sn.begin.len() - 1 {
+                let (c0, c1) = (sn.begin[s], sn.begin[s + 1]);
+                for c in c0..c1 {
+                    idx.extend((c + 1..c1).map(|r| r as u32));
+                    idx.extend_from_slice(sn.pattern(s));
+                }
+            }
+            idx
+        })
     }
 
     /// Flop estimate of a numeric factorization, `Σⱼ nnz(L:,j)²`.
@@ -208,13 +247,6 @@ impl LdltSymbolic {
         let (rptr, vptr, rows) = (sn.col_ptr_for_row_idx(), sn.col_ptr_for_val(), sn.row_idx());
         self.l_col_ptr = vec![0; self.n + 1];
         self.d_src = vec![0; self.n];
-        let nnz: usize = (0..sn.n_supernodes())
-            .map(|s| {
-                let (w, q) = (end[s] - begin[s], rptr[s + 1] - rptr[s]);
-                w * (w - 1) / 2 + w * q
-            })
-            .sum();
-        self.l_row_idx = Vec::with_capacity(nnz);
         let layout = &mut self.supernodes;
         layout.begin = begin.to_vec();
         layout.begin.push(self.n);
@@ -225,20 +257,12 @@ impl LdltSymbolic {
         for s in 0..sn.n_supernodes() {
             let (c0, c1) = (begin[s], end[s]);
             layout.of_column[c0..c1].iter_mut().for_each(|x| *x = s as u32);
-            let pattern = &rows[rptr[s]..rptr[s + 1]];
-            let nrows = (c1 - c0) + pattern.len();
+            let q = rptr[s + 1] - rptr[s];
+            let nrows = (c1 - c0) + q;
             for c in c0..c1 {
                 let k = c - c0;
-                let col = vptr[s] + k * nrows;
-                self.d_src[c] = col + k;
-                for (r, row) in (c + 1..c1)
-                    .map(|r| (r - c0, r))
-                    .chain(pattern.iter().enumerate().map(|(i, &r)| (c1 - c0 + i, r)))
-                {
-                    debug_assert_eq!(col + r, self.d_src[c] + 1 + self.l_row_idx.len() - self.l_col_ptr[c]);
-                    self.l_row_idx.push(row as u32);
-                }
-                self.l_col_ptr[c + 1] = self.l_row_idx.len();
+                self.d_src[c] = vptr[s] + k * nrows + k;
+                self.l_col_ptr[c + 1] = self.l_col_ptr[c] + (c1 - c - 1) + q;
             }
         }
         let layout = &mut self.supernodes;
@@ -275,11 +299,15 @@ fn postordered(p: &CsrPattern, fwd: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
 #[derive(Debug, Clone)]
 pub struct Ldlt {
     symbolic: Arc<LdltSymbolic>,
-    supernodal: Vec<f64>,
+    supernodal: values::DoubleValues,
     /// `supernodal` rounded to `f32`, when kept ([`Self::keep_single_precision`]).
     single: Option<Vec<f32>>,
     /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`]).
     bfloat16: Option<Vec<Bf16>>,
+    /// Whether `supernodal` was released after rounding
+    /// ([`Self::release_double`]): the single-precision copy is then the
+    /// finest one.
+    released: bool,
     /// The diagonal `D`.
     pub d: Vec<f64>,
     /// Milliseconds the numeric factorization took.
@@ -290,9 +318,10 @@ impl Ldlt {
     /// Factorizes `a` (whose pattern was analysed by `symbolic`).
     pub fn factorize(symbolic: Arc<LdltSymbolic>, a: &CsrMatrix) -> Result<Ldlt, LinalgError> {
         let mut f = Ldlt {
-            supernodal: vec![0.0; symbolic.faer.len_val()],
+            supernodal: values::DoubleValues::zeros(symbolic.faer.len_val()),
             single: None,
             bfloat16: None,
+            released: false,
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
             symbolic,
@@ -308,6 +337,9 @@ impl Ldlt {
         if a.values.len() != s.row_idx.len() || a.nrows() != s.n {
             return Err(LinalgError::Dimension("matrix does not match the analysed pattern".into()));
         }
+        if self.released {
+            self.supernodal = values::DoubleValues::zeros(s.faer.len_val());
+        }
         let a_ref = SparseColMatRef::new(
             SymbolicSparseColMatRef::new_checked(s.n, s.n, &s.col_ptr, None, &s.row_idx),
             &a.values,
@@ -316,7 +348,7 @@ impl Ldlt {
         let mut mem = MemBuffer::new(s.faer.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()));
         s.faer
             .factorize_numeric_ldlt(
-                &mut self.supernodal,
+                self.supernodal.get_mut(),
                 a_ref,
                 Side::Upper,
                 Default::default(),
@@ -326,7 +358,7 @@ impl Ldlt {
             )
             .map_err(|e| LinalgError::Factorization(format!("numeric LDLᵀ: {e:?}")))?;
         for (dst, &src) in self.d.iter_mut().zip(&s.d_src) {
-            *dst = self.supernodal[src];
+            *dst = self.supernodal.get()[src];
         }
         if let Some(j) = self.d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
             return Err(LinalgError::Factorization(format!(
@@ -334,11 +366,13 @@ impl Ldlt {
                 self.d[j]
             )));
         }
-        if let Some(single) = &mut self.single {
-            single.iter_mut().zip(&self.supernodal).for_each(|(s, &v)| *s = v as f32);
-        }
         if let Some(b) = &mut self.bfloat16 {
-            b.iter_mut().zip(&self.supernodal).for_each(|(b, &v)| *b = Bf16::from_f64(v));
+            b.iter_mut().zip(self.supernodal.get()).for_each(|(b, &v)| *b = Bf16::from_f64(v));
+        }
+        if self.released {
+            self.single = Some(std::mem::take(&mut self.supernodal).into_single());
+        } else if let Some(single) = &mut self.single {
+            single.iter_mut().zip(self.supernodal.get()).for_each(|(s, &v)| *s = v as f32);
         }
         self.numeric_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -350,22 +384,102 @@ impl Ldlt {
     }
 
     /// Column `c` of `L` below the diagonal, its rows those of
-    /// `symbolic().l_row_idx[l_col_ptr[c]..l_col_ptr[c + 1]]`: read in place
+    /// `symbolic().l_row_idx()[l_col_ptr[c]..l_col_ptr[c + 1]]`: read in place
     /// from the supernodal values (no elementwise copy of `L` is kept).
+    ///
+    /// # Panics
+    /// If the double-precision values were released ([`Self::release_double`]).
     #[inline]
     pub fn l_column(&self, c: usize) -> &[f64] {
+        assert!(!self.released, "l_column: the factor keeps only its single-precision copy");
         let s = &*self.symbolic;
         let start = s.d_src[c] + 1;
-        &self.supernodal[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])]
+        &self.supernodal.get()[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])]
+    }
+
+    /// [`Self::l_column`] in double precision whatever the factor keeps: in
+    /// place, or widened into `scratch` from the single-precision copy
+    /// once the double values are released ([`Self::release_double`]).
+    pub fn l_column_in<'a>(&'a self, c: usize, scratch: &'a mut Vec<f64>) -> &'a [f64] {
+        if !self.released {
+            return self.l_column(c);
+        }
+        let s = &*self.symbolic;
+        let start = s.d_src[c] + 1;
+        let single = &self.single_values("l_column_in")[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])];
+        scratch.clear();
+        scratch.extend(single.iter().map(|&v| f64::from(v)));
+        scratch
     }
 
     /// The panel of supernode `s`: `(w + q) × w` column-major, the strict
     /// lower part of its top `w × w` block is `L_ss` (unit diagonal implied,
     /// the stored diagonal is `D`), the `q` rows below are `L_bs`.
+    ///
+    /// # Panics
+    /// If the double-precision values were released ([`Self::release_double`]).
     pub fn panel(&self, s: usize) -> faer::MatRef<'_, f64> {
+        assert!(!self.released, "panel: the factor keeps only its single-precision copy");
         let sn = &self.symbolic.supernodes;
         let (w, q) = (sn.width(s), sn.pattern(s).len());
-        faer::MatRef::from_column_major_slice(self.panel_values(&self.supernodal, s), w + q, w)
+        faer::MatRef::from_column_major_slice(self.panel_values(self.supernodal.get(), s), w + q, w)
+    }
+
+    /// The trailing block of [`Self::panel`]`(s)` from column `c0` on,
+    /// `r` columns wide, in double precision: rows `c0..w + q` of columns
+    /// `c0..c0 + r` (its top `(w − c0) × r` rows hold `L`'s triangle, the
+    /// `q` below `L_bs`). A view of the factor's values, or, once they are
+    /// released ([`Self::release_double`]), the single-precision copy's
+    /// entries widened into `scratch` (half the bytes read).
+    pub fn panel_trailing<'a>(
+        &'a self,
+        s: usize,
+        c0: usize,
+        r: usize,
+        scratch: &'a mut Vec<f64>,
+    ) -> faer::MatRef<'a, f64> {
+        let sn = &self.symbolic.supernodes;
+        let rows = sn.width(s) + sn.pattern(s).len();
+        if !self.released {
+            return self.panel(s).subcols(c0, r).subrows(c0, rows - c0);
+        }
+        let values = self.panel_values(self.single_values("panel_trailing"), s);
+        scratch.clear();
+        for j in c0..c0 + r {
+            scratch.extend(values[j * rows + c0..(j + 1) * rows].iter().map(|&v| f64::from(v)));
+        }
+        faer::MatRef::from_column_major_slice(scratch, rows - c0, r)
+    }
+
+    /// Rounds the values to single precision in place and drops the
+    /// double ones, now and after every later [`Self::refactorize`] (after
+    /// the bfloat16 copy, when kept, is rounded from them): the factor then
+    /// takes 4 bytes per entry (6 with a bfloat16 copy) instead of 8–14,
+    /// and never holds a double and a single copy at once. Every solve and
+    /// [`Self::panel_trailing`] reads the `f32` copy (the exact solve with
+    /// the rounded factor, as [`Precision::Single`]). For a factor that
+    /// stands in for a later matrix anyway (the real-time preset's
+    /// warped, asynchronously refreshed one), whose own error is far above
+    /// the rounding's.
+    pub fn release_double(&mut self) {
+        if !self.released {
+            self.released = true;
+            self.single = Some(std::mem::take(&mut self.supernodal).into_single());
+        }
+    }
+
+    /// Whether [`Self::release_double`] dropped the double-precision values.
+    pub fn double_released(&self) -> bool {
+        self.released
+    }
+
+    /// `precision`, or single where double was asked of a factor that
+    /// released it.
+    fn available(&self, precision: Precision) -> Precision {
+        match precision {
+            Precision::Double if self.released => Precision::Single,
+            p => p,
+        }
     }
 
     /// The values of [`Self::panel`], column-major, within `values` (the
@@ -381,23 +495,36 @@ impl Ldlt {
     /// sweep read it twice).
     pub fn sweep_bytes(&self) -> usize {
         let sn = &self.symbolic.supernodes;
-        8 * self.supernodal.len() + 4 * sn.pattern.len() + 8 * (sn.begin.len() + sn.pattern_ptr.len())
+        let bytes = if self.released { 4 } else { 8 };
+        bytes * self.symbolic.faer.len_val()
+            + 4 * sn.pattern.len()
+            + 8 * (sn.begin.len() + sn.pattern_ptr.len())
     }
 
     /// Keeps (`true`) or drops a single-precision copy of the factor for
     /// [`Self::solve_one_in`] with [`Precision::Single`]: a preconditioner
     /// whose applications read half the bytes. Refreshed by every
     /// [`Self::refactorize`] while kept.
+    ///
+    /// # Panics
+    /// If asked to drop the copy of a factor that released its double values.
     pub fn keep_single_precision(&mut self, keep: bool) {
-        self.single = keep.then(|| self.supernodal.iter().map(|&v| v as f32).collect());
+        assert!(keep || !self.released, "keep_single_precision: the copy is the factor's only values");
+        if !self.released {
+            self.single = keep.then(|| self.supernodal.get().iter().map(|&v| v as f32).collect());
+        }
     }
 
     /// Keeps (`true`) or drops a bfloat16 copy of the factor for
     /// [`Self::solve_one_in`] with [`Precision::Bfloat16`]: a preconditioner
     /// whose applications read a quarter of the bytes. Refreshed by every
     /// [`Self::refactorize`] while kept.
+    ///
+    /// # Panics
+    /// If the double-precision values were released (the copy is rounded from them).
     pub fn keep_bfloat16(&mut self, keep: bool) {
-        self.bfloat16 = keep.then(|| self.supernodal.iter().map(|&v| Bf16::from_f64(v)).collect());
+        assert!(!(keep && self.released), "keep_bfloat16: rounded from the released double values");
+        self.bfloat16 = keep.then(|| self.supernodal.get().iter().map(|&v| Bf16::from_f64(v)).collect());
     }
 
     /// The precision of the lightest copy of the factor kept that is fit
@@ -414,8 +541,12 @@ impl Ldlt {
 
     /// Solves `A X = B` in place for `ncols` right-hand sides stored
     /// column-major: one by [`Self::solve_one`], several by faer's blocked solve.
+    /// (A factor that released its double values solves each by
+    /// [`Self::solve_one`] in single precision.)
     pub fn solve_in_place(&self, b: &mut [f64], ncols: usize) {
-        if ncols == 1 {
+        if self.released {
+            b.chunks_exact_mut(self.symbolic.n.max(1)).for_each(|c| self.solve_one(c));
+        } else if ncols == 1 {
             self.solve_one(b);
         } else {
             self.solve_in_place_faer(b, ncols);
@@ -424,12 +555,16 @@ impl Ldlt {
 
     /// Solves `A X = B` in place by faer's supernodal solve (the reference
     /// [`Self::solve_one`] is checked and benchmarked against).
+    ///
+    /// # Panics
+    /// If the double-precision values were released.
     pub fn solve_in_place_faer(&self, b: &mut [f64], ncols: usize) {
+        assert!(!self.released, "solve_in_place_faer: the factor keeps only its single-precision copy");
         let s = &*self.symbolic;
         let par = if ncols > 1 { Par::rayon(0) } else { Par::Seq };
         let mut mem = MemBuffer::new(s.faer.solve_in_place_scratch::<f64>(ncols, par));
         let rhs = faer::MatMut::from_column_major_slice_mut(b, s.n, ncols);
-        LdltRef::new(&s.faer, &self.supernodal).solve_in_place_with_conj(
+        LdltRef::new(&s.faer, self.supernodal.get()).solve_in_place_with_conj(
             faer::Conj::No,
             rhs,
             par,

@@ -41,7 +41,7 @@ impl Ldlt {
         let mut k = j;
         while k != NONE {
             let sk = std::mem::take(&mut work[k]);
-            let rows = &s.l_row_idx[s.l_col_ptr[k]..s.l_col_ptr[k + 1]];
+            let rows = &s.l_row_idx()[s.l_col_ptr[k]..s.l_col_ptr[k + 1]];
             for (&i, l_ik) in rows.iter().zip(self.l_column(k)) {
                 work[i as usize] -= l_ik * sk;
             }

@@ -75,7 +75,7 @@ impl SparseInverse {
                 // completed in earlier levels, and ranges never overlap.
                 let col = unsafe { out.column(col_ptr[j], depth[j]) };
                 col[0] = 1.0;
-                let rows = &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
+                let rows = &s.l_row_idx()[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
                 for (&k, &l_kj) in rows.iter().zip(f.l_column(j)) {
                     let k = k as usize;
                     let src = unsafe { out.finished(col_ptr[k], depth[k]) };

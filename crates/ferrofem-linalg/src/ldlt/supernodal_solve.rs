@@ -33,8 +33,8 @@ impl Ldlt {
         let s = &**self.symbolic();
         assert_eq!(b.len(), s.n(), "right-hand side length");
         let mut y: Vec<[f64; 1]> = s.perm.iter().map(|&o| [b[o]]).collect();
-        match precision {
-            Precision::Double => self.solve_permuted(&self.supernodal, &mut y),
+        match self.available(precision) {
+            Precision::Double => self.solve_permuted(self.supernodal.get(), &mut y),
             Precision::Single => self.solve_permuted(self.single_values("solve_one_in"), &mut y),
             Precision::Bfloat16 => self.solve_permuted(self.bfloat16_values("solve_one_in"), &mut y),
         }
@@ -70,8 +70,8 @@ impl Ldlt {
         let j = x.len() / s.n().max(1);
         assert!(z.len() == s.n() && j <= K && x.len() == j * s.n(), "solve_from_forward: lengths");
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
-        match precision {
-            Precision::Double => self.backward(&self.supernodal, z),
+        match self.available(precision) {
+            Precision::Double => self.backward(self.supernodal.get(), z),
             Precision::Single => self.backward(self.single_values("solve_from_forward_in"), z),
             Precision::Bfloat16 => self.backward(self.bfloat16_values("solve_from_forward_in"), z),
         }
@@ -90,7 +90,10 @@ impl Ldlt {
         assert_eq!(b.len(), 3 * s.n(), "forward_interleaved3: expected {} values", 3 * s.n());
         z.clear();
         z.extend(s.perm.iter().map(|&o| [b[3 * o], b[3 * o + 1], b[3 * o + 2], 0.0]));
-        self.forward(&self.supernodal, z);
+        match self.double_released() {
+            false => self.forward(self.supernodal.get(), z),
+            true => self.forward(self.single_values("forward_interleaved3"), z),
+        }
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
     }
 
@@ -110,17 +113,26 @@ impl Ldlt {
             // each column's update is one vector operation (≈ 10 % faster);
             // the three axes' arithmetic is unchanged.
             let mut y: Vec<[f64; 4]> = s.perm.iter().map(|&o| [b[o][0], b[o][1], b[o][2], 0.0]).collect();
-            self.solve_permuted(&self.supernodal, &mut y);
+            self.solve_finest(&mut y);
             s.perm.iter().zip(&y).for_each(|(&o, v)| x[o].copy_from_slice(&v[..K]));
             return;
         }
         let mut y: Vec<[f64; K]> = s.perm.iter().map(|&o| b[o]).collect();
-        self.solve_permuted(&self.supernodal, &mut y);
+        self.solve_finest(&mut y);
         s.perm.iter().zip(&y).for_each(|(&o, v)| x[o] = *v);
     }
 
+    /// [`Self::solve_permuted`] with the finest values kept (double, or
+    /// single once released).
+    fn solve_finest<const K: usize>(&self, y: &mut [[f64; K]]) {
+        match self.double_released() {
+            false => self.solve_permuted(self.supernodal.get(), y),
+            true => self.solve_permuted(self.single_values("solve_interleaved"), y),
+        }
+    }
+
     /// The kept `f32` copy of the factor (`caller` names who asked, if none is).
-    fn single_values(&self, caller: &str) -> &[f32] {
+    pub(super) fn single_values(&self, caller: &str) -> &[f32] {
         self.single.as_deref().unwrap_or_else(|| panic!("{caller}: no single-precision copy kept"))
     }
 

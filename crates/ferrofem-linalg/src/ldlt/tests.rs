@@ -85,7 +85,7 @@ fn dense_l(f: &Ldlt) -> Vec<Vec<f64>> {
     for j in 0..n {
         l[j][j] = 1.0;
         for (p, &v) in (s.l_col_ptr[j]..s.l_col_ptr[j + 1]).zip(f.l_column(j)) {
-            l[s.l_row_idx[p] as usize][j] = v;
+            l[s.l_row_idx()[p] as usize][j] = v;
         }
     }
     l
@@ -168,10 +168,14 @@ fn elimination_tree_matches_the_pattern_of_l() {
                 path.insert(k);
                 k = s.parent[k];
             }
-            for &r in &s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]] {
+            for &r in &s.l_row_idx()[s.l_col_ptr[j]..s.l_col_ptr[j + 1]] {
                 assert!(path.contains(&(r as usize)), "{supernodes:?}: L[{r},{j}] is off the path");
             }
         }
+        // The tree read off the supernodes is that of `L`'s pattern, made
+        // on demand with as many entries as the analysis counts.
+        assert_eq!(s.parent, etree::parent_from_l(s.n(), &s.l_col_ptr, s.l_row_idx()), "{supernodes:?}");
+        assert_eq!(s.nnz_l(), s.l_row_idx().len(), "{supernodes:?}");
         let post = etree::postorder(&s.parent);
         let mut pos = vec![0; s.n()];
         post.iter().enumerate().for_each(|(i, &v)| pos[v] = i);
@@ -424,6 +428,62 @@ fn interleaved_solves_match_one_vector_solves() {
     }
 }
 
+/// A factor kept in single precision only (`release_double`) is the
+/// factor rounded to `f32`: its solves (asked in double), interleaved
+/// solves, widened columns and isodof `W̄` are those of the double factor
+/// with its values rounded, after a refactorization too, and its bfloat16
+/// copy is still rounded from the double values.
+#[test]
+fn released_factor_is_the_rounded_factor() {
+    for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
+        let a = random_spd(nx, 5);
+        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap());
+        let mut f = Ldlt::factorize(symbolic.clone(), &a).unwrap();
+        let double_bytes = f.sweep_bytes();
+        f.keep_bfloat16(true);
+        f.release_double();
+        let mut a2 = a.clone();
+        a2.values.iter_mut().for_each(|v| *v *= 1.5);
+        f.refactorize(&a2).unwrap();
+        assert!(f.double_released() && f.sweep_bytes() < double_bytes);
+        let mut double = Ldlt::factorize(symbolic.clone(), &a2).unwrap();
+        double.keep_bfloat16(true);
+        let mut rounded = double.clone();
+        rounded.supernodal.get_mut().iter_mut().for_each(|v| *v = f64::from(*v as f32));
+        let n = a.nrows();
+        let case = format!("{ordering:?}");
+        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
+        let (mut x, mut y) = (b.clone(), b.clone());
+        f.solve_one(&mut x);
+        rounded.solve_one(&mut y);
+        assert_eq!(x, y, "{case}: one-vector solve");
+        let b3: Vec<f64> = (0..3 * n).map(|i| (i as f64 * 0.23).sin()).collect();
+        let (mut x3, mut y3) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+        f.solve_interleaved::<3>(&b3, &mut x3);
+        rounded.solve_interleaved::<3>(&b3, &mut y3);
+        assert_eq!(x3, y3, "{case}: interleaved solve");
+        let (mut x, mut y) = (b.clone(), b.clone());
+        f.solve_one_in(&mut x, Precision::Bfloat16);
+        double.solve_one_in(&mut y, Precision::Bfloat16);
+        assert_eq!(x, y, "{case}: the bfloat16 copy");
+        let mut scratch = Vec::new();
+        for c in (0..n).step_by(7) {
+            assert_eq!(f.l_column_in(c, &mut scratch), rounded.l_column(c), "{case}: column {c}");
+        }
+        let (f, rounded) = (Arc::new(f), Arc::new(rounded));
+        let dofs: Vec<usize> = (0..n).filter(|d| (d * 37 + 11) % 13 < 3).collect();
+        let columns = IsodofColumns::new(&f, &dofs);
+        let wbar = columns.delassus();
+        let expected = IsodofColumns::new(&rounded, &dofs).delassus();
+        let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = wbar.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(diff <= 1e-14 * scale, "{case}: W̄ from the widened columns, {diff:e} of {scale:e}");
+        let exact = super::isodof::reference(&Arc::new(double), columns.dofs());
+        let off = max_rel_diff(&wbar, &exact);
+        assert!(off > 0.0 && off < 1e-5, "{case}: W̄ near the double factor's, {off:e}");
+    }
+}
+
 /// A single-precision (bfloat16) solve is the double solve with the factor
 /// rounded to `f32` (bfloat16) (bitwise: the same operations on the widened
 /// values), independent of the thread count, refreshed by `refactorize`,
@@ -448,7 +508,7 @@ fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
             a2.values.iter_mut().for_each(|v| *v *= 1.5);
             f.refactorize(&a2).unwrap();
             let mut rounded = f.clone();
-            rounded.supernodal.iter_mut().for_each(|v| *v = round(*v));
+            rounded.supernodal.get_mut().iter_mut().for_each(|v| *v = round(*v));
             let n = a.nrows();
             let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
             let solve = |threads| {

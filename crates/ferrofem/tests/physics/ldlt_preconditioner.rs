@@ -39,7 +39,7 @@ fn fem_matrix_factorization_reconstructs_and_inverts() {
         for j in 0..n {
             l[j][j] = 1.0;
             for (p, &v) in (s.l_col_ptr[j]..s.l_col_ptr[j + 1]).zip(f.l_column(j)) {
-                l[s.l_row_idx[p] as usize][j] = v;
+                l[s.l_row_idx()[p] as usize][j] = v;
             }
         }
         let mut err: f64 = 0.0;
@@ -59,7 +59,7 @@ fn fem_matrix_factorization_reconstructs_and_inverts() {
                 anc.insert(k as u32);
                 k = s.parent[k];
             }
-            assert!(s.l_row_idx[s.l_col_ptr[j]..s.l_col_ptr[j + 1]].iter().all(|r| anc.contains(r)));
+            assert!(s.l_row_idx()[s.l_col_ptr[j]..s.l_col_ptr[j + 1]].iter().all(|r| anc.contains(r)));
         }
         // A⁻¹ b by the sparse inverse against the supernodal solve.
         let b: Vec<f64> = (0..n).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();

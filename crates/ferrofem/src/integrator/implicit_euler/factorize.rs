@@ -7,7 +7,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, Preconditioner};
+use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Precision, Preconditioner};
 use nalgebra::Matrix3;
 
 use super::BodyWorkspace;
@@ -41,8 +41,7 @@ pub fn factorize(
         _ => return Ok(()),
     };
     if w.refactorizer.is_none() {
-        w.refactorizer =
-            Some(Refactorizer::new(&w.system, settings.ordering, settings.preconditioner_precision)?);
+        w.refactorizer = Some(Refactorizer::new(&w.system, settings)?);
     }
     let r = w.refactorizer.as_mut().expect("created above");
     let warp = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
@@ -50,6 +49,41 @@ pub fn factorize(
     r.refresh(step, &w.system, refresh, rotations)?;
     w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
     Ok(())
+}
+
+/// Which copies of each factor are kept: the rounded one the
+/// preconditioner reads, and whether the double-precision values are
+/// dropped once it is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FactorCopies {
+    /// Precision the preconditioner reads the factor in.
+    pub precision: Precision,
+    /// Keep the factor in single precision only ([`Ldlt::release_double`]):
+    /// a warped factor in reduced precision (the real-time preset) stands
+    /// in for later matrices, its warp and age far above the rounding's
+    /// 1e-7, so `W`, the correction and PCG all read the `f32` copy (or
+    /// the bfloat16 one) and the factor takes 6 bytes per entry instead
+    /// of 14 (issue #53: the 60k drop's two live factors, the one in use
+    /// and the one being refreshed, were most of its 5.3 GB).
+    pub single_only: bool,
+}
+
+/// Double values of `L` above which a warped reduced-precision factor is
+/// kept in single precision only (512 MB: the 60k drop's 1.7 GB are, the
+/// 20k drop's 0.3 GB are not). The isodof builders then widen each block
+/// of `L` they cross to double, which costs `W` time (docs/benchmarks.md,
+/// `bench scale`).
+pub const SINGLE_ONLY_BYTES: usize = 512 << 20;
+
+impl FactorCopies {
+    /// The copies `settings` ask for, for a factor with `nnz_l` entries
+    /// below the diagonal.
+    pub fn of(settings: &ImplicitEulerSettings, nnz_l: usize) -> FactorCopies {
+        let precision = settings.preconditioner_precision;
+        let warped = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
+        let large = 8 * nnz_l > SINGLE_ONLY_BYTES;
+        FactorCopies { precision, single_only: warped && precision != Precision::Double && large }
+    }
 }
 
 /// The factorization a body's PCG uses, and how it is refreshed.
@@ -62,8 +96,8 @@ pub struct Refactorizer {
     /// Step of the last snapshot handed out (sync or async).
     snapshot_step: usize,
     worker: Option<Worker>,
-    /// Precision the preconditioner reads the factor in.
-    precision: Precision,
+    /// The copies each factor keeps.
+    copies: FactorCopies,
     /// Element rotations of the step whose `A` the current factor holds
     /// (empty without warping).
     factor_rotations: Vec<Matrix3<f64>>,
@@ -101,16 +135,17 @@ impl Drop for Worker {
 
 impl Refactorizer {
     /// Orders and analyses the pattern of `a` (once per topology); every
-    /// factor keeps a copy in `precision` for the preconditioner.
-    pub fn new(a: &CsrMatrix, ordering: Ordering, precision: Precision) -> Result<Refactorizer, LinalgError> {
-        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3)?);
+    /// factor keeps the copies `settings` ask for ([`FactorCopies::of`]).
+    pub fn new(a: &CsrMatrix, settings: &ImplicitEulerSettings) -> Result<Refactorizer, LinalgError> {
+        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, settings.ordering, 3)?);
+        let copies = FactorCopies::of(settings, symbolic.nnz_l());
         Ok(Refactorizer {
             symbolic,
             current: None,
             factor_step: 0,
             snapshot_step: 0,
             worker: None,
-            precision,
+            copies,
             factor_rotations: Vec::new(),
             pending_rotations: Vec::new(),
             completed: 0,
@@ -144,15 +179,15 @@ impl Refactorizer {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
             if due {
-                let f = factorize_in(self.symbolic.clone(), a, self.precision)?;
+                let f = factorize_in(self.symbolic.clone(), a, self.copies)?;
                 self.install(step, Arc::new(f));
                 self.factor_rotations = rotations.to_vec();
                 self.snapshot_step = step;
             }
             return Ok(());
         }
-        let precision = self.precision;
-        let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone(), precision));
+        let copies = self.copies;
+        let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone(), copies));
         let finished = if !refresh.deterministic {
             worker.inbox().try_recv().ok()
         } else if due && worker.busy {
@@ -195,7 +230,11 @@ impl Refactorizer {
 
     /// The factor to precondition with, warped by `warp` when given.
     pub fn preconditioner(&self, warp: Option<Warp>) -> Option<LdltPreconditioner> {
-        self.current.clone().map(|factor| LdltPreconditioner { factor, precision: self.precision, warp })
+        self.current.clone().map(|factor| LdltPreconditioner {
+            factor,
+            precision: self.copies.precision,
+            warp,
+        })
     }
 
     /// `G` from the factor's step to `step`, given the element rotations
@@ -208,14 +247,14 @@ impl Refactorizer {
 }
 
 impl Worker {
-    fn spawn(symbolic: Arc<LdltSymbolic>, precision: Precision) -> Worker {
+    fn spawn(symbolic: Arc<LdltSymbolic>, copies: FactorCopies) -> Worker {
         let (to_worker, inbox) = channel::<Snapshot>();
         let (outbox, from_worker) = channel::<Finished>();
         let handle = std::thread::Builder::new()
             .name("ferrofem-refactorize".into())
             .spawn(move || {
                 for (step, a) in inbox {
-                    let r = factorize_in(symbolic.clone(), &a, precision).map(|f| (step, Arc::new(f)));
+                    let r = factorize_in(symbolic.clone(), &a, copies).map(|f| (step, Arc::new(f)));
                     if outbox.send(r).is_err() {
                         break;
                     }
@@ -230,14 +269,19 @@ impl Worker {
 /// (on the thread that factorizes: in the background when the refresh is
 /// asynchronous). Under bfloat16 the `f32` copy is kept too: the warped
 /// correction solves with the factor, which 8 significant bits do not serve.
+/// Under [`FactorCopies::single_only`] the double values are rounded to
+/// the single copy in place once the bfloat16 one is made from them.
 fn factorize_in(
     symbolic: Arc<LdltSymbolic>,
     a: &CsrMatrix,
-    precision: Precision,
+    copies: FactorCopies,
 ) -> Result<Ldlt, LinalgError> {
     let mut f = Ldlt::factorize(symbolic, a)?;
-    f.keep_single_precision(precision != Precision::Double);
-    f.keep_bfloat16(precision == Precision::Bfloat16);
+    f.keep_bfloat16(copies.precision == Precision::Bfloat16);
+    match copies.single_only {
+        true => f.release_double(),
+        false => f.keep_single_precision(copies.precision != Precision::Double),
+    }
     Ok(f)
 }
 
@@ -263,5 +307,30 @@ impl Preconditioner for LdltPreconditioner {
         if let Some(q) = &self.warp {
             q.rotate(z);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a warped factor read in reduced precision (the real-time
+    /// preset's) and larger than [`SINGLE_ONLY_BYTES`] drops its double values.
+    #[test]
+    fn only_large_warped_reduced_precision_factors_are_kept_single() {
+        let real_time = ImplicitEulerSettings {
+            preconditioner: PreconditionerKind::Ldlt,
+            preconditioner_precision: Precision::Bfloat16,
+            warp: true,
+            ..Default::default()
+        };
+        let large = SINGLE_ONLY_BYTES / 8 + 1;
+        assert!(FactorCopies::of(&real_time, large).single_only);
+        assert!(!FactorCopies::of(&real_time, large - 1).single_only);
+        let unwarped = ImplicitEulerSettings { warp: false, ..real_time };
+        assert!(!FactorCopies::of(&unwarped, large).single_only);
+        let double = ImplicitEulerSettings { preconditioner_precision: Precision::Double, ..real_time };
+        assert!(!FactorCopies::of(&double, large).single_only);
+        assert_eq!(FactorCopies::of(&real_time, large).precision, Precision::Bfloat16);
     }
 }

@@ -288,7 +288,7 @@ pub fn scale_figure(path: &Path, records: &[ScaleRecord]) -> Result<(), BenchErr
     let mut cases: Vec<&str> = records.iter().map(|r| r.case.as_str()).collect();
     cases.dedup();
     for (i, case) in cases.into_iter().enumerate() {
-        let color = [RED, BLUE, GREEN, MAGENTA][i % 4];
+        let color = [RED, BLUE, GREEN, MAGENTA, CYAN, RGBColor(230, 140, 0)][i % 6];
         let pts: Vec<(f64, f64)> = records
             .iter()
             .filter(|r| r.case == case)

@@ -25,7 +25,9 @@ pub struct ScaleArgs {
     /// as their grids allow; the raptor uses the stored mesh nearest each).
     #[arg(long, value_delimiter = ',', default_values_t = [5_000usize, 20_000, 60_000])]
     pub sizes: Vec<usize>,
-    /// Cases to run (`drop-rt`, `drop-lg`, `bar-lg`, `raptor`; default all).
+    /// Cases to run (`drop-rt`, `drop-lg`, `drop-lg-f32`, `bar-lg`,
+    /// `bar-lg-f32`, `raptor`; default all). `-f32`: the same scene with
+    /// `[local_global] precision = "single"`.
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
     /// Steps to time per run, after 2 warm-up steps.
@@ -68,7 +70,7 @@ struct ScaleReport<'a> {
     context: Context,
 }
 
-const CASES: [&str; 4] = ["drop-rt", "drop-lg", "bar-lg", "raptor"];
+const CASES: [&str; 6] = ["drop-rt", "drop-lg", "drop-lg-f32", "bar-lg", "bar-lg-f32", "raptor"];
 
 /// Runs `bench scale`.
 pub fn bench_scale(a: ScaleArgs) -> Result<(), BenchError> {
@@ -174,6 +176,11 @@ fn scene(case: &str, size: usize, meshes: &Path) -> Result<Scene, BenchError> {
         scene.spec.bodies[0].mesh = MeshSpec::Ball { radius: 0.1, resolution: r };
         scene
     };
+    if let Some(double) = case.strip_suffix("-f32") {
+        let mut scene = scene(double, size, meshes)?;
+        scene.spec.local_global.precision = ferrofem_linalg::Precision::Single;
+        return Ok(scene);
+    }
     Ok(match case {
         "drop-rt" => ball(crate::scenes::template("drop-5k-rt")?),
         "drop-lg" => ball(builtin::load("drop-lg")?),
@@ -310,7 +317,11 @@ mod tests {
             one: one.map(str::to_string),
         };
         let e = bench_scale(args(&["drop-rt", "dorp"], None)).unwrap_err().to_string();
-        assert!(e.contains("no case `dorp`") && e.contains("drop-rt, drop-lg, bar-lg, raptor"), "{e}");
+        assert!(
+            e.contains("no case `dorp`")
+                && e.contains("drop-rt, drop-lg, drop-lg-f32, bar-lg, bar-lg-f32, raptor"),
+            "{e}"
+        );
         let e = bench_scale(args(&[], Some("drop-rt"))).unwrap_err().to_string();
         assert!(e.contains("expected CASE:VERTICES"), "{e}");
     }
@@ -330,6 +341,8 @@ mod tests {
                 assert!(n.abs_diff(size) * 5 < size, "{case} at {size}: {n} vertices");
             }
         }
+        let single = scene("bar-lg-f32", 5_000, Path::new("/nonexistent")).unwrap();
+        assert_eq!(single.spec.local_global.precision, ferrofem_linalg::Precision::Single);
         assert!(scene("raptor", 5_000, Path::new("/nonexistent")).is_err());
         assert_eq!(vertices_in_name("raptor 14k"), 14_000);
     }

@@ -33,11 +33,7 @@ impl Ldlt {
         let s = &**self.symbolic();
         assert_eq!(b.len(), s.n(), "right-hand side length");
         let mut y: Vec<[f64; 1]> = s.perm.iter().map(|&o| [b[o]]).collect();
-        match self.available(precision) {
-            Precision::Double => self.solve_permuted(self.supernodal.get(), &mut y),
-            Precision::Single => self.solve_permuted(self.single_values("solve_one_in"), &mut y),
-            Precision::Bfloat16 => self.solve_permuted(self.bfloat16_values("solve_one_in"), &mut y),
-        }
+        self.solve_permuted_in(&mut y, precision);
         s.perm.iter().zip(&y).for_each(|(&o, v)| b[o] = v[0]);
     }
 
@@ -86,13 +82,23 @@ impl Ldlt {
     ///
     /// [`IsodofColumns::gather`]: super::IsodofColumns::gather
     pub fn forward_interleaved3(&self, b: &[f64], z: &mut Vec<[f64; 4]>) {
+        self.forward_interleaved3_in(b, z, Precision::Double);
+    }
+
+    /// [`Self::forward_interleaved3`] reading the factor in `precision`
+    /// (as [`Self::solve_one_in`] does).
+    ///
+    /// # Panics
+    /// If the copy `precision` names is not kept.
+    pub fn forward_interleaved3_in(&self, b: &[f64], z: &mut Vec<[f64; 4]>, precision: Precision) {
         let s = &**self.symbolic();
         assert_eq!(b.len(), 3 * s.n(), "forward_interleaved3: expected {} values", 3 * s.n());
         z.clear();
         z.extend(s.perm.iter().map(|&o| [b[3 * o], b[3 * o + 1], b[3 * o + 2], 0.0]));
-        match self.double_released() {
-            false => self.forward(self.supernodal.get(), z),
-            true => self.forward(self.single_values("forward_interleaved3"), z),
+        match self.available(precision) {
+            Precision::Double => self.forward(self.supernodal.get(), z),
+            Precision::Single => self.forward(self.single_values("forward_interleaved3_in"), z),
+            Precision::Bfloat16 => self.forward(self.bfloat16_values("forward_interleaved3_in"), z),
         }
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
     }
@@ -101,6 +107,15 @@ impl Ldlt {
     /// a flat position vector is `K = 3`): one pass of the supernodal sweeps
     /// over the factor serves the `K` right-hand sides.
     pub fn solve_interleaved<const K: usize>(&self, b: &[f64], x: &mut [f64]) {
+        self.solve_interleaved_in::<K>(b, x, Precision::Double);
+    }
+
+    /// [`Self::solve_interleaved`] reading the factor in `precision` (as
+    /// [`Self::solve_one_in`] does).
+    ///
+    /// # Panics
+    /// If the copy `precision` names is not kept.
+    pub fn solve_interleaved_in<const K: usize>(&self, b: &[f64], x: &mut [f64], precision: Precision) {
         let s = &**self.symbolic();
         assert!(
             b.len() == K * s.n() && x.len() == K * s.n(),
@@ -113,21 +128,22 @@ impl Ldlt {
             // each column's update is one vector operation (≈ 10 % faster);
             // the three axes' arithmetic is unchanged.
             let mut y: Vec<[f64; 4]> = s.perm.iter().map(|&o| [b[o][0], b[o][1], b[o][2], 0.0]).collect();
-            self.solve_finest(&mut y);
+            self.solve_permuted_in(&mut y, precision);
             s.perm.iter().zip(&y).for_each(|(&o, v)| x[o].copy_from_slice(&v[..K]));
             return;
         }
         let mut y: Vec<[f64; K]> = s.perm.iter().map(|&o| b[o]).collect();
-        self.solve_finest(&mut y);
+        self.solve_permuted_in(&mut y, precision);
         s.perm.iter().zip(&y).for_each(|(&o, v)| x[o] = *v);
     }
 
-    /// [`Self::solve_permuted`] with the finest values kept (double, or
-    /// single once released).
-    fn solve_finest<const K: usize>(&self, y: &mut [[f64; K]]) {
-        match self.double_released() {
-            false => self.solve_permuted(self.supernodal.get(), y),
-            true => self.solve_permuted(self.single_values("solve_interleaved"), y),
+    /// [`Self::solve_permuted`] with the values of `precision` (double
+    /// falls back to single once released).
+    fn solve_permuted_in<const K: usize>(&self, y: &mut [[f64; K]], precision: Precision) {
+        match self.available(precision) {
+            Precision::Double => self.solve_permuted(self.supernodal.get(), y),
+            Precision::Single => self.solve_permuted(self.single_values("solve_interleaved_in"), y),
+            Precision::Bfloat16 => self.solve_permuted(self.bfloat16_values("solve_interleaved_in"), y),
         }
     }
 

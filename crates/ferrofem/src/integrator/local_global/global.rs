@@ -14,7 +14,8 @@ use crate::constraint::{BodyRows, Compliance};
 use crate::device::{Backend, DeviceError, DeviceGlobalStep};
 use crate::element::Element;
 use ferrofem_linalg::{
-    CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, SparseInverse, SparseInverseScratch,
+    CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, SparseInverse,
+    SparseInverseScratch,
 };
 
 /// How the global step solves `A q = b`.
@@ -119,22 +120,37 @@ pub struct GlobalSolver {
     factor: Option<Arc<Ldlt>>,
     inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
+    /// What the factor's sweeps read ([`super::LocalGlobalSettings::precision`]).
+    precision: Precision,
+    /// The residual `b − A x` of a single-precision step and its solve.
+    residual: [Vec<f64>; 2],
     /// The global step on the GPU (`[simulation] device = "gpu"`).
     device: Option<Box<dyn DeviceGlobalStep>>,
 }
 
 impl GlobalSolver {
-    /// Factorizes `A_s` (complete methods) and builds `S` (sparse inverse).
-    pub fn new(matrix: CsrMatrix, method: GlobalStepMethod, ordering: Ordering) -> Result<Self, LinalgError> {
+    /// Factorizes `A_s` (complete methods), keeping its `f32` copy when the
+    /// sweeps read `precision` single, and builds `S` (sparse inverse).
+    pub fn new(
+        matrix: CsrMatrix,
+        method: GlobalStepMethod,
+        ordering: Ordering,
+        precision: Precision,
+    ) -> Result<Self, LinalgError> {
         let inv_diag = matrix.diagonal().iter().map(|d| 1.0 / d).collect();
         let factor = match method {
             GlobalStepMethod::Jacobi => None,
-            _ => Some(Arc::new(factorize(&matrix, ordering)?)),
+            _ => {
+                let mut f = factorize(&matrix, ordering)?;
+                f.keep_single_precision(precision == Precision::Single);
+                Some(Arc::new(f))
+            }
         };
         let inverse = match method {
             GlobalStepMethod::SparseInverse => factor.as_deref().map(|f| Arc::new(SparseInverse::new(f))),
             _ => None,
         };
+        let single = factor.as_ref().is_some_and(|f| f.lightest_precision() == Precision::Single);
         Ok(GlobalSolver {
             method,
             matrix,
@@ -142,6 +158,8 @@ impl GlobalSolver {
             factor,
             inverse,
             scratch: SparseInverseScratch::default(),
+            precision: if single { Precision::Single } else { Precision::Double },
+            residual: [Vec::new(), Vec::new()],
             device: None,
         })
     }
@@ -160,6 +178,11 @@ impl GlobalSolver {
             (_, Some(f)) => Some(Compliance::Kronecker(f.clone())),
             (_, None) => None,
         }
+    }
+
+    /// What the factor's sweeps read.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The LDLᵀ factor of `A_s`, when the method uses one.
@@ -224,10 +247,43 @@ impl GlobalSolver {
         }
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
-            (None, Some(f)) => f.solve_interleaved::<3>(b, q),
+            (None, Some(f)) => f.solve_interleaved_in::<3>(b, q, self.precision),
             (None, None) => {}
         }
         Ok(())
+    }
+
+    /// The global step `x ← A⁻¹ b` from the iterate `x`: [`Self::solve`];
+    /// in single precision, one step of iterative refinement,
+    /// `x ← x + Ã⁻¹ (b − A x)` with the residual in double, so that the
+    /// rounding of `Ã` scales the change of the iterate rather than the
+    /// iterate, and a fixed point of the iteration is one of `A` itself.
+    pub fn solve_from(&mut self, b: &[f64], x: &mut [f64]) -> Result<(), DeviceError> {
+        if self.precision != Precision::Single || self.device.is_some() {
+            return self.solve(b, x);
+        }
+        let [mut r, mut delta] = std::mem::take(&mut self.residual);
+        r.resize(b.len(), 0.0);
+        delta.resize(b.len(), 0.0);
+        self.residual_into(b, x, &mut r);
+        let result = self.solve(&r, &mut delta);
+        x.iter_mut().zip(&delta).for_each(|(x, d)| *x += d);
+        self.residual = [r, delta];
+        result
+    }
+
+    /// `r = b − (A_s ⊗ I₃) x`.
+    fn residual_into(&self, b: &[f64], x: &[f64], r: &mut [f64]) {
+        use rayon::prelude::*;
+        let a = &self.matrix;
+        r.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(i, out)| {
+            let mut s = [b[3 * i], b[3 * i + 1], b[3 * i + 2]];
+            for k in a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1] {
+                let j = a.pattern.col_idx[k] as usize;
+                (0..3).for_each(|d| s[d] -= a.values[k] * x[3 * j + d]);
+            }
+            out.copy_from_slice(&s);
+        });
     }
 
     /// `out = A⁻¹ H_bᵀ δλ` of the correction (zeng2025 eq. 23b; `rows`

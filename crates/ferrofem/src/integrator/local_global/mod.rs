@@ -27,7 +27,7 @@ mod workspace;
 
 use serde::{Deserialize, Serialize};
 
-use ferrofem_linalg::Ordering;
+use ferrofem_linalg::{Ordering, Precision};
 
 use super::InitialGuess;
 use crate::error::Invalid;
@@ -109,6 +109,16 @@ pub struct LocalGlobalSettings {
     pub pin_weight: f64,
     /// Fill-reducing ordering of `A_s`.
     pub ordering: Ordering,
+    /// What the `triangular` global step's sweeps read: the factor
+    /// (`double`) or its `f32` copy (`single`: half the bytes, the
+    /// sweeps' floor). In single precision a plain global step corrects
+    /// the iterate by the solve of its residual, `q ← x + Ã⁻¹ (b − A x)`
+    /// (one step of iterative refinement, the residual in double), so the
+    /// iteration's fixed point is the double one; L-BFGS reads it as its
+    /// initial inverse Hessian, which leaves the minimizer alone; a folded
+    /// body's forward and backward halves are the single-precision solve.
+    /// `W` is built from the double factor either way.
+    pub precision: Precision,
     /// Acceleration of the iteration.
     pub acceleration: Acceleration,
     /// Iterates Anderson acceleration combines (its window `m`).
@@ -144,6 +154,7 @@ impl Default for LocalGlobalSettings {
             chebyshev: None,
             pin_weight: 1e4,
             ordering: Ordering::Auto,
+            precision: Precision::Double,
             acceleration: Acceleration::Auto,
             anderson_window: 5,
             lbfgs_window: 20,
@@ -175,6 +186,21 @@ impl LocalGlobalSettings {
         }
         if self.tolerance.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
             return Err(Invalid::new(key("tolerance"), "must be finite and positive".into()));
+        }
+        match self.precision {
+            Precision::Bfloat16 => {
+                return Err(Invalid::new(
+                    key("precision"),
+                    "\"bfloat16\" (8 significant bits) serves only a preconditioner; use \"single\" or \"double\"".into(),
+                ))
+            }
+            Precision::Single if self.global_step != GlobalStepMethod::Triangular => {
+                return Err(Invalid::new(
+                    key("precision"),
+                    "\"single\" is read by the factor's sweeps: needs global_step = \"triangular\"".into(),
+                ))
+            }
+            _ => {}
         }
         if self.anderson_window == 0 {
             return Err(Invalid::new(key("anderson_window"), "must be at least 1".into()));

@@ -69,9 +69,10 @@ impl LocalGlobal {
         for body in &model.bodies {
             let mut pins = pins(body);
             let matrix = pinned_global_matrix(body, &mut pins, h, s.pin_weight);
-            let mut global = GlobalSolver::new(matrix, s.global_step, s.ordering).map_err(|e| {
-                SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
-            })?;
+            let mut global =
+                GlobalSolver::new(matrix, s.global_step, s.ordering, s.precision).map_err(|e| {
+                    SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
+                })?;
             let projections = Projections::new(body);
             if model.device == Device::Gpu {
                 let adapter = model

@@ -162,7 +162,7 @@ pub(super) fn global_step(
         return w.global.solve_projected(upload.then_some(&w.rhs), &w.projections, &mut w.x);
     }
     if settings.global_step != GlobalStepMethod::Jacobi {
-        return w.global.solve(&w.rhs, &mut w.x);
+        return w.global.solve_from(&w.rhs, &mut w.x);
     }
     w.global.jacobi(&w.rhs, &w.x, &mut w.next);
     if let Some(c) = settings.chebyshev {
@@ -183,7 +183,7 @@ pub(super) fn global_step(
 /// vertices from the isodof columns (zeng2025 Algorithm 4's `J Sᵀ(S g)`).
 pub(super) fn forward_half(w: &mut Workspace, rows: &BodyRows) {
     let f = w.global.factor().expect("a folded body has a factor");
-    f.forward_interleaved3(&w.rhs, &mut w.forward);
+    f.forward_interleaved3_in(&w.rhs, &mut w.forward, w.global.precision());
     let gathered = rows.gather(f, &w.forward, &mut w.x);
     assert!(gathered, "fold() checked the columns");
 }
@@ -214,5 +214,5 @@ pub(super) fn folded_correction(
     delta.extend(space.problem.impulses.iter().zip(previous).map(|(l, p)| l - p));
     let added = space.problem.bodies[b].add_forward(&f, delta, h * h, &mut w.forward);
     assert!(added, "fold() checked the columns");
-    f.solve_from_forward(&mut w.forward, &mut w.x);
+    f.solve_from_forward_in(&mut w.forward, &mut w.x, w.global.precision());
 }

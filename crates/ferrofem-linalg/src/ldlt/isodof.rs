@@ -424,7 +424,7 @@ impl Piece<'_> {
     /// above are zero, so only the trailing triangle of `L_ss` acts), then
     /// `X_t −= L_ts X_s` into the targets, then `X_s ← D_s^{-1/2} X_s`.
     /// `scratch`: the update panel and, for a factor kept in single
-    /// precision only, the block's columns of `L` widened to double.
+    /// precision only, a few columns of `L` widened to double.
     fn solve(
         &self,
         f: &Ldlt,
@@ -436,6 +436,7 @@ impl Piece<'_> {
         let sn = &f.symbolic().supernodes;
         let blk = &self.blocks[self.bi];
         let (w, r0, r, q) = (sn.width(blk.sn), blk.rho, blk.rows, sn.pattern(blk.sn).len());
+        debug_assert_eq!(r, w - r0, "a block runs from its rho to its supernode's end");
         let (head, tail) = pieces.split_at_mut(self.bi + 1);
         let x = &mut *head[self.bi];
         let k = x.len() / r;
@@ -443,10 +444,24 @@ impl Piece<'_> {
             return;
         }
         let [update, widened] = scratch;
-        let panel = f.panel_trailing(blk.sn, r0, r, widened);
+        if f.double_released() {
+            // The panel read once in `f32`, widened a few columns at a time.
+            update.clear();
+            update.resize(q * k, 0.0);
+            let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
+            let ym = MatMut::from_column_major_slice_mut(update, q, k);
+            solve_block_single(f, blk.sn, r0, xm.rb_mut(), ym, widened);
+            for t in targets {
+                let (dst, ld) = self.target(tail, t, 0, k);
+                subtract_rows(dst, ld, &t.rows, &update[t.p0..], q);
+            }
+            self.scale(f, d_inv_sqrt, x);
+            return;
+        }
+        let panel = f.panel(blk.sn).subcols(r0, r);
         let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
-        solve_unit_lower_triangular_in_place(panel.submatrix(0, 0, r, r), xm.rb_mut(), Par::Seq);
-        let lower = panel.submatrix(w - r0, 0, q, r);
+        solve_unit_lower_triangular_in_place(panel.submatrix(r0, 0, r, r), xm.rb_mut(), Par::Seq);
+        let lower = panel.submatrix(w, 0, q, r);
         if Target::go_direct(targets) {
             // `X_t[run, :] −= L_run,s X_s` straight into the targets.
             for t in targets {
@@ -471,10 +486,56 @@ impl Piece<'_> {
                 }
             }
         }
-        let scale = &d_inv_sqrt[sn.begin[blk.sn] + r0..sn.begin[blk.sn] + w];
-        for col in x.chunks_exact_mut(r) {
+        self.scale(f, d_inv_sqrt, x);
+    }
+
+    /// `X_s ← D_s^{-1/2} X_s`.
+    fn scale(&self, f: &Ldlt, d_inv_sqrt: &[f64], x: &mut [f64]) {
+        let sn = &f.symbolic().supernodes;
+        let blk = &self.blocks[self.bi];
+        let scale = &d_inv_sqrt[sn.begin[blk.sn] + blk.rho..sn.begin[blk.sn + 1]];
+        for col in x.chunks_exact_mut(blk.rows) {
             col.iter_mut().zip(scale).for_each(|(v, d)| *v *= d);
         }
+    }
+}
+
+/// Columns of `L` a block of a single-precision factor widens to double
+/// at a time (a few hundred kB: they stay in cache for the products).
+const WIDEN_COLUMNS: usize = 32;
+
+/// `X ← L_ss⁻¹ X` and `Y += L_bs X` for the block of supernode `s` from
+/// its column `r0` on, in a factor kept in single precision
+/// ([`Ldlt::release_double`]): `WIDEN_COLUMNS` columns of the panel at a
+/// time are widened into `buf` (the panel is read once, 4 bytes an
+/// entry), then a triangular solve on their rows of `X`, the product
+/// that updates the rows of `X` below them and the one that adds to `Y`.
+fn solve_block_single(
+    f: &Ldlt,
+    s: usize,
+    r0: usize,
+    mut x: MatMut<'_, f64>,
+    mut y: MatMut<'_, f64>,
+    buf: &mut Vec<f64>,
+) {
+    let sn = &f.symbolic().supernodes;
+    let (w, q) = (sn.width(s), sn.pattern(s).len());
+    let (rows, r) = (w + q, w - r0);
+    let panel = f.panel_values(f.single_values("isodof"), s);
+    for c0 in (0..r).step_by(WIDEN_COLUMNS) {
+        let cw = WIDEN_COLUMNS.min(r - c0);
+        let (top, h) = (r0 + c0, rows - r0 - c0);
+        buf.clear();
+        for j in top..top + cw {
+            buf.extend(panel[j * rows + top..(j + 1) * rows].iter().map(|&v| f64::from(v)));
+        }
+        let l = MatRef::from_column_major_slice(buf, h, cw);
+        let (upper, mut below) = x.rb_mut().split_at_row_mut(c0 + cw);
+        let mut xc = upper.subrows_mut(c0, cw);
+        solve_unit_lower_triangular_in_place(l.submatrix(0, 0, cw, cw), xc.rb_mut(), Par::Seq);
+        let rest = r - c0 - cw;
+        matmul(below.rb_mut(), Accum::Add, l.submatrix(cw, 0, rest, cw), xc.rb(), -1.0, Par::Seq);
+        matmul(y.rb_mut(), Accum::Add, l.submatrix(cw + rest, 0, q, cw), xc.rb(), 1.0, Par::Seq);
     }
 }
 
@@ -518,11 +579,9 @@ pub(super) fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -
 const UPDATE_PANEL: usize = 64;
 
 thread_local! {
-    /// Each worker's scratch of [`Piece::solve`], kept from build to
-    /// build: the widened panel of a top supernode is tens of MB, and a
-    /// buffer allocated afresh is page-faulted in on every build (the
-    /// first single-precision version spent more time faulting than
-    /// multiplying).
+    /// Each worker's scratch of [`Piece::solve`] (the update panel, the
+    /// widened columns), kept from build to build: a buffer of a few MB
+    /// allocated afresh is page-faulted in on every build.
     static SCRATCH: std::cell::Cell<[Vec<f64>; 2]> = const { std::cell::Cell::new([Vec::new(), Vec::new()]) };
 }
 

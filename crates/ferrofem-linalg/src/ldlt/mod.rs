@@ -425,39 +425,14 @@ impl Ldlt {
         faer::MatRef::from_column_major_slice(self.panel_values(self.supernodal.get(), s), w + q, w)
     }
 
-    /// The trailing block of [`Self::panel`]`(s)` from column `c0` on,
-    /// `r` columns wide, in double precision: rows `c0..w + q` of columns
-    /// `c0..c0 + r` (its top `(w − c0) × r` rows hold `L`'s triangle, the
-    /// `q` below `L_bs`). A view of the factor's values, or, once they are
-    /// released ([`Self::release_double`]), the single-precision copy's
-    /// entries widened into `scratch` (half the bytes read).
-    pub fn panel_trailing<'a>(
-        &'a self,
-        s: usize,
-        c0: usize,
-        r: usize,
-        scratch: &'a mut Vec<f64>,
-    ) -> faer::MatRef<'a, f64> {
-        let sn = &self.symbolic.supernodes;
-        let rows = sn.width(s) + sn.pattern(s).len();
-        if !self.released {
-            return self.panel(s).subcols(c0, r).subrows(c0, rows - c0);
-        }
-        let values = self.panel_values(self.single_values("panel_trailing"), s);
-        scratch.clear();
-        for j in c0..c0 + r {
-            scratch.extend(values[j * rows + c0..(j + 1) * rows].iter().map(|&v| f64::from(v)));
-        }
-        faer::MatRef::from_column_major_slice(scratch, rows - c0, r)
-    }
-
     /// Rounds the values to single precision in place and drops the
     /// double ones, now and after every later [`Self::refactorize`] (after
     /// the bfloat16 copy, when kept, is rounded from them): the factor then
     /// takes 4 bytes per entry (6 with a bfloat16 copy) instead of 8–14,
     /// and never holds a double and a single copy at once. Every solve and
-    /// [`Self::panel_trailing`] reads the `f32` copy (the exact solve with
-    /// the rounded factor, as [`Precision::Single`]). For a factor that
+    /// the isodof builders (a few panel columns widened at a time) read
+    /// the `f32` copy: the exact computation with the rounded factor, as
+    /// [`Precision::Single`]. For a factor that
     /// stands in for a later matrix anyway (the real-time preset's
     /// warped, asynchronously refreshed one), whose own error is far above
     /// the rounding's.

@@ -64,25 +64,17 @@ pub struct FactorCopies {
     /// 1e-7, so `W`, the correction and PCG all read the `f32` copy (or
     /// the bfloat16 one) and the factor takes 6 bytes per entry instead
     /// of 14 (issue #53: the 60k drop's two live factors, the one in use
-    /// and the one being refreshed, were most of its 5.3 GB).
+    /// and the one being refreshed, were most of its 5.3 GB). Reading half
+    /// the bytes, `W` is also built faster (docs/benchmarks.md).
     pub single_only: bool,
 }
 
-/// Double values of `L` above which a warped reduced-precision factor is
-/// kept in single precision only (512 MB: the 60k drop's 1.7 GB are, the
-/// 20k drop's 0.3 GB are not). The isodof builders then widen each block
-/// of `L` they cross to double, which costs `W` time (docs/benchmarks.md,
-/// `bench scale`).
-pub const SINGLE_ONLY_BYTES: usize = 512 << 20;
-
 impl FactorCopies {
-    /// The copies `settings` ask for, for a factor with `nnz_l` entries
-    /// below the diagonal.
-    pub fn of(settings: &ImplicitEulerSettings, nnz_l: usize) -> FactorCopies {
+    /// The copies `settings` ask for.
+    pub fn of(settings: &ImplicitEulerSettings) -> FactorCopies {
         let precision = settings.preconditioner_precision;
         let warped = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
-        let large = 8 * nnz_l > SINGLE_ONLY_BYTES;
-        FactorCopies { precision, single_only: warped && precision != Precision::Double && large }
+        FactorCopies { precision, single_only: warped && precision != Precision::Double }
     }
 }
 
@@ -138,7 +130,7 @@ impl Refactorizer {
     /// factor keeps the copies `settings` ask for ([`FactorCopies::of`]).
     pub fn new(a: &CsrMatrix, settings: &ImplicitEulerSettings) -> Result<Refactorizer, LinalgError> {
         let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, settings.ordering, 3)?);
-        let copies = FactorCopies::of(settings, symbolic.nnz_l());
+        let copies = FactorCopies::of(settings);
         Ok(Refactorizer {
             symbolic,
             current: None,
@@ -315,22 +307,22 @@ mod tests {
     use super::*;
 
     /// Only a warped factor read in reduced precision (the real-time
-    /// preset's) and larger than [`SINGLE_ONLY_BYTES`] drops its double values.
+    /// preset's) drops its double values.
     #[test]
-    fn only_large_warped_reduced_precision_factors_are_kept_single() {
+    fn only_warped_reduced_precision_factors_are_kept_single() {
         let real_time = ImplicitEulerSettings {
             preconditioner: PreconditionerKind::Ldlt,
             preconditioner_precision: Precision::Bfloat16,
             warp: true,
             ..Default::default()
         };
-        let large = SINGLE_ONLY_BYTES / 8 + 1;
-        assert!(FactorCopies::of(&real_time, large).single_only);
-        assert!(!FactorCopies::of(&real_time, large - 1).single_only);
+        assert!(FactorCopies::of(&real_time).single_only);
+        let single = ImplicitEulerSettings { preconditioner_precision: Precision::Single, ..real_time };
+        assert!(FactorCopies::of(&single).single_only);
         let unwarped = ImplicitEulerSettings { warp: false, ..real_time };
-        assert!(!FactorCopies::of(&unwarped, large).single_only);
+        assert!(!FactorCopies::of(&unwarped).single_only);
         let double = ImplicitEulerSettings { preconditioner_precision: Precision::Double, ..real_time };
-        assert!(!FactorCopies::of(&double, large).single_only);
-        assert_eq!(FactorCopies::of(&real_time, large).precision, Precision::Bfloat16);
+        assert!(!FactorCopies::of(&double).single_only);
+        assert_eq!(FactorCopies::of(&real_time).precision, Precision::Bfloat16);
     }
 }

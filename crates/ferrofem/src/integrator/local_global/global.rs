@@ -129,8 +129,9 @@ pub struct GlobalSolver {
 }
 
 impl GlobalSolver {
-    /// Factorizes `A_s` (complete methods), keeping its `f32` copy when the
-    /// sweeps read `precision` single, and builds `S` (sparse inverse).
+    /// Factorizes `A_s` (complete methods), kept in `f32` only when
+    /// `precision` is single ([`Ldlt::release_double`]: the sweeps, `W`
+    /// and the correction all read it), and builds `S` (sparse inverse).
     pub fn new(
         matrix: CsrMatrix,
         method: GlobalStepMethod,
@@ -142,7 +143,9 @@ impl GlobalSolver {
             GlobalStepMethod::Jacobi => None,
             _ => {
                 let mut f = factorize(&matrix, ordering)?;
-                f.keep_single_precision(precision == Precision::Single);
+                if precision == Precision::Single {
+                    f.release_double();
+                }
                 Some(Arc::new(f))
             }
         };

@@ -117,7 +117,8 @@ pub struct LocalGlobalSettings {
     /// iteration's fixed point is the double one; L-BFGS reads it as its
     /// initial inverse Hessian, which leaves the minimizer alone; a folded
     /// body's forward and backward halves are the single-precision solve.
-    /// `W` is built from the double factor either way.
+    /// The factor is then kept in `f32` only, which `W` and the correction
+    /// read too (the exact computation with the rounded factor).
     pub precision: Precision,
     /// Acceleration of the iteration.
     pub acceleration: Acceleration,

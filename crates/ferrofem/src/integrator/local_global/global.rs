@@ -278,15 +278,20 @@ impl GlobalSolver {
     /// `r = b − (A_s ⊗ I₃) x`.
     fn residual_into(&self, b: &[f64], x: &[f64], r: &mut [f64]) {
         use rayon::prelude::*;
-        let a = &self.matrix;
         r.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(i, out)| {
-            let mut s = [b[3 * i], b[3 * i + 1], b[3 * i + 2]];
-            for k in a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1] {
-                let j = a.pattern.col_idx[k] as usize;
-                (0..3).for_each(|d| s[d] -= a.values[k] * x[3 * j + d]);
-            }
-            out.copy_from_slice(&s);
+            out.copy_from_slice(&self.row_residual(b, x, i));
         });
+    }
+
+    /// Vertex `i`'s three rows of `b − (A_s ⊗ I₃) x`.
+    fn row_residual(&self, b: &[f64], x: &[f64], i: usize) -> [f64; 3] {
+        let a = &self.matrix;
+        let mut r = [b[3 * i], b[3 * i + 1], b[3 * i + 2]];
+        for k in a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1] {
+            let j = a.pattern.col_idx[k] as usize;
+            (0..3).for_each(|d| r[d] -= a.values[k] * x[3 * j + d]);
+        }
+        r
     }
 
     /// `out = A⁻¹ H_bᵀ δλ` of the correction (zeng2025 eq. 23b; `rows`
@@ -316,13 +321,8 @@ impl GlobalSolver {
     /// One Jacobi iteration `q_out = q + D⁻¹ (b − A q)`.
     pub fn jacobi(&self, b: &[f64], q: &[f64], q_out: &mut [f64]) {
         use rayon::prelude::*;
-        let a = &self.matrix;
         q_out.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(i, out)| {
-            let mut r = [b[3 * i], b[3 * i + 1], b[3 * i + 2]];
-            for k in a.pattern.row_ptr[i]..a.pattern.row_ptr[i + 1] {
-                let j = a.pattern.col_idx[k] as usize;
-                (0..3).for_each(|d| r[d] -= a.values[k] * q[3 * j + d]);
-            }
+            let r = self.row_residual(b, q, i);
             (0..3).for_each(|d| out[d] = q[3 * i + d] + self.inv_diag[i] * r[d]);
         });
     }

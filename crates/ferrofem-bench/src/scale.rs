@@ -97,7 +97,7 @@ pub fn bench_scale(a: ScaleArgs) -> Result<(), BenchError> {
                     println!("{}", row(&r));
                     records.push(r);
                 }
-                None => println!("{case:<8} {size:>7}  skipped"),
+                None => println!("{case:<11} {size:>7}  skipped"),
             }
         }
     }
@@ -253,7 +253,7 @@ const COLUMNS: [Stage; 7] = [
 fn header() -> String {
     let stages: String = COLUMNS.iter().map(|s| format!(" {:>9.9}", s.name())).collect();
     format!(
-        "{:<8} {:>7} {:>9} {:>9}{stages} {:>8} {:>8}",
+        "{:<11} {:>7} {:>9} {:>9}{stages} {:>8} {:>8}",
         "case", "vertices", "step ms", "p90", "peak MB", "contacts"
     )
 }
@@ -261,7 +261,7 @@ fn header() -> String {
 fn row(r: &ScaleRecord) -> String {
     let stages: String = COLUMNS.iter().map(|s| format!(" {:>9.2}", r.stage_ms_median.get(*s))).collect();
     format!(
-        "{:<8} {:>7} {:>9.2} {:>9.2}{stages} {:>8.0} {:>8}",
+        "{:<11} {:>7} {:>9.2} {:>9.2}{stages} {:>8.0} {:>8}",
         r.case, r.vertices, r.step_ms_median, r.step_ms_p90, r.peak_mb, r.contacts_max
     )
 }

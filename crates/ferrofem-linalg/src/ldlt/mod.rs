@@ -370,7 +370,7 @@ impl Ldlt {
             b.iter_mut().zip(self.supernodal.get()).for_each(|(b, &v)| *b = Bf16::from_f64(v));
         }
         if self.released {
-            self.single = Some(std::mem::take(&mut self.supernodal).into_single());
+            self.round_in_place();
         } else if let Some(single) = &mut self.single {
             single.iter_mut().zip(self.supernodal.get()).for_each(|(s, &v)| *s = v as f32);
         }
@@ -392,9 +392,14 @@ impl Ldlt {
     #[inline]
     pub fn l_column(&self, c: usize) -> &[f64] {
         assert!(!self.released, "l_column: the factor keeps only its single-precision copy");
+        &self.supernodal.get()[self.l_range(c)]
+    }
+
+    /// Where column `c` of `L` below the diagonal lies in the supernodal values.
+    fn l_range(&self, c: usize) -> std::ops::Range<usize> {
         let s = &*self.symbolic;
         let start = s.d_src[c] + 1;
-        &self.supernodal.get()[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])]
+        start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])
     }
 
     /// [`Self::l_column`] in double precision whatever the factor keeps: in
@@ -404,9 +409,7 @@ impl Ldlt {
         if !self.released {
             return self.l_column(c);
         }
-        let s = &*self.symbolic;
-        let start = s.d_src[c] + 1;
-        let single = &self.single_values("l_column_in")[start..start + (s.l_col_ptr[c + 1] - s.l_col_ptr[c])];
+        let single = &self.single_values("l_column_in")[self.l_range(c)];
         scratch.clear();
         scratch.extend(single.iter().map(|&v| f64::from(v)));
         scratch
@@ -432,15 +435,20 @@ impl Ldlt {
     /// and never holds a double and a single copy at once. Every solve and
     /// the isodof builders (a few panel columns widened at a time) read
     /// the `f32` copy: the exact computation with the rounded factor, as
-    /// [`Precision::Single`]. For a factor that
-    /// stands in for a later matrix anyway (the real-time preset's
-    /// warped, asynchronously refreshed one), whose own error is far above
-    /// the rounding's.
+    /// [`Precision::Single`]. For a factor that stands in for a later
+    /// matrix anyway (the real-time preset's warped, asynchronously
+    /// refreshed one), whose own error is far above the rounding's.
     pub fn release_double(&mut self) {
         if !self.released {
             self.released = true;
-            self.single = Some(std::mem::take(&mut self.supernodal).into_single());
+            self.round_in_place();
         }
+    }
+
+    /// The double values rounded to the single-precision copy in their own
+    /// buffer, which they leave.
+    fn round_in_place(&mut self) {
+        self.single = Some(std::mem::take(&mut self.supernodal).into_single());
     }
 
     /// Whether [`Self::release_double`] dropped the double-precision values.

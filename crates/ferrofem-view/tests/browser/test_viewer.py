@@ -51,13 +51,18 @@ def missing():
     return None
 
 
-@pytest.fixture
-def viewer(tmp_path):
+def require_tools():
+    """Fails (where the tools are required) or skips the test without the viewer or Chromium."""
     why = missing()
     if why:
         if REQUIRED:
             pytest.fail(why)
         pytest.skip(why)
+
+
+@pytest.fixture
+def viewer(tmp_path):
+    require_tools()
     scene = tmp_path / "grab-block.toml"
     scene.write_text(SCENE)
     # No --play: a live scene plays from the start, so the first drag grabs.
@@ -147,11 +152,7 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
 
 @pytest.fixture
 def replay(tmp_path):
-    why = missing()
-    if why:
-        if REQUIRED:
-            pytest.fail(why)
-        pytest.skip(why)
+    require_tools()
     out = tmp_path / "drop"
     run = subprocess.run([str(BIN), "--threads", "1", "run", "drop", "--steps", "10", "--out", str(out)],
                          capture_output=True, text=True)

@@ -120,8 +120,6 @@ pub struct GlobalSolver {
     factor: Option<Arc<Ldlt>>,
     inverse: Option<Arc<SparseInverse>>,
     scratch: SparseInverseScratch,
-    /// What the factor's sweeps read ([`super::LocalGlobalSettings::precision`]).
-    precision: Precision,
     /// The residual `b − A x` of a single-precision step and its solve.
     residual: [Vec<f64>; 2],
     /// The global step on the GPU (`[simulation] device = "gpu"`).
@@ -153,7 +151,6 @@ impl GlobalSolver {
             GlobalStepMethod::SparseInverse => factor.as_deref().map(|f| Arc::new(SparseInverse::new(f))),
             _ => None,
         };
-        let single = factor.as_ref().is_some_and(|f| f.lightest_precision() == Precision::Single);
         Ok(GlobalSolver {
             method,
             matrix,
@@ -161,7 +158,6 @@ impl GlobalSolver {
             factor,
             inverse,
             scratch: SparseInverseScratch::default(),
-            precision: if single { Precision::Single } else { Precision::Double },
             residual: [Vec::new(), Vec::new()],
             device: None,
         })
@@ -185,7 +181,10 @@ impl GlobalSolver {
 
     /// What the factor's sweeps read.
     pub fn precision(&self) -> Precision {
-        self.precision
+        match &self.factor {
+            Some(f) if f.double_released() => Precision::Single,
+            _ => Precision::Double,
+        }
     }
 
     /// The LDLᵀ factor of `A_s`, when the method uses one.
@@ -250,7 +249,7 @@ impl GlobalSolver {
         }
         match (&self.inverse, &self.factor) {
             (Some(s), _) => s.apply_many::<3>(b, q, &mut self.scratch),
-            (None, Some(f)) => f.solve_interleaved_in::<3>(b, q, self.precision),
+            (None, Some(f)) => f.solve_interleaved_in::<3>(b, q, self.precision()),
             (None, None) => {}
         }
         Ok(())
@@ -262,7 +261,7 @@ impl GlobalSolver {
     /// rounding of `Ã` scales the change of the iterate rather than the
     /// iterate, and a fixed point of the iteration is one of `A` itself.
     pub fn solve_from(&mut self, b: &[f64], x: &mut [f64]) -> Result<(), DeviceError> {
-        if self.precision != Precision::Single || self.device.is_some() {
+        if self.precision() != Precision::Single || self.device.is_some() {
             return self.solve(b, x);
         }
         let [mut r, mut delta] = std::mem::take(&mut self.residual);

@@ -2,8 +2,6 @@
 //! compliance, assembled into `W` or kept factored (zeng2022 eq. 12;
 //! zeng2025 §5).
 
-use rayon::prelude::*;
-
 use super::space::ConstraintSpace;
 use crate::constraint::Compliance;
 use crate::constraint::ConstraintProblem;
@@ -11,7 +9,8 @@ use crate::delassus::{Delassus, DelassusMethod};
 use crate::device::DeviceError;
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
-/// every body with rows, by the body's compliance and `method`; bodies
+/// every body with rows, by the body's compliance and `method`, kept by
+/// blocks of coupled groups ([`crate::delassus::DelassusBlocks`]); bodies
 /// left unbuilt are listed for the solver, which applies them through
 /// their factor; `assembled`: every body's part is built (the non-smooth
 /// Newton needs `W` itself). A device build's failure is returned.
@@ -23,12 +22,11 @@ pub fn build_delassus(
     assembled: bool,
 ) -> Result<(), DeviceError> {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, single: delassus_single, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
     let solve = &space.outcome.solve;
-    let c = 3 * groups.len();
-    delassus.clear();
-    delassus_single.clear();
-    factored.reset(c);
+    let pairs = groups.iter().map(|g| (g.parts()[0].0, g.parts()[g.parts().len() - 1].0));
+    delassus.partition(pairs, bodies.len());
+    factored.reset(3 * groups.len());
     unbuilt.clear();
     let sweeps = solve.iterations.max(10) as f64;
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
@@ -39,10 +37,7 @@ pub fn build_delassus(
             unbuilt.push(b);
             continue;
         }
-        if delassus.is_empty() {
-            delassus.resize(c * c, 0.0);
-        }
-        add_rows(delassus, c, &body.rows, wb, h * h);
+        delassus.add_body(b, &body.rows, wb, h * h);
     }
     Ok(())
 }
@@ -59,9 +54,8 @@ pub fn build_delassus_factored(
     method: DelassusMethod,
 ) -> bool {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, single: delassus_single, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
     delassus.clear();
-    delassus_single.clear();
     unbuilt.clear();
     factored.reset(3 * groups.len());
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
@@ -73,26 +67,4 @@ pub fn build_delassus_factored(
         }
     }
     factored.is_built()
-}
-
-/// `W[rows[i], rows[j]] += s · W_b[i, j]` (`W` row-major `c × c`, `W_b`
-/// row-major over `rows`): its rows side by side when `rows` are
-/// distinct; in order otherwise (a self-contact lists a row once per side).
-fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64], s: f64) {
-    let m = rows.len();
-    let mut of_row = vec![usize::MAX; c];
-    let distinct = rows.iter().enumerate().all(|(i, &g)| std::mem::replace(&mut of_row[g], i) == usize::MAX);
-    if !distinct {
-        for (i, &gi) in rows.iter().enumerate() {
-            for (j, &gj) in rows.iter().enumerate() {
-                w[gi * c + gj] += s * wb[i * m + j];
-            }
-        }
-        return;
-    }
-    w.par_chunks_mut(c.max(1)).zip(&of_row).filter(|(_, &i)| i != usize::MAX).for_each(|(wr, &i)| {
-        for (&gj, &x) in rows.iter().zip(&wb[i * m..(i + 1) * m]) {
-            wr[gj] += s * x;
-        }
-    });
 }

@@ -167,13 +167,13 @@ fn build_mapping(
 }
 
 /// `W_k = J_k W_H J_kᵀ` with `J_k = C_k Ĥ` (Algorithm 3, line 2) into
-/// `space.delassus.assembled`.
+/// `space.delassus.assembled` as one block (`W_H` couples every row).
 fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     let n = 3 * scratch.proximity.vertices.len();
     scratch.proximity.assemble_jacobian(&space.problem.groups);
     let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
-    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, &mut space.delassus.assembled);
-    space.delassus.single.clear();
+    let w = space.delassus.assembled.whole_mut(space.problem.groups.len());
+    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, w);
     space.delassus.unbuilt.clear();
 }
 

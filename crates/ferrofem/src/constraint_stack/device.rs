@@ -28,7 +28,10 @@ impl DeviceConstraintSolver {
 
     /// Uploads the step's `W` (`space.delassus.assembled`), once per step.
     pub fn load(&mut self, space: &ConstraintSpace) -> Result<(), DeviceError> {
-        self.newton.load(&space.delassus.assembled)
+        match space.delassus.assembled.whole() {
+            Some(w) => self.newton.load(w),
+            None => self.newton.load(&space.delassus.assembled.to_dense()),
+        }
     }
 
     /// Solves `δ = δ_free + W λ` with `space.problem.free_gaps` holding `δ(q)` at
@@ -44,11 +47,10 @@ impl DeviceConstraintSolver {
         space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
         self.laws.clear();
         self.laws.extend(space.workspace.laws.iter().map(|&l| GroupLaw::from(l)));
-        let c = space.problem.free_gaps.len();
         let w = &space.delassus.assembled;
         complementarity_scale(
             &space.problem.groups,
-            |j| w[j * c + j],
+            |j| w.entry(j, j),
             model,
             settings.preconditioner,
             &mut space.workspace.scale,

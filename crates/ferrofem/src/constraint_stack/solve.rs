@@ -8,11 +8,14 @@ use ferrofem_linalg::Precision;
 
 use super::space::ConstraintSpace;
 use crate::constraint::{Compliance, ConstraintProblem, GroupKey};
-use crate::delassus::Delassus;
-use crate::delassus::{MixedDelassus, UnbuiltBody};
+use rayon::prelude::*;
+
+use crate::constraint::ConstraintGroup;
+use crate::delassus::{Delassus, DelassusBlock, DelassusBlocks, MixedDelassus, UnbuiltBody};
 use crate::solver::{
-    complementarity_scale, gaps_violation, max_violation, newton, rounded, row_gaps, AssembledDelassus,
-    ConstraintSolve, ConstraintSolver, NewtonSettings, Pgs, SolveOutcome, SolverMethod, SolverWorkspace,
+    complementarity_scale, gaps_violation, max_violation, row_gaps, AssembledDelassus, BlockScratch,
+    ConstraintSolve, ConstraintSolver, NewtonSettings, Pgs, PgsScratch, PgsSolve, SolveOutcome, SolverMethod,
+    SolverWorkspace,
 };
 use crate::Model;
 
@@ -72,10 +75,10 @@ pub fn solve_in_space(
 }
 
 /// The non-smooth Newton (zeng2025 §5.2–5.4) on `W` factored or
-/// assembled, with the complementarity scale from its diagonal.
+/// assembled by blocks, with the complementarity scale from its diagonal.
 fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSettings) {
     let ConstraintProblem { groups, free_gaps, impulses, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, single, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
     let SolverWorkspace { laws, scale, newton, .. } = &mut space.workspace;
     assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
     let out = if factored.is_built() {
@@ -87,40 +90,35 @@ fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSett
             settings.solve(factored, free_gaps, laws, scale, impulses, newton)
         })
     } else {
-        let c = free_gaps.len();
-        let diagonal = |j| delassus[j * c + j];
-        complementarity_scale(groups, diagonal, model, settings.preconditioner, scale);
-        let mut pair = newton::DelassusPair { double: delassus, single: rounded(delassus, single) };
-        settings.solve(&mut pair, free_gaps, laws, scale, impulses, newton)
+        complementarity_scale(groups, |j| delassus.entry(j, j), model, settings.preconditioner, scale);
+        delassus.round_to_single();
+        settings.solve(delassus, free_gaps, laws, scale, impulses, newton)
     };
     space.outcome.violation = gaps_violation(laws, newton.gaps());
     space.outcome.solve = ConstraintSolve::from(out);
 }
 
 /// Projected Gauss-Seidel (zeng2022 eq. 15–16) on the assembled `W` (in
-/// f64 or its rounded copy), or on the unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ`
-/// beside the assembled part.
+/// f64 or its rounded copy) block by block, or on the unbuilt bodies' `h²
+/// H_b A_b⁻¹ H_bᵀ` beside the assembled part.
 fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], model: &Model, pgs: Pgs) {
     let ConstraintProblem { bodies, free_gaps, impulses, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, single, unbuilt, .. } = &mut space.delassus;
-    let SolverWorkspace { laws, pgs: pgs_scratch, .. } = &mut space.workspace;
+    let Delassus { assembled: delassus, unbuilt, .. } = &mut space.delassus;
+    let SolverWorkspace { laws, pgs: pgs_scratch, pgs_blocks, .. } = &mut space.workspace;
     let SolveOutcome { solve, violation, .. } = &mut space.outcome;
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
-        let out = match pgs.settings.precision {
-            Precision::Double => {
-                pgs.solve_assembled(delassus, delassus, free_gaps, laws, impulses, pgs_scratch)
+        if pgs.settings.precision != Precision::Double {
+            delassus.round_to_single();
+        }
+        match delassus.whole() {
+            Some(_) => {
+                let block = &delassus.blocks()[0];
+                let problem = BlockProblem { free: free_gaps, laws };
+                solve_block(pgs, block, problem, impulses, pgs_scratch)
             }
-            Precision::Single | Precision::Bfloat16 => pgs.solve_assembled(
-                rounded(delassus, single),
-                delassus,
-                free_gaps,
-                laws,
-                impulses,
-                pgs_scratch,
-            ),
-        };
-        (out, max_violation(&AssembledDelassus(delassus), free_gaps, laws, impulses))
+            None => solve_blocks(pgs, delassus, free_gaps, laws, impulses, pgs_blocks),
+        }
     } else {
         let parts = unbuilt
             .iter()
@@ -132,7 +130,7 @@ fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], mo
                 UnbuiltBody::new(f, rows, &bodies[b].rows)
             })
             .collect();
-        let assembled = (!delassus.is_empty()).then_some(delassus.as_slice());
+        let assembled = (!delassus.is_empty()).then_some(&*delassus);
         let mut op = MixedDelassus::new(free_gaps.len(), assembled, parts, model.time_step, impulses);
         let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, pgs_scratch.blocks());
         (out, max_violation(&op, free_gaps, laws, impulses))
@@ -144,4 +142,68 @@ fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], mo
         converged: pgs_solve.converged,
         ..Default::default()
     };
+}
+
+/// A block's free gaps and laws, in the block's order.
+struct BlockProblem<'a> {
+    free: &'a [f64],
+    laws: &'a [ConstraintGroup],
+}
+
+/// PGS on one block of `W` (read in the precision the settings name), and
+/// the violation it ends with.
+fn solve_block(
+    pgs: Pgs,
+    block: &DelassusBlock,
+    problem: BlockProblem,
+    lambda: &mut [f64],
+    scratch: &mut PgsScratch,
+) -> (PgsSolve, f64) {
+    let BlockProblem { free, laws } = problem;
+    let w = &block.values;
+    let out = match pgs.settings.precision {
+        Precision::Double => pgs.solve_assembled(w, w, free, laws, lambda, scratch),
+        Precision::Single | Precision::Bfloat16 => {
+            pgs.solve_assembled(&block.single, w, free, laws, lambda, scratch)
+        }
+    };
+    (out, max_violation(&AssembledDelassus(w), free, laws, lambda))
+}
+
+/// PGS on every block of coupled groups at once, each an independent
+/// problem on its own thread (`W` is zero between blocks): each block's
+/// gaps, laws and warm start gathered, solved, its λ scattered back. The
+/// solve's figures are the worst block's (most sweeps, largest change,
+/// converged only if all are).
+fn solve_blocks(
+    pgs: Pgs,
+    delassus: &DelassusBlocks,
+    free: &[f64],
+    laws: &[ConstraintGroup],
+    lambda: &mut [f64],
+    scratch: &mut Vec<BlockScratch>,
+) -> (PgsSolve, f64) {
+    let blocks = delassus.blocks();
+    scratch.resize_with(blocks.len(), Default::default);
+    let outs: Vec<(PgsSolve, f64)> = blocks
+        .par_iter()
+        .zip(scratch.par_iter_mut())
+        .map(|(block, s)| {
+            s.gather(block, free, laws, lambda);
+            let problem = BlockProblem { free: &s.free, laws: &s.laws };
+            solve_block(pgs, block, problem, &mut s.lambda, &mut s.pgs)
+        })
+        .collect();
+    for (block, s) in blocks.iter().zip(scratch.iter()) {
+        block.world_rows().zip(&s.lambda).for_each(|(r, &l)| lambda[r] = l);
+    }
+    let mut all = PgsSolve { converged: true, ..Default::default() };
+    let mut violation = 0.0f64;
+    for (out, v) in outs {
+        all.iterations = all.iterations.max(out.iterations);
+        all.error = all.error.max(out.error);
+        all.converged &= out.converged;
+        violation = violation.max(v);
+    }
+    (all, violation)
 }

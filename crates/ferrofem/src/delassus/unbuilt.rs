@@ -8,6 +8,7 @@ use ferrofem_linalg::{CsrMatrix, CsrPattern, Ldlt};
 use nalgebra::{Matrix3, Vector3};
 
 use super::isodof::isodof;
+use super::DelassusBlocks;
 use crate::solver::DelassusOperator;
 
 /// One body's share of an unbuilt `W`.
@@ -61,7 +62,7 @@ impl<'a> UnbuiltBody<'a> {
 /// optional assembled part from bodies whose `W_b` was built.
 #[derive(Debug)]
 pub struct MixedDelassus<'a> {
-    assembled: Option<&'a [f64]>,
+    assembled: Option<&'a DelassusBlocks>,
     bodies: Vec<UnbuiltBody<'a>>,
     /// Per world row: (body, local row) of its unbuilt owners.
     owners: Vec<Vec<(usize, usize)>>,
@@ -69,11 +70,11 @@ pub struct MixedDelassus<'a> {
 }
 
 impl<'a> MixedDelassus<'a> {
-    /// `assembled` is the built part (`c × c` row-major) if any; `bodies`
+    /// `assembled` is the built part (by blocks) if any; `bodies`
     /// are the unbuilt ones; `lambda` is the warm start.
     pub fn new(
         c: usize,
-        assembled: Option<&'a [f64]>,
+        assembled: Option<&'a DelassusBlocks>,
         mut bodies: Vec<UnbuiltBody<'a>>,
         h: f64,
         lambda: &[f64],
@@ -93,18 +94,14 @@ impl DelassusOperator for MixedDelassus<'_> {
     }
 
     fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
-        let built = self
-            .assembled
-            .map_or(Matrix3::zeros(), |w| crate::solver::AssembledDelassus(w).diagonal_block(r0));
+        let built = self.assembled.map_or(Matrix3::zeros(), |w| w.diagonal_block(r0));
         self.owners[r0]
             .iter()
             .fold(built, |acc, &(b, local)| acc + self.h2 * self.bodies[b].diagonal_block(local))
     }
 
     fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
-        let built = self
-            .assembled
-            .map_or(Vector3::zeros(), |w| crate::solver::AssembledDelassus(w).rows_times(r0, lambda));
+        let built = self.assembled.map_or(Vector3::zeros(), |w| w.rows_times(r0, lambda));
         Vector3::from_fn(|i, _| {
             built[i]
                 + self.owners[r0 + i]

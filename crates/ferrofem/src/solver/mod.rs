@@ -31,7 +31,7 @@ pub(crate) use settings::non_negative;
 pub use settings::{
     ConstraintSolver, ConstraintSolverSettings, ImplicitResolution, Resolution, ResolutionKind, Update,
 };
-pub use workspace::SolverWorkspace;
+pub use workspace::{BlockScratch, SolverWorkspace};
 
 use serde::Serialize;
 
@@ -89,15 +89,6 @@ pub fn row_gaps(groups: &[Group], scale: f64, u: impl Fn(usize, usize) -> f64, o
             out.push(delta);
         }
     }
-}
-
-/// `W` rounded to f32, made on first use after `W` changed (whatever
-/// writes `W` empties `single`).
-pub(crate) fn rounded<'a>(delassus: &[f64], single: &'a mut Vec<f32>) -> &'a [f32] {
-    if single.is_empty() {
-        newton::round_to_single(delassus, single);
-    }
-    single
 }
 
 /// The complementarity scale `r` per row (zeng2025 §5.4): the diagonal

@@ -104,6 +104,21 @@ impl DelassusOperator for AssembledDelassus<'_> {
     }
 }
 
+/// `W` by blocks of coupled groups: a group's rows read from its block.
+impl DelassusOperator for crate::delassus::DelassusBlocks {
+    fn rows(&self) -> usize {
+        self.world_rows()
+    }
+
+    fn diagonal_block(&self, r0: usize) -> Matrix3<f64> {
+        Matrix3::from_fn(|i, j| self.entry(r0 + i, r0 + j))
+    }
+
+    fn rows_times(&self, r0: usize, lambda: &[f64]) -> Vector3<f64> {
+        Vector3::from(self.group_times(r0, lambda))
+    }
+}
+
 /// `(W λ)` on rows `r0..r0 + 3` of a row-major `c × c` `W` stored in `P`:
 /// the group's three rows in one pass over λ (the fourth column of the
 /// four-column product repeats the third).

@@ -17,7 +17,6 @@ use crate::constraint::Compliance;
 use crate::constraint_stack::device::DeviceConstraintSolver;
 use crate::constraint_stack::{solve_in_space, ConstraintSpace};
 use crate::device::DeviceError;
-use crate::solver::newton::delassus_times;
 use crate::solver::{row_gaps, ConstraintSolve, ConstraintSolver, NewtonSettings};
 use crate::Model;
 
@@ -38,7 +37,7 @@ pub fn free_gaps(space: &mut ConstraintSpace, x: &[&[f64]], x0: &[&[f64]], newto
     w_lambda.resize(space.problem.free_gaps.len(), 0.0);
     match space.delassus.factored.is_built() {
         true => space.delassus.factored.times(&space.problem.impulses, &mut w_lambda),
-        false => delassus_times(&space.delassus.assembled, &space.problem.impulses, &mut w_lambda),
+        false => space.delassus.assembled.times(&space.problem.impulses, &mut w_lambda),
     }
     space.problem.free_gaps.iter_mut().zip(&w_lambda).for_each(|(f, wl)| *f -= wl);
     space.workspace.scratch = w_lambda;

@@ -60,6 +60,29 @@ impl NewtonDelassus for crate::delassus::FactoredDelassus {
     }
 }
 
+/// `W` by blocks of coupled groups: each block's rows read from the block
+/// alone, its f32 copy (made by
+/// [`crate::delassus::DelassusBlocks::round_to_single`] before the solve)
+/// for the conjugate residuals; one block over all rows in order reads as
+/// [`DelassusPair`].
+impl NewtonDelassus for crate::delassus::DelassusBlocks {
+    fn times(&mut self, v: &[f64], out: &mut [f64]) {
+        crate::delassus::DelassusBlocks::times(self, v, out)
+    }
+    fn times_inner(&mut self, v: &[f64], out: &mut [f64]) {
+        self.times_single(v, out)
+    }
+    fn times_sparse(&mut self, v: &[f64], out: &mut [f64]) {
+        match self.whole() {
+            Some(w) => delassus_times_sparse(w, v, out),
+            None => crate::delassus::DelassusBlocks::times(self, v, out),
+        }
+    }
+    fn block_entry(&self, i: usize, j: usize) -> f64 {
+        self.entry(i, j)
+    }
+}
+
 /// `out ← W` rounded to f32 (for [`DelassusPair`]).
 pub fn round_to_single(w: &[f64], out: &mut Vec<f32>) {
     out.clear();

@@ -1,9 +1,12 @@
 //! Python bindings of ferrofem (`import ferrofem`): scenes from files,
 //! built-in names or dicts; stepping with the GIL released; positions,
 //! velocities and contact forces as NumPy arrays; control between steps
-//! (kinematic vertices, obstacle poses, attachments); ParaView frames.
-//! Documented in `docs/python.md`; `ferrofem.pyi` holds the signatures.
+//! (kinematic vertices, obstacle poses, attachments); ParaView frames;
+//! batches of worlds stepped at once.
+//! Documented in `docs/python.md`; `python/ferrofem/__init__.pyi` holds the signatures;
+//! `python/ferrofem` holds the package's Python part (`gym`).
 
+mod batch;
 mod convert;
 mod mesh;
 mod scene_dict;
@@ -51,13 +54,16 @@ fn threads() -> usize {
     rayon::current_num_threads()
 }
 
-/// Real-time finite-element simulation of soft bodies in frictional contact.
+/// Real-time finite-element simulation of soft bodies in frictional
+/// contact: the compiled part of the `ferrofem` package, re-exported by its
+/// `__init__.py`.
 #[pymodule]
-fn ferrofem(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _ferrofem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("SimulationWarning", m.py().get_type::<SimulationWarning>())?;
     m.add_class::<simulation::Simulation>()?;
+    m.add_class::<batch::Batch>()?;
     m.add_class::<mesh::TetMesh>()?;
     m.add_function(wrap_pyfunction!(simulation::load_scene, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::builtin_scenes, m)?)?;

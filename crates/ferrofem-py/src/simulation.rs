@@ -40,11 +40,11 @@ pub struct Simulation {
 }
 
 /// What a step changes.
-struct Inner {
-    world: World,
+pub(crate) struct Inner {
+    pub(crate) world: World,
     /// Series written by `write_frame`, by folder.
     writers: Vec<(PathBuf, FrameWriter)>,
-    last: Option<StepStats>,
+    pub(crate) last: Option<StepStats>,
 }
 
 /// Builds the world of a scene, for a new simulation or a reset.
@@ -61,7 +61,7 @@ impl Simulation {
 
     /// The state, once no other thread steps it: the GIL is released
     /// while waiting, so the stepping thread can look for signals.
-    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
+    pub(crate) fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
         loop {
             match self.state.try_lock() {
                 Ok(guard) => return guard,
@@ -74,7 +74,7 @@ impl Simulation {
 
 impl Inner {
     /// A body given by name or index.
-    fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
+    pub(crate) fn body(&self, body: &Bound<'_, PyAny>) -> PyResult<usize> {
         if let Ok(name) = body.cast::<PyString>() {
             return self.world.body_index(name.to_str()?).map_err(crate::convert::to_py);
         }
@@ -92,6 +92,18 @@ impl Inner {
             .extract()
             .map_err(|_| PyValueError::new_err("an obstacle is named by its name or index"))?;
         index(i, "obstacle", self.world.model.obstacles.len())
+    }
+
+    /// The contact force (N) on each vertex of body `b` in the last step,
+    /// by row (zero before any contact).
+    pub(crate) fn contact_forces(&self, b: usize) -> Vec<f64> {
+        let forces = &self.world.constraints().problem.bodies[b].forces;
+        let n = self.world.model.bodies[b].dofs();
+        if forces.len() == n {
+            forces.clone()
+        } else {
+            vec![0.0; n]
+        }
     }
 
     /// Vertex `vertex` of body `b`, checked.
@@ -132,7 +144,7 @@ impl Simulation {
     /// mesh paths start from `base_dir` (default: the current folder).
     #[staticmethod]
     #[pyo3(signature = (scene, base_dir = None))]
-    fn from_dict(scene: &Bound<'_, PyDict>, base_dir: Option<PathBuf>) -> PyResult<Simulation> {
+    pub(crate) fn from_dict(scene: &Bound<'_, PyDict>, base_dir: Option<PathBuf>) -> PyResult<Simulation> {
         let mut meshes = MeshFiles::default();
         let table = toml_table(scene, "", &mut meshes)?;
         let base = base_dir.unwrap_or_else(|| PathBuf::from("."));
@@ -179,7 +191,7 @@ impl Simulation {
     /// Rebuilds the world from the scene: time 0, bodies at rest, steered
     /// obstacles, placed vertices and attachments back as the scene made
     /// them. Frame series already started keep going.
-    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+    pub(crate) fn reset(&self, py: Python<'_>) -> PyResult<()> {
         let world = build(&self.scene)?;
         let mut inner = self.lock(py);
         (inner.world, inner.last) = (world, None);
@@ -313,10 +325,30 @@ impl Simulation {
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let inner = self.lock(py);
+        Ok(rows3(py, inner.contact_forces(inner.body(body)?)))
+    }
+
+    /// A body's resultants, `(3, 3)` by rows: its vertices' mean position
+    /// (m) and mean velocity (m/s), and the sum of the contact forces on
+    /// them in the last step (N). One call for what an environment observes.
+    fn resultants<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let inner = self.lock(py);
         let b = inner.body(body)?;
-        let forces = &inner.world.constraints().problem.bodies[b].forces;
-        let n = inner.world.model.bodies[b].dofs();
-        Ok(rows3(py, if forces.len() == n { forces.clone() } else { vec![0.0; n] }))
+        let state = &inner.world.state.bodies[b];
+        let mean = |values: &[f64]| {
+            let n = (values.len() / 3).max(1) as f64;
+            let sum = values.chunks_exact(3).fold([0.0; 3], |s, v| [s[0] + v[0], s[1] + v[1], s[2] + v[2]]);
+            sum.map(|x| x / n)
+        };
+        let forces = inner.contact_forces(b);
+        let n = forces.len() as f64 / 3.0;
+        let total = mean(&forces).map(|x| x * n);
+        let rows = [mean(&state.positions), mean(&state.velocities), total];
+        Ok(rows3(py, rows.as_flattened().to_vec()))
     }
 
     /// The last step's constraint groups (contacts and attachments), one

@@ -8,6 +8,7 @@
 //! of named, timed stages; see `docs/architecture.md`.
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod body;
 pub mod collision;
 pub mod constraint;

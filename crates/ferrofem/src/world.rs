@@ -93,12 +93,25 @@ impl World {
         state.step += 1;
         let step_ms = start.elapsed().as_secs_f64() * 1e3;
         let stats = self.step_stats(times, step_ms);
+        self.guard_energies(&stats)?;
         match (&stats.violation, self.model.contact.on_violation) {
             (Some(cause), OnViolation::Stop) => {
                 Err(SimError::Violation { step: stats.step, cause: cause.clone() })
             }
             _ => Ok(stats),
         }
+    }
+
+    /// A body whose kinetic energy overflowed to infinity (its velocities
+    /// finite but beyond any physical scale) blew up: the error names the
+    /// step and the body. (The elastic energy is not guarded: a
+    /// Neo-Hookean element turned inside out has an infinite one, a
+    /// violation the step reports, not a blow-up.)
+    fn guard_energies(&self, stats: &StepStats) -> Result<(), SimError> {
+        for (body, s) in self.model.bodies.iter().zip(&stats.bodies) {
+            body.guard(stats.step, Stage::Integrate, "kinetic energy", &[s.kinetic_energy])?;
+        }
+        Ok(())
     }
 
     /// The step's contacts (detected at its start).

@@ -119,6 +119,9 @@ class Simulation:
         """Sets the (n, 3) velocities (m/s) of the body's free vertices."""
     def contact_forces(self, body: _Body) -> npt.NDArray[np.float64]:
         """(n, 3) contact force (N) on each vertex in the last step."""
+    def resultants(self, body: _Body) -> npt.NDArray[np.float64]:
+        """(3, 3) by rows: the body's mean vertex position (m) and velocity
+        (m/s), and the sum of its contact forces in the last step (N)."""
     def contacts(self) -> dict[str, npt.NDArray[Any]]:
         """The last step's contacts and attachments, one row each: `points`,
         `normals`, `forces` (N, on `body`), `body`, `attachment`."""
@@ -142,6 +145,42 @@ class Simulation:
     def write_frame(self, directory: _Path) -> list[pathlib.Path]:
         """Writes the next ParaView frame (.vtu per body, .pvd series) into
         `directory`; returns the .pvd paths."""
+
+class Batch:
+    """Simulations stepped together with the GIL released: small worlds one
+    per thread, large ones one after another on every thread; results are
+    bitwise those of stepping each world alone."""
+
+    def __init__(
+        self, scenes: Sequence[_Path | Mapping[str, Any] | Simulation], mode: str = "auto"
+    ) -> None:
+        """Worlds from scene names or paths, scene dicts or Simulation
+        objects (each at most once); mode: "auto", "worlds" or "inside"."""
+    def step(self, n: int = 1) -> None:
+        """Advances every world n steps; a failed world raises
+        SimulationError naming it after the others have stepped."""
+    def reset(self, world: int | None = None) -> None:
+        """Rebuilds one world (or all) from its scene."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, world: int) -> Simulation: ...
+    @property
+    def simulations(self) -> list[Simulation]:
+        """The worlds, in order."""
+    @property
+    def mode(self) -> str:
+        """"auto", "worlds" or "inside"."""
+    @property
+    def time(self) -> npt.NDArray[np.float64]:
+        """Simulated time of each world (s), (N,)."""
+    @property
+    def last_stats(self) -> list[dict[str, Any] | None]:
+        """Each world's last step stats."""
+    def positions(self, body: _Body) -> npt.NDArray[np.float64]:
+        """Positions of a body in every world, (N, n, 3) (m)."""
+    def velocities(self, body: _Body) -> npt.NDArray[np.float64]:
+        """Velocities of a body in every world, (N, n, 3) (m/s)."""
+    def contact_forces(self, body: _Body) -> npt.NDArray[np.float64]:
+        """Contact force on each vertex of a body in every world's last step, (N, n, 3) (N)."""
 
 def load_scene(scene: _Path) -> Simulation:
     """A simulation from a TOML scene file or a built-in scene's name."""

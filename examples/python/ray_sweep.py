@@ -11,7 +11,7 @@ machine, ``ray start --address HEAD:6379`` on the others) and pass
 ``--address auto`` (or the head's address) to run the same script on it.
 
     pip install ray
-    python examples/python/ray_sweep.py [--out DIR] [--address ADDR] [--workers N] [--check]
+    python examples/python/ray_sweep.py [--out DIR] [--address ADDR] [--workers N] [--check] [--quick]
 """
 
 import argparse
@@ -106,18 +106,20 @@ def main():
     parser.add_argument("--address", default=None, help="a running Ray cluster (default: start one here)")
     parser.add_argument("--workers", type=int, default=None, help="local Ray workers (default: all cores)")
     parser.add_argument("--check", action="store_true", help="also run the sequential loop and compare")
+    parser.add_argument("--quick", action="store_true", help="a 2×2 grid of small, short runs (the test's)")
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    moduli, frictions = [1e4, 2e4, 4e4], [0.2, 0.5, 0.8]
+    moduli, frictions = ([1e4, 4e4], [0.2, 0.8]) if args.quick else ([1e4, 2e4, 4e4], [0.2, 0.5, 0.8])
+    resolution, steps = (4, 25) if args.quick else (5, 80)
     grid = list(itertools.product(moduli, frictions))
-    results = sweep_on_ray(grid, 5, 80, args.workers, args.address)
+    results = sweep_on_ray(grid, resolution, steps, args.workers, args.address)
     print(f"{'E (Pa)':>10} {'mu':>5} {'peak force (N)':>15} {'final z (m)':>12}")
     for (e, mu), (force, z) in zip(grid, results):
         print(f"{e:10.3g} {mu:5.2f} {force:15.4f} {z:12.4f}")
     if args.check:
-        loop = [squeeze(e, mu, 5, 80) for e, mu in grid]
+        loop = [squeeze(e, mu, resolution, steps) for e, mu in grid]
         assert loop == results, "Ray's results differ from the sequential loop's"
         print("the sequential loop gives the same numbers")
 

@@ -28,6 +28,8 @@ enum Command {
     Run(run::RunArgs),
     /// List the built-in scenes.
     Scenes,
+    /// Print the JSON Schema of scene files (for editors; docs/scene-format.md).
+    Schema,
     /// Watch a scene live in the browser, grab bodies with the mouse, or replay an output folder.
     View(view::ViewArgs),
     /// Inspect or convert meshes.
@@ -53,6 +55,10 @@ fn main() -> ExitCode {
             for (name, about) in ferrofem::scene::builtin::list() {
                 println!("{name:<20} {:<32} {about}", format!("scenes/{name}.toml"));
             }
+            Ok(())
+        }
+        Command::Schema => {
+            println!("{:#}", ferrofem::scene::schema());
             Ok(())
         }
         Command::View(args) => view::view(args),

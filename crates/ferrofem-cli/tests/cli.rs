@@ -460,3 +460,35 @@ fn memory_stays_flat_over_200000_steps() {
     );
     assert!(short > 0 && growth.abs() < 0.1, "{short} {long}");
 }
+
+/// `ferrofem schema` prints the scene format's JSON Schema, and
+/// `docs/scene.schema.json` (what the scenes' `#:schema` lines name) is
+/// exactly that: regenerate it with `ferrofem schema > docs/scene.schema.json`.
+#[test]
+fn the_committed_schema_is_what_ferrofem_schema_prints() {
+    let out = ferrofem().arg("schema").output().unwrap();
+    assert!(out.status.success());
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(printed["additionalProperties"], false, "unknown keys are refused, as the parser does");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scene.schema.json");
+    let committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        committed == printed,
+        "docs/scene.schema.json is stale: run `ferrofem schema > docs/scene.schema.json`"
+    );
+    for scene in
+        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")).unwrap()
+    {
+        let path = scene.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.starts_with("#:schema ../docs/scene.schema.json\n"),
+                "{}: no #:schema line",
+                path.display()
+            );
+        }
+    }
+}

@@ -43,7 +43,7 @@ impl Preconditioner for DiagonalPreconditioner {
 }
 
 /// When PCG stops.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PcgSettings {
     /// Upper bound on iterations (`None`: until the tolerance is met, at most `n`·10).
     pub max_iterations: Option<usize>,

@@ -8,7 +8,7 @@ use crate::element::polar::rotation_svd;
 use crate::{Body, BodyState};
 
 /// A per-vertex scalar field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     /// `‖x − X‖` (m).

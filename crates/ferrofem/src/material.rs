@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Young's modulus (Pa), Poisson ratio and density (kg/m³).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Material {
     /// Young's modulus E in pascals.

@@ -81,7 +81,9 @@ pub struct LdltSymbolic {
 }
 
 /// The precision a factor is read in by a solve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// The factor as computed.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::{CsrPattern, LinalgError};
 
 /// Which fill-reducing ordering an LDLᵀ analysis uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Ordering {
     /// Nested dissection on the block graph (zeng2022 §3.4: separators on the mesh).

@@ -6,7 +6,7 @@ use nalgebra::{Rotation3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
 
 /// How a prescribed vertex moves, as a function of time from its rest position.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Motion {
     /// Translation at constant velocity (m/s).

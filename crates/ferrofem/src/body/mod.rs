@@ -18,7 +18,7 @@ use ferrofem_linalg::vector::all_finite;
 use ferrofem_mesh::{BoundarySurface, TetMesh, TriMesh};
 
 /// Rayleigh damping `B = α M + β K` (α in 1/s, β in s).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rayleigh {
     /// Mass-proportional coefficient α (1/s).

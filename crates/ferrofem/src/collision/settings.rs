@@ -33,7 +33,7 @@ pub struct ContactSettings {
 
 /// What a step that penetrates deeper than `max_penetration`, or inverts
 /// an element, does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnViolation {
     /// Say so in the step's stats (and the run's warnings), and go on.
@@ -66,22 +66,65 @@ impl ContactSettings {
 
 /// The scene file's `[contact]`, with the keys that moved to
 /// `[constraint_solver]` caught to say so.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("dependentSchemas" = {
+    "newton_iterations": { "required": ["resolution"], "properties": { "resolution": { "const": "implicit" } } },
+    "update": { "required": ["resolution"], "properties": { "resolution": { "const": "implicit" } } },
+    "direction_tolerance": { "required": ["resolution"], "properties": { "resolution": { "const": "implicit" } } },
+    "violation_tolerance": { "required": ["resolution"], "properties": { "resolution": { "const": "implicit" } } }
+}))]
 struct ContactSpec {
+    /// Pairs closer than this become contacts (m).
+    #[schemars(extend("default" = 0.01), range(min = 0.0))]
     alarm_distance: Option<f64>,
+    /// Skin thickness subtracted from the gap (m).
+    #[schemars(extend("default" = 0.0), range(min = 0.0))]
     contact_distance: Option<f64>,
+    /// Coulomb coefficient μ between two soft bodies.
+    #[schemars(extend("default" = 0.3), range(min = 0.0))]
     body_friction: Option<f64>,
+    /// Grow each vertex's search by how far it can move in the step, so that fast impacts do not tunnel.
+    #[schemars(extend("default" = true))]
     speculative: Option<bool>,
+    /// Penetration (m) beyond which a step is a violation (also an inverted tet); default: the alarm distance.
+    #[schemars(range(min = 0.0))]
     max_penetration: Option<f64>,
+    /// What a violation does: `warn` (flag the step) or `stop` (end the run).
+    #[schemars(extend("default" = "warn"))]
     on_violation: Option<OnViolation>,
+    /// `explicit`: linearize the contacts once per step (zeng2022); `implicit`: recursive corrective motion (zeng-implicit §5–6).
+    #[schemars(extend("default" = "explicit"))]
     resolution: Option<ResolutionKind>,
+    /// Implicit resolution: linearizations per step at most (≥ 1).
+    #[schemars(extend("default" = 5), range(min = 1))]
     newton_iterations: Option<usize>,
+    /// Implicit resolution: `fast` (W_H once per step, Algorithm 3) or `standard` (W_k each iteration, Algorithm 2).
+    #[schemars(extend("default" = "fast"))]
     update: Option<Update>,
+    /// Implicit resolution: stop once no contact normal turns by more than this (rad).
+    #[schemars(extend("default" = 1e-3), range(min = 0.0))]
     direction_tolerance: Option<f64>,
+    /// Implicit resolution: … and no contact penetrates, or separates while carrying force, by more than this (m).
+    #[schemars(extend("default" = 1e-6), range(min = 0.0))]
     violation_tolerance: Option<f64>,
+    /// Moved to `[constraint_solver]` (refused with a message; not offered).
+    #[schemars(skip)]
     pgs: Option<serde::de::IgnoredAny>,
+    /// Moved to `[constraint_solver]` (refused with a message; not offered).
+    #[schemars(skip)]
     delassus: Option<serde::de::IgnoredAny>,
+}
+
+/// A scene file's `[contact]` has the schema of its form ([`ContactSpec`]).
+impl schemars::JsonSchema for ContactSettings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContactSettings".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        ContactSpec::json_schema(generator)
+    }
 }
 
 impl TryFrom<ContactSpec> for ContactSettings {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How `W` is obtained (`[constraint_solver] delassus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DelassusMethod {
     /// Dense multi-right-hand-side solves `A⁻¹ Hᵀ` (\[CAK14\]).

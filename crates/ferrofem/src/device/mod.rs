@@ -17,7 +17,7 @@ pub use backend::{
 pub use error::DeviceError;
 
 /// The device of the stages that have a GPU path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Device {
     /// Every stage on the CPU threads.

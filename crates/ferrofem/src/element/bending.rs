@@ -6,7 +6,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 /// Bending model of a membrane (zeng2025 Table 1's variants).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BendingModel {
     /// Quadratic isometric bending per interior edge (Bergou et al. 2006).
@@ -16,7 +16,7 @@ pub enum BendingModel {
 }
 
 /// `bending = { model = …, stiffness = … }` of a membrane.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Bending {
     /// Which discrete bending energy.

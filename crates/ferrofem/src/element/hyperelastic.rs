@@ -15,7 +15,7 @@ use super::lanes::lanewise;
 pub use super::polar::{signed_svd3, thin_svd32};
 
 /// The constitutive model of a body under the local-global integrator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Constitutive {
     /// As-rigid-as-possible, `ψ = μ ‖F − R‖²`; its local step is the

@@ -5,7 +5,7 @@ use nalgebra::{Matrix3, Matrix3x2, SMatrix, SVector, Vector3};
 use serde::{Deserialize, Serialize};
 
 /// How the rotation of `F` is extracted.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PolarMethod {
     /// `F = U Σ Vᵀ`, `R = U diag(1, 1, det(UVᵀ)) Vᵀ`: robust for inverted elements.

@@ -11,7 +11,7 @@ use crate::element::PolarMethod;
 /// Starting point of the free-motion PCG, named after the velocity
 /// `v(t+h)` it assumes (dahl2019 §3.2); the solver's unknown is
 /// `Δv = v(t+h) − v(t)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InitialGuess {
     /// `v(t+h) = 0`, i.e. `Δv = −v(t)`: stable but over-damped when stopped early.
@@ -25,7 +25,7 @@ pub enum InitialGuess {
 }
 
 /// Preconditioner of the free-motion PCG.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PreconditionerKind {
     /// No preconditioning.
@@ -42,7 +42,7 @@ pub enum PreconditionerKind {
 
 /// When the LDLᵀ preconditioner is refactorized (zeng2022 §3.4, after
 /// Courtecuisse et al. 2010).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Refresh {
     /// Start a new factorization every this many steps (≥ 1).
@@ -65,7 +65,7 @@ impl Default for Refresh {
 }
 
 /// Settings of the linearized implicit Euler integrator.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ImplicitEulerSettings {
     /// PCG starting point.
@@ -73,6 +73,7 @@ pub struct ImplicitEulerSettings {
     /// PCG preconditioner.
     pub preconditioner: PreconditionerKind,
     /// Stop PCG after this many iterations (early termination).
+    #[schemars(range(min = 1))]
     pub max_iterations: Option<usize>,
     /// Stop PCG when `‖b − AΔv‖ ≤ rel_tolerance ‖b‖`.
     pub rel_tolerance: Option<f64>,

@@ -12,7 +12,7 @@ use nalgebra::{Rotation3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
 
 /// An analytic shape in its local frame (centred at the origin).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Shape {
     /// The half-space `z ≤ 0` of the local frame (its boundary is the plane `z = 0`).
@@ -54,7 +54,7 @@ pub enum Shape {
 /// along a keyframed path (piecewise linear, clamped at its ends), plus
 /// rotation at constant angular velocity about its own origin or a pivot
 /// (which the translation carries along).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ObstacleMotion {
     /// Linear velocity (m/s); ignored when `path` is given.

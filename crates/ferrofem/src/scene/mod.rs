@@ -5,12 +5,14 @@
 mod build;
 mod builder;
 pub mod builtin;
+mod schema;
 mod spec;
 mod validate;
 
 use std::path::{Path, PathBuf};
 
 pub use builder::SceneBuilder;
+pub use schema::schema;
 pub use spec::{
     AttachSpec, BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset,
     RegionSpec, SceneFile, SimulationSpec, Transform,

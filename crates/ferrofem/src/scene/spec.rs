@@ -14,9 +14,15 @@ use crate::obstacle::{ObstacleMotion, Shape};
 use crate::solver::{ConstraintSolver, ConstraintSolverSettings, PgsSettings};
 use ferrofem_linalg::Precision;
 
-/// A whole scene file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A whole scene file. (Its schema also states that the implicit contact
+/// resolution belongs to implicit Euler.)
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend(
+    "if" = { "required": ["simulation"], "properties": { "simulation": {
+        "required": ["integrator"], "properties": { "integrator": { "enum": ["local_global", "local-global"] } } } } },
+    "then" = { "properties": { "contact": { "properties": { "resolution": { "not": { "const": "implicit" } } } } } }
+))]
 pub struct SceneFile {
     /// `[simulation]`: time step, steps, gravity, output.
     pub simulation: SimulationSpec,
@@ -41,7 +47,7 @@ pub struct SceneFile {
 }
 
 /// `[[obstacle]]`: a rigid shape with a pose, friction and motion.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObstacleSpec {
     /// Name used in messages.
@@ -68,7 +74,7 @@ pub struct ObstacleSpec {
 }
 
 /// Which integrator advances the bodies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegratorKind {
     /// Linearized implicit Euler with early-terminated PCG (zeng2022 §3.1).
@@ -81,7 +87,7 @@ pub enum IntegratorKind {
 }
 
 /// `[simulation]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationSpec {
     /// Scene name (defaults to the file name).
@@ -111,7 +117,7 @@ pub struct SimulationSpec {
 /// `[simulation] preset`: a set of implicit-Euler and constraint-solver
 /// settings, applied to the keys a scene file leaves out (a key written in
 /// the file wins). Measured in `docs/benchmarks.md` ("Early termination").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
@@ -191,7 +197,7 @@ fn one() -> usize {
 }
 
 /// `[[body]]`: one deformable body.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BodySpec {
     /// Name (output files are named after it).
@@ -241,7 +247,7 @@ pub struct BodySpec {
 
 /// `[[body.attach]]`: vertices in `box` or `vertices`, each held by a
 /// bilateral constraint on its rest position, fixed or moved by `motion`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttachSpec {
     /// Select vertices by position.
@@ -256,7 +262,7 @@ pub struct AttachSpec {
 }
 
 /// A mesh: generated (with a resolution) or read from a file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum MeshSpec {
     /// Box/beam centred at the origin, `cells` hexahedra per axis, 6 tets each.
@@ -312,7 +318,7 @@ pub enum MeshSpec {
 
 /// `x ↦ scale · Rz Ry Rx x + translation` (rotations in degrees about the
 /// world axes, applied x first).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Transform {
     /// Uniform scale.
@@ -341,7 +347,7 @@ impl Default for Transform {
 }
 
 /// An axis-aligned box in world coordinates (after the transform).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BoxSpec {
     /// Smallest corner (m).
@@ -352,7 +358,7 @@ pub struct BoxSpec {
 
 /// `[[body.region]]`: a material on the tets whose centroid is in `box`, or
 /// on the listed `elements`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegionSpec {
     /// Material of the region.
@@ -366,7 +372,7 @@ pub struct RegionSpec {
 }
 
 /// `[[body.fixed]]`: vertices in `box` or listed in `vertices`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FixedSpec {
     /// Select vertices by position.
@@ -378,7 +384,7 @@ pub struct FixedSpec {
 }
 
 /// `[[body.prescribed]]`: vertices moved by `motion`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrescribedSpec {
     /// Select vertices by position.

@@ -32,7 +32,7 @@ pub use products::{delassus_times, round_to_single, DelassusPair, NewtonDelassus
 use crate::constraint::ConstraintGroup;
 
 /// The NCP function of the normal rows (zeng2025 eq. 13–14).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Complementarity {
     /// `φ(a, b) = a + b − √(a² + b²)` (eq. 14, 52–54): smooth away from the origin.
@@ -43,7 +43,7 @@ pub enum Complementarity {
 }
 
 /// Where the complementarity scale `r` comes from (zeng2025 §5.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ComplementarityScale {
     /// `r_j = [h² H A⁻¹ Hᵀ]_jj`, the diagonal of `W` (eq. 28).
@@ -55,7 +55,7 @@ pub enum ComplementarityScale {
 
 /// How many Newton steps each local-global iteration takes (zeng2025
 /// Algorithm 4 takes one per iteration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum NewtonSchedule {
     /// One step in each iteration but the final one, which takes up to
@@ -115,7 +115,7 @@ pub struct Extension {
 }
 
 /// Settings of the non-smooth Newton solver.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NewtonSettings {
     /// NCP function of the normal rows.

@@ -15,7 +15,7 @@ mod pipelined;
 use crate::constraint::ConstraintGroup;
 
 /// When PGS stops.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PgsSettings {
     /// Upper bound on sweeps.

@@ -70,27 +70,58 @@ impl ConstraintSolverSettings {
 }
 
 /// The solvers a scene can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 enum SolverKind {
     Pgs,
     NonSmoothNewton,
 }
 
+/// A scene file's `[constraint_solver]` has the schema of its form ([`SolverSpec`]).
+impl schemars::JsonSchema for ConstraintSolverSettings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ConstraintSolverSettings".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        SolverSpec::json_schema(generator)
+    }
+}
+
 /// The scene file's form of [`ConstraintSolverSettings`].
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SolverSpec {
+    /// `pgs` (zeng2022 eq. 16) or `non-smooth-newton` (zeng2025 §5); default: PGS under implicit Euler, the non-smooth Newton under local-global.
     method: Option<SolverKind>,
+    /// PGS: sweeps at most (≥ 1).
+    #[schemars(extend("default" = 200), range(min = 1))]
     max_iterations: Option<usize>,
+    /// PGS: the precision the sweeps read an assembled W in (`double` or `single`; `bfloat16` is refused).
+    #[schemars(extend("default" = "double", "enum" = ["double", "single"]))]
     delassus_precision: Option<ferrofem_linalg::Precision>,
+    /// Stop when the relative change of λ (max norm) falls under this.
+    #[schemars(extend("default" = 1e-8), range(min = 0.0))]
     tolerance: Option<f64>,
+    /// Non-smooth Newton: NCP function of the normal rows.
+    #[schemars(extend("default" = "fischer-burmeister"))]
     complementarity: Option<Complementarity>,
+    /// Non-smooth Newton: complementarity scale, `system-inverse` (r = W_jj, eq. 28) or `mass-inverse`.
+    #[schemars(extend("default" = "system-inverse"))]
     preconditioner: Option<ComplementarityScale>,
+    /// Non-smooth Newton: steps per solve (≥ 1).
+    #[schemars(extend("default" = 5), range(min = 1))]
     newton_iterations: Option<usize>,
+    /// Non-smooth Newton under local-global: `final` (one step per iteration, up to `newton_iterations` in the last) or `every`.
+    #[schemars(extend("default" = "final"))]
     newton_schedule: Option<NewtonSchedule>,
+    /// Non-smooth Newton: conjugate-residual iterations per Newton step (≥ 1).
+    #[schemars(extend("default" = 10), range(min = 1))]
     cr_iterations: Option<usize>,
+    /// Non-smooth Newton: stop when every NCP function is under this (m).
+    #[schemars(extend("default" = 1e-10), range(min = 0.0))]
     ncp_tolerance: Option<f64>,
+    /// How W = H A⁻¹ Hᵀ is obtained.
     #[serde(default)]
     delassus: DelassusMethod,
 }
@@ -127,7 +158,7 @@ impl SolverSpec {
 }
 
 /// `[contact] resolution`: how often the constraints are linearized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResolutionKind {
     /// Once, at the start of the step (zeng2022).
@@ -137,7 +168,7 @@ pub enum ResolutionKind {
 }
 
 /// `[contact] update`: how `W_k` and the iterate are formed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Update {
     /// Algorithm 2: rebuilt from the factor, corrections solved, every iteration.

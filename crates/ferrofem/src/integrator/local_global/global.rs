@@ -19,7 +19,7 @@ use ferrofem_linalg::{
 };
 
 /// How the global step solves `A q = b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GlobalStepMethod {
     /// Two sparse matrix–vector products with `S = L⁻¹` (zeng2025 eq. 8).

@@ -37,7 +37,7 @@ pub use step::LocalGlobal;
 
 /// Chebyshev acceleration of the Jacobi baseline (Wang 2015, eq. 12):
 /// `q ← ω (γ (q̂ − q) + q − q_prev) + q_prev`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Chebyshev {
     /// Estimated spectral radius ρ of the Jacobi iteration, in (0, 1).
@@ -55,7 +55,7 @@ impl Default for Chebyshev {
 }
 
 /// How the local-global iteration is accelerated, keeping `A` constant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Acceleration {
     /// `lbfgs` for scenes without contact or attachments, `none` with them.
@@ -94,7 +94,7 @@ impl Acceleration {
 }
 
 /// `[local_global]` settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LocalGlobalSettings {
     /// Local-global iterations per time step.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use ferrofem::output::FrameWriter;
+use ferrofem::output::{FrameWriter, UsdField, UsdWriter};
 use ferrofem::scene::Scene;
 use ferrofem::stats::{StepStats, Summary, SummaryBuilder};
 use ferrofem::{SimError, World};
@@ -37,6 +37,59 @@ pub struct RunArgs {
     /// `simulation.device`); see docs/gpu.md.
     #[arg(long, value_parser = ["cpu", "gpu"])]
     pub device: Option<String>,
+    /// Output format: ParaView frames (`vtu`: `.vtu` + `.pvd` per body) or
+    /// one USD stage (`usd`: `<out>/<scene>.usda`, docs/cli.md).
+    #[arg(long, default_value = "vtu", value_parser = ["vtu", "usd"])]
+    pub format: String,
+    /// The field that colours the bodies in USD output.
+    #[arg(long, default_value = "displacement", value_parser = ["displacement", "speed", "contact_force"])]
+    pub field: String,
+}
+
+/// Where the frames go: ParaView series, or a USD stage written at the end.
+enum Output {
+    Vtu(FrameWriter),
+    Usd(UsdWriter),
+}
+
+impl Output {
+    /// The writer `args` asks for, into `dir`.
+    fn new(args: &RunArgs, dir: &Path, scene: &Scene, sim: &World) -> Result<Output, SimError> {
+        match args.format.as_str() {
+            "usd" => {
+                let path = dir.join(format!("{}.usda", scene.name()));
+                Ok(Output::Usd(UsdWriter::new(&path, UsdField::named(&args.field)?)?))
+            }
+            _ => Ok(Output::Vtu(FrameWriter::new(dir, sim)?)),
+        }
+    }
+
+    /// The world's current state as the next frame.
+    fn write(&mut self, sim: &World) -> Result<(), SimError> {
+        match self {
+            Output::Vtu(w) => w.write(sim),
+            Output::Usd(w) => {
+                w.push(sim);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes what is kept for the end (the USD stage).
+    fn finish(&self, sim: &World) -> Result<(), SimError> {
+        match self {
+            Output::Vtu(_) => Ok(()),
+            Output::Usd(w) => w.finish(sim),
+        }
+    }
+
+    /// Frames written so far, and the files that hold them.
+    fn written(&self) -> (usize, Vec<PathBuf>) {
+        match self {
+            Output::Vtu(w) => (w.frames(), w.series_paths()),
+            Output::Usd(w) => (w.frames(), vec![w.path().to_path_buf()]),
+        }
+    }
 }
 
 /// The GPU adapter a world computes on, when its scene asked for one.
@@ -77,7 +130,8 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let mut stats = args.stats.as_deref().map(StatsStream::open).transpose()?;
     let mut sim = scene.build_on(ferrofem_gpu::backend())?;
     let out = |e| out_error(out_dir.as_deref(), e);
-    let mut writer = out_dir.as_deref().map(|dir| FrameWriter::new(dir, &sim)).transpose().map_err(out)?;
+    let mut writer =
+        out_dir.as_deref().map(|dir| Output::new(&args, dir, &scene, &sim)).transpose().map_err(out)?;
     let steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     let every = scene.spec.simulation.output_every;
     announce(&scene, &sim, steps);
@@ -112,6 +166,9 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(Err(e)) = writer.as_ref().map(|w| w.finish(&sim)) {
+        error = error.or(Some(e));
+    }
     let summary = summary.summary();
     if let Some(stream) = stats.as_mut() {
         stream.finish(summary.clone(), error.as_ref().map(|e| e.to_string()))?;
@@ -173,7 +230,7 @@ fn progress_message(s: &StepStats) -> String {
 
 /// The run's last lines: the time per stage, the violations, the files
 /// written (a series without a complete frame is not named).
-fn report(summary: &Summary, writer: Option<&FrameWriter>) {
+fn report(summary: &Summary, writer: Option<&Output>) {
     eprintln!("{}", stage_table(summary));
     if summary.violations > 0 {
         eprintln!(
@@ -197,9 +254,9 @@ fn report(summary: &Summary, writer: Option<&FrameWriter>) {
             eprintln!("{n} of {} steps: {what} (see --stats)", summary.steps);
         }
     }
-    let Some(w) = writer.filter(|w| w.frames() > 0) else { return };
-    for p in w.series_paths().iter().filter(|p| p.exists()) {
-        eprintln!("wrote {} ({} frames)", p.display(), w.frames());
+    let Some((frames, paths)) = writer.map(Output::written).filter(|(n, _)| *n > 0) else { return };
+    for p in paths.iter().filter(|p| p.exists()) {
+        eprintln!("wrote {} ({frames} frames)", p.display());
     }
 }
 

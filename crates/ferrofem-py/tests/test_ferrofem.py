@@ -328,3 +328,27 @@ def test_example_runs_and_writes_its_figure(example, tmp_path):
     subprocess.run([sys.executable, str(example), "--out", str(tmp_path)], check=True, env=env, timeout=600)
     figures = list(tmp_path.glob("*.png"))
     assert figures and all(f.stat().st_size > 10_000 for f in figures)
+
+
+def test_installed_from_the_abi3_wheel_without_a_rust_toolchain():
+    """./test-python installs the wheel maturin built (FERROFEM_WHEEL) into
+    its environment with cargo and rustc off PATH; the package metadata is
+    complete."""
+    import importlib.metadata
+    import shutil
+
+    wheel = os.environ.get("FERROFEM_WHEEL")
+    if not wheel:
+        pytest.skip("run by ./test-python, which builds the wheel and names it in FERROFEM_WHEEL")
+    assert re.search(r"/ferrofem-[0-9][^-]*-cp310-abi3-manylinux_\d+_\d+_\w+\.whl$", wheel), wheel
+    assert shutil.which("cargo") is None and shutil.which("rustc") is None
+    assert "site-packages" in ferrofem.__file__, ferrofem.__file__
+    dist = importlib.metadata.distribution("ferrofem")
+    assert dist.version == ferrofem.__version__
+    assert "Tag: cp310-abi3-manylinux" in dist.read_text("WHEEL")
+    meta = dist.metadata
+    assert meta["Requires-Python"] == ">=3.10"
+    assert "MIT OR Apache-2.0" in (meta.get("License-Expression") or meta.get("License") or "")
+    assert any(r.startswith("numpy") and "<3" in r for r in dist.requires)
+    assert len(meta.get_all("Classifier")) >= 10 and len(meta.get_all("Project-URL")) >= 3
+    assert (pathlib.Path(ferrofem.__file__).parent / "py.typed").exists()

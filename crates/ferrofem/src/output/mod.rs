@@ -2,7 +2,12 @@
 //! point data (velocity, displacement, contact force in N) and a `.pvd`
 //! series; the contact points; the posed surfaces of mesh obstacles; and
 //! `obstacles.jsonl`, every obstacle's shape and its pose per frame (what
-//! a replay draws the analytic ones from).
+//! a replay draws the analytic ones from). Or the run as one USD stage
+//! ([`UsdWriter`]).
+
+mod usd;
+
+pub use usd::{UsdField, UsdWriter};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! PNG charts of benchmark records (plotters, bitmap backend, with a font
-//! shipped in `assets/` so that no system font library is needed).
+//! shipped in the workspace's `assets/fonts/` so that no system font library is needed).
 
 use std::path::Path;
 
@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use crate::records::{DelassusBenchRecord, EarlyTerminationRecord, LocalGlobalRecord, ScaleRecord};
 use crate::BenchError;
 
-const FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");
+const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSansMono.ttf");
 const METHODS: [(&str, RGBColor); 3] = [("dense", RED), ("isodof", BLUE), ("isodof-reuse", GREEN)];
 
 fn register_font() {

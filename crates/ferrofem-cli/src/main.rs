@@ -1,6 +1,7 @@
 //! `ferrofem`: run scenes, benchmark, inspect and convert meshes.
 
 mod mesh_cmd;
+mod render;
 mod report;
 mod run;
 mod stats_stream;
@@ -30,6 +31,8 @@ enum Command {
     Scenes,
     /// Print the JSON Schema of scene files (for editors; docs/scene-format.md).
     Schema,
+    /// A picture (PNG) or clip (GIF, MP4) of a scene or of a run's output folder.
+    Render(render::RenderArgs),
     /// Watch a scene live in the browser, grab bodies with the mouse, or replay an output folder.
     View(view::ViewArgs),
     /// Inspect or convert meshes.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             println!("{:#}", ferrofem::scene::schema());
             Ok(())
         }
+        Command::Render(args) => render::render(args),
         Command::View(args) => view::view(args),
         Command::Mesh(cmd) => mesh_cmd::mesh(cmd),
         Command::Bench(cmd) => ferrofem_bench::bench(cmd).map_err(CliError::from),

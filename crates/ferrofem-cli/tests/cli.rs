@@ -1,8 +1,10 @@
 //! The `ferrofem` binary end to end: scene → frames + stats, errors, mesh
-//! tools, benchmark JSON; and the workspace's shape (`architecture`: no
-//! import circle between the files of a crate).
+//! tools, benchmark JSON, pictures and clips (`render`); and the
+//! workspace's shape (`architecture`: no import circle between the files
+//! of a crate).
 
 mod architecture;
+mod render;
 
 use std::path::PathBuf;
 use std::process::Command;

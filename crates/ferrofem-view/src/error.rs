@@ -9,6 +9,9 @@ pub enum ViewError {
     /// The replay folder could not be read.
     #[error("replay: {0}")]
     Replay(String),
+    /// A picture or clip could not be made (`ferrofem render`).
+    #[error("{0}")]
+    Render(String),
     /// The server could not start (address in use, …).
     #[error("{0}")]
     Server(String),

@@ -2,7 +2,8 @@
 //! its own thread and a page served over HTTP watches it live over a
 //! WebSocket, colours the bodies by a field, grabs them with the mouse, or
 //! replays a folder that `ferrofem run` wrote. Documented in
-//! `docs/viewer.md`.
+//! `docs/viewer.md`. [`render`] draws the same frames into pictures and
+//! clips without a browser.
 //!
 //! Threads: the simulation thread owns the world ([`session::Live`] or
 //! [`replay::Replay`]) and publishes its latest frame on a watch channel;
@@ -16,6 +17,7 @@ mod error;
 pub mod frame;
 mod guard;
 mod options;
+pub mod render;
 pub mod replay;
 mod scene_view;
 mod server;

@@ -1,13 +1,15 @@
 //! Replay of a folder written by `ferrofem run`: each body's `.pvd`
 //! series, its `.vtu` frames read on demand, with the displacement from
-//! the first frame and the velocity between frames as fields.
+//! the first frame, the velocity and the contact force (the frames' point
+//! data) as fields, and the contact forces of `contacts.pvd` as arrows.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferrofem_mesh::io::read_elements;
+use ferrofem::fields::Field;
+use ferrofem_mesh::io::{parse_elements, read_elements, Elements, Format};
 use ferrofem_mesh::TetMesh;
 use tokio::sync::watch;
 
@@ -34,9 +36,11 @@ pub struct Replay {
     /// The analytic obstacles `obstacles.jsonl` names, and their poses per frame.
     obstacles: Vec<(String, Shape)>,
     poses: Vec<Poses>,
+    /// `contacts.pvd`'s frames, if the run wrote them.
+    contacts: Vec<(f64, PathBuf)>,
     frame: usize,
     playing: bool,
-    velocity: bool,
+    field: Field,
     seq: u64,
     anchor: (Instant, f64),
     error: Option<String>,
@@ -101,10 +105,26 @@ fn read_pvd(path: &Path) -> Result<Vec<(f64, PathBuf)>, ViewError> {
     Ok(frames)
 }
 
-/// Positions of a frame file, flat.
-fn positions(path: &Path) -> Result<Vec<f64>, ViewError> {
-    let e = read_elements(path).map_err(|e| ViewError::Replay(e.to_string()))?;
-    Ok(e.vertices.as_flattened().to_vec())
+/// A frame file's vertices and point data (`.vtp` contact points too:
+/// the VTK XML reader takes poly data).
+fn read_frame(path: &Path) -> Result<Elements, ViewError> {
+    let bad = |e: &dyn std::fmt::Display| ViewError::Replay(e.to_string());
+    if path.extension().is_some_and(|e| e == "vtp") {
+        let bytes = std::fs::read(path).map_err(|e| bad(&format!("{}: {e}", path.display())))?;
+        return parse_elements(&bytes, Format::Vtu, path).map_err(|e| bad(&e));
+    }
+    read_elements(path).map_err(|e| bad(&e))
+}
+
+/// The magnitudes of a 3-vector point field, by vertex.
+fn magnitudes(e: &Elements, name: &str, path: &Path) -> Result<Vec<f64>, ViewError> {
+    let f = e.field(name).filter(|f| f.components == 3).ok_or_else(|| {
+        ViewError::Replay(format!(
+            "{}: no `{name}` point data (a folder from an older ferrofem?)",
+            path.display()
+        ))
+    })?;
+    Ok(f.values.chunks_exact(3).map(|v| dist(v, &[0.0; 3])).collect())
 }
 
 impl Replay {
@@ -144,14 +164,17 @@ impl Replay {
             series.push(Series { name, triangles, frames, first: e.vertices.as_flattened().to_vec() });
         }
         let Obstacles { shapes: obstacles, poses } = read_obstacles(dir)?;
+        let contacts = dir.join("contacts.pvd");
+        let contacts = if contacts.exists() { read_pvd(&contacts)? } else { Vec::new() };
         Ok(Replay {
             dir: dir.to_path_buf(),
             series,
             obstacles,
             poses,
+            contacts,
             frame: 0,
             playing: false,
-            velocity: false,
+            field: Field::Displacement,
             seq: 0,
             anchor: (Instant::now(), 0.0),
             error: None,
@@ -189,7 +212,7 @@ impl Replay {
                     draggable: false,
                 })
                 .collect(),
-            fields: vec![("displacement", "m"), ("velocity", "m/s")],
+            fields: REPLAY_FIELDS.iter().map(|f| (f.name(), f.unit())).collect(),
             time_step_range: None,
             time_step: 0.0,
             times: self.series[0].frames.iter().take(self.frames()).map(|(t, _)| *t).collect(),
@@ -216,11 +239,7 @@ impl Replay {
                 self.frame = frame;
             }
             Command::Seek { frame } => return Err(format!("seek: frame {frame} of {}", self.frames())),
-            Command::Field { name } => match name.name() {
-                "displacement" => self.velocity = false,
-                "velocity" => self.velocity = true,
-                other => return Err(format!("field `{other}` is not in a replay (displacement, velocity)")),
-            },
+            Command::Field { name } => self.field = replay_field(name).map_err(|e| e.to_string())?,
             Command::Ready => {}
             _ => return Err("a replay can only play, pause, step, seek, reset and change the field".into()),
         }
@@ -231,22 +250,39 @@ impl Replay {
         self.series[0].frames[k].0
     }
 
-    /// Frame `self.frame`, read from its files.
+    /// Frame `self.frame`, read from its files, as the page shows it.
     fn frame(&mut self) -> Result<Frame, ViewError> {
         let started = Instant::now();
-        let k = self.frame;
+        let mut frame = self.frame_of(self.frame, self.field)?;
+        self.seq += 1;
+        frame.seq = self.seq;
+        frame.figures.playing = self.playing;
+        frame.figures.error = self.error.clone();
+        frame.figures.publish_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(frame)
+    }
+
+    /// Frame `k` coloured by `field` (displacement, velocity or contact
+    /// force: what a run's folder holds), with the contact-force arrows.
+    pub fn frame_of(&self, k: usize, field: Field) -> Result<Frame, ViewError> {
+        let field = replay_field(field)?;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut bodies = Vec::new();
         for s in &self.series {
-            let x = positions(&s.frames[k].1)?;
-            let values: Vec<f64> = if self.velocity && k > 0 {
-                let before = positions(&s.frames[k - 1].1)?;
-                let dt = s.frames[k].0 - s.frames[k - 1].0;
-                x.chunks_exact(3).zip(before.chunks_exact(3)).map(|(a, b)| dist(a, b) / dt).collect()
-            } else if self.velocity {
-                vec![0.0; x.len() / 3]
-            } else {
-                x.chunks_exact(3).zip(s.first.chunks_exact(3)).map(|(a, b)| dist(a, b)).collect()
+            let (time, path) = &s.frames[k];
+            let e = read_frame(path)?;
+            let x = e.vertices.as_flattened();
+            let values = match field {
+                Field::Velocity if e.field("velocity").is_some() => magnitudes(&e, "velocity", path)?,
+                // A folder without velocities: the difference of two frames.
+                Field::Velocity if k > 0 => {
+                    let before = read_frame(&s.frames[k - 1].1)?;
+                    let dt = time - s.frames[k - 1].0;
+                    x.chunks_exact(3).zip(before.vertices.iter()).map(|(a, b)| dist(a, b) / dt).collect()
+                }
+                Field::Velocity => vec![0.0; x.len() / 3],
+                Field::ContactForce => magnitudes(&e, "contact_force", path)?,
+                _ => x.chunks_exact(3).zip(s.first.chunks_exact(3)).map(|(a, b)| dist(a, b)).collect(),
             };
             values.iter().for_each(|&v| {
                 lo = lo.min(v);
@@ -254,19 +290,32 @@ impl Replay {
             });
             bodies.push((x.iter().map(|&v| v as f32).collect(), values.iter().map(|&v| v as f32).collect()));
         }
-        self.seq += 1;
-        let field = if self.velocity { ("velocity", "m/s") } else { ("displacement", "m") };
-        let mut figures = Figures {
+        let figures = Figures {
             time: self.time(k),
             step: k,
-            playing: self.playing,
-            field: (field.0, field.1, lo.min(hi), hi.max(lo)),
-            error: self.error.clone(),
+            field: (field.name(), field.unit(), lo.min(hi), hi.max(lo)),
             ..Default::default()
         };
-        figures.publish_ms = started.elapsed().as_secs_f64() * 1e3;
         let poses = self.poses.get(k).cloned().unwrap_or_default();
-        Ok(Frame { seq: self.seq, figures, bodies, poses, arrows: Vec::new() })
+        Ok(Frame { seq: 0, figures, bodies, poses, arrows: self.arrows(k)? })
+    }
+
+    /// The contact forces of frame `k` (attachments left out), none
+    /// without `contacts.pvd`.
+    fn arrows(&self, k: usize) -> Result<Vec<[f32; 6]>, ViewError> {
+        let Some((_, path)) = self.contacts.get(k) else { return Ok(Vec::new()) };
+        let e = read_frame(path)?;
+        let (Some(force), kind) = (e.field("force").filter(|f| f.components == 3), e.field("kind")) else {
+            return Ok(Vec::new());
+        };
+        let attachment = |i: usize| kind.is_some_and(|k| k.values.get(i).is_some_and(|&v| v != 0.0));
+        Ok((0..e.vertices.len())
+            .filter(|&i| !attachment(i))
+            .map(|i| {
+                let (p, f) = (e.vertices[i], &force.values[3 * i..3 * i + 3]);
+                [p[0], p[1], p[2], f[0], f[1], f[2]].map(|v| v as f32)
+            })
+            .collect())
     }
 
     /// Runs until `commands` closes, publishing the frame shown; while
@@ -306,6 +355,20 @@ impl Replay {
                 changed = true;
             }
         }
+    }
+}
+
+/// The fields a run's folder holds.
+const REPLAY_FIELDS: [Field; 3] = [Field::Displacement, Field::Velocity, Field::ContactForce];
+
+/// `field`, if a run's folder holds it.
+fn replay_field(field: Field) -> Result<Field, ViewError> {
+    match REPLAY_FIELDS.contains(&field) {
+        true => Ok(field),
+        false => Err(ViewError::Replay(format!(
+            "field `{}` is not in a run's folder (displacement, velocity, contact_force): view or render the scene itself",
+            field.name()
+        ))),
     }
 }
 

@@ -184,6 +184,11 @@ impl Live {
         &self.world
     }
 
+    /// The error that stopped the simulation, if one did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
     /// The scene.
     pub fn scene(&self) -> &Scene {
         &self.scene

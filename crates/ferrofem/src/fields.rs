@@ -7,6 +7,22 @@ use serde::{Deserialize, Serialize};
 use crate::element::polar::rotation_svd;
 use crate::{Body, BodyState};
 
+/// The viridis colour map at `t ∈ [0, 1]`, clamped (piecewise linear through five of its
+/// stops, as the viewer's page colours): what a field's value is drawn in.
+pub fn viridis(t: f32) -> [f32; 3] {
+    const STOPS: [[f32; 3]; 5] = [
+        [0.267, 0.005, 0.329],
+        [0.229, 0.322, 0.546],
+        [0.128, 0.567, 0.551],
+        [0.369, 0.789, 0.383],
+        [0.993, 0.906, 0.144],
+    ];
+    let x = t.clamp(0.0, 1.0) * 4.0;
+    let i = (x.floor() as usize).min(3);
+    let f = x - i as f32;
+    [0, 1, 2].map(|k| STOPS[i][k] + f * (STOPS[i + 1][k] - STOPS[i][k]))
+}
+
 /// A per-vertex scalar field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -31,6 +31,27 @@ pub struct Elements {
     /// What the reader skipped or reduced, one line each, e.g. `12 elements
     /// of gmsh type 5 skipped`.
     pub notes: Vec<String>,
+    /// Per-vertex fields the file holds (VTK point data), in file order.
+    pub point_data: Vec<PointData>,
+}
+
+/// A per-vertex field read from a file: `components` values per vertex,
+/// vertex-major.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PointData {
+    /// Its name in the file.
+    pub name: String,
+    /// Values per vertex.
+    pub components: usize,
+    /// `components × vertices` values.
+    pub values: Vec<f64>,
+}
+
+impl Elements {
+    /// The point field `name`, if the file holds it.
+    pub fn field(&self, name: &str) -> Option<&PointData> {
+        self.point_data.iter().find(|f| f.name == name)
+    }
 }
 
 /// Counts of element kinds a reader met but does not keep, by kind name;

@@ -204,3 +204,25 @@ fn wrong_counts_name_the_line_that_announced_them() {
     stl[80..84].copy_from_slice(&2u32.to_le_bytes());
     assert_eq!(parse_elements(&stl, Format::Stl, Path::new("f.stl")).unwrap().triangles.len(), 2);
 }
+
+/// The point data a frame writes comes back by name, with its components.
+#[test]
+fn frame_point_data_is_read_back() {
+    let s = sample();
+    let n = s.vertices.len();
+    let speed: Vec<f64> = (0..n).map(|i| 0.25 * i as f64).collect();
+    let velocity: Vec<f64> = (0..3 * n).map(|i| -1.5 + i as f64).collect();
+    let dir = std::env::temp_dir().join(format!("ferrofem-point-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("frame.vtu");
+    let fields = [
+        PointField { name: "speed", components: 1, values: &speed },
+        PointField { name: "velocity", components: 3, values: &velocity },
+    ];
+    write_vtu_frame(&path, &s.vertices, &s.tets, &[], &fields).unwrap();
+    let e = read_elements(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(e.field("speed").map(|f| (f.components, f.values.clone())), Some((1, speed)));
+    assert_eq!(e.field("velocity").map(|f| (f.components, f.values.clone())), Some((3, velocity)));
+    assert!(e.field("pressure").is_none());
+}

@@ -228,6 +228,7 @@ fn add_grid(
 ) -> Result<(), MeshError> {
     let base = out.vertices.len();
     out.vertices.extend(points(p.points, path)?);
+    add_point_data(out, p.data, base);
     let cells = cell_lists(p.cells.cell_verts, path)?;
     if cells.len() != p.cells.types.len() {
         return Err(MeshError::parse(path, 0, "VTK: cell and cell-type counts differ"));
@@ -256,6 +257,7 @@ fn add_grid(
 fn add_poly(out: &mut Elements, p: PolyDataPiece, path: &Path) -> Result<(), MeshError> {
     let base = out.vertices.len();
     out.vertices.extend(points(p.points, path)?);
+    add_point_data(out, p.data, base);
     if let Some(polys) = p.polys {
         for c in cell_lists(polys, path)? {
             for k in 1..c.len().saturating_sub(1) {
@@ -264,6 +266,23 @@ fn add_poly(out: &mut Elements, p: PolyDataPiece, path: &Path) -> Result<(), Mes
         }
     }
     Ok(())
+}
+
+/// A piece's numeric point arrays (the first piece's only: a field
+/// split over pieces is not joined).
+fn add_point_data(out: &mut Elements, data: Attributes, base: usize) {
+    if base > 0 {
+        return;
+    }
+    for a in data.point {
+        let Attribute::DataArray(a) = a else { continue };
+        let components = a.num_comp();
+        if let Some(values) =
+            a.data.cast_into::<f64>().filter(|v| components > 0 && v.len() % components == 0)
+        {
+            out.point_data.push(super::PointData { name: a.name, components, values });
+        }
+    }
 }
 
 fn point_attributes(fields: &[PointField]) -> Vec<Attribute> {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use nalgebra::{UnitQuaternion, Vector3};
 
+use crate::fields::viridis;
 use crate::obstacle::{Geometry, Shape};
 use crate::{SimError, World};
 
@@ -356,19 +357,4 @@ fn write_tuple<T: ryu::Float>(s: &mut String, v: &[T]) {
 /// Items joined by `, `.
 fn join(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
-}
-
-/// The viridis colour map at `t ∈ [0, 1]` (piecewise linear through five of its stops).
-fn viridis(t: f32) -> [f32; 3] {
-    const STOPS: [[f32; 3]; 5] = [
-        [0.267, 0.005, 0.329],
-        [0.230, 0.322, 0.546],
-        [0.128, 0.567, 0.551],
-        [0.369, 0.789, 0.383],
-        [0.993, 0.906, 0.144],
-    ];
-    let x = t.clamp(0.0, 1.0) * 4.0;
-    let i = (x.floor() as usize).min(3);
-    let f = x - i as f32;
-    [0, 1, 2].map(|k| STOPS[i][k] + f * (STOPS[i + 1][k] - STOPS[i][k]))
 }

@@ -50,6 +50,7 @@ impl SceneBuilder {
             obstacles: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
+            render: super::RenderSettings::default(),
         };
         SceneBuilder { spec, base_dir: PathBuf::from(".") }
     }

@@ -5,6 +5,7 @@
 mod build;
 mod builder;
 pub mod builtin;
+mod render;
 mod schema;
 mod spec;
 mod validate;
@@ -12,6 +13,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use builder::SceneBuilder;
+pub use render::{Camera, RenderSettings};
 pub use schema::schema;
 pub use spec::{
     AttachSpec, BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset,

@@ -44,6 +44,9 @@ pub struct SceneFile {
     /// `[constraint_solver]`: solver, stopping rule and Delassus method.
     #[serde(default)]
     pub constraint_solver: ConstraintSolverSettings,
+    /// `[render]`: how `ferrofem render` draws the scene.
+    #[serde(default)]
+    pub render: super::RenderSettings,
 }
 
 /// `[[obstacle]]`: a rigid shape with a pose, friction and motion.

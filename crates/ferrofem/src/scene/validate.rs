@@ -42,6 +42,7 @@ impl SceneFile {
         }
         self.validate_constraint_solver()?;
         self.validate_contact()?;
+        self.render.validate()?;
         self.validate_bodies()
     }
 

@@ -97,7 +97,7 @@ pub(crate) fn raptor_cases(meshes: &Path) -> Vec<(String, MeshSpec)> {
         let p = meshes.join(format!("generated/raptor_tet_{k}.msh"));
         if p.exists() {
             let abs = std::fs::canonicalize(&p).unwrap_or(p);
-            out.push((format!("raptor {k}"), MeshSpec::File { path: abs.display().to_string() }));
+            out.push((format!("raptor {k}"), MeshSpec::file(abs.display().to_string())));
         } else {
             eprintln!("skipping raptor {k}: {} is absent", p.display());
         }

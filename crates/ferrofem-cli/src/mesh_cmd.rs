@@ -1,4 +1,4 @@
-//! `ferrofem mesh info|convert`.
+//! `ferrofem mesh info|convert|tetrahedralize`.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,19 @@ pub enum MeshCommand {
         #[arg(long)]
         msh22: bool,
     },
+    /// Fill a closed surface with tets (isosurface stuffing; docs/cli.md).
+    Tetrahedralize {
+        /// Surface file (.obj, .stl; or a volume file, whose boundary is used).
+        input: PathBuf,
+        /// Output volume mesh (.msh, .vtk, .vtu).
+        output: PathBuf,
+        /// The lattice's cell in the surface's units.
+        #[arg(long, conflicts_with = "resolution", required_unless_present = "resolution")]
+        cell: Option<f64>,
+        /// Cells along the surface's longest bounding-box side.
+        #[arg(long)]
+        resolution: Option<usize>,
+    },
 }
 
 /// Runs a mesh subcommand.
@@ -35,7 +48,46 @@ pub fn mesh(cmd: MeshCommand) -> Result<(), CliError> {
     match cmd {
         MeshCommand::Info { file, json } => info(&file, json),
         MeshCommand::Convert { input, output, msh22 } => convert(&input, &output, msh22),
+        MeshCommand::Tetrahedralize { input, output, cell, resolution } => {
+            use ferrofem_mesh::stuffing::Fineness;
+            let fineness = cell.map_or(Fineness::Resolution(resolution.unwrap_or(0)), Fineness::Cell);
+            tetrahedralize(&input, &output, fineness)
+        }
     }
+}
+
+/// Fills a closed surface with tets and writes them, with their quality.
+fn tetrahedralize(
+    input: &Path,
+    output: &Path,
+    fineness: ferrofem_mesh::stuffing::Fineness,
+) -> Result<(), CliError> {
+    if matches!(Format::of(output)?, Format::Obj | Format::Stl) {
+        return Err(CliError::Other(format!(
+            "{}: write a volume format (.msh, .vtk, .vtu)",
+            output.display()
+        )));
+    }
+    let surface = io::read_surface(input)?;
+    let started = std::time::Instant::now();
+    let mesh = ferrofem_mesh::stuffing::tetrahedralize(&surface, fineness)?;
+    let seconds = started.elapsed().as_secs_f64();
+    io::write_tet_mesh(output, &mesh)?;
+    let q = mesh.quality();
+    let enclosed = surface.enclosed_volume().abs();
+    eprintln!(
+        "wrote {}: {} vertices, {} tets in {seconds:.2} s; volume {:.6e} ({:+.2} % of the surface's), \
+         quality min {:.3} mean {:.3}, {} inverted",
+        output.display(),
+        q.vertices,
+        q.tets,
+        q.total_volume,
+        100.0 * (q.total_volume - enclosed) / enclosed,
+        q.min_quality,
+        q.mean_quality,
+        q.inverted
+    );
+    Ok(())
 }
 
 /// Converts a mesh file; a volume written to a surface format (OBJ, STL)

@@ -180,14 +180,37 @@ fn gallery(args: &RenderArgs, page: &Path) -> Result<(), CliError> {
          its end), coloured by its field. Regenerate the pictures and this page with\n\n```sh\n",
     );
     let _ = writeln!(text, "cargo run --release -- render --gallery {}\n```\n", page.display());
-    for (name, about) in builtin::list() {
+    let picture = |source: &str, name: &str| {
         let out = dir.join(format!("{name}.png"));
         let mut scene_args =
-            RenderArgs { source: Some(name.to_string()), out: Some(out), gallery: None, ..args.clone() };
+            RenderArgs { source: Some(source.into()), out: Some(out), gallery: None, ..args.clone() };
         scene_args.size = scene_args.size.or_else(|| Some("480x360".into()));
         eprintln!("{name}:");
-        render(scene_args)?;
+        render(scene_args)
+    };
+    for (name, about) in builtin::list() {
+        picture(name, name)?;
         let _ = writeln!(text, "## {name}\n\n{about}\n\n![{name}]({stem}/{name}.png)\n");
+    }
+    // The scenes of `scenes/external/` (run from the repository root) whose
+    // meshes `../shared/meshes` holds.
+    let mut external: Vec<PathBuf> = std::fs::read_dir("scenes/external")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    external.sort();
+    for path in external {
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if Scene::from_file(&path).and_then(|s| s.build()).is_err() {
+            eprintln!("{name}: skipped (its meshes are not in ../shared/meshes)");
+            continue;
+        }
+        picture(&path.display().to_string(), &name)?;
+        let about = builtin::first_sentence(&std::fs::read_to_string(&path).unwrap_or_default());
+        let _ = writeln!(text, "## {name} (`scenes/external/`)\n\n{about}\n\n![{name}]({stem}/{name}.png)\n");
     }
     std::fs::write(page, text).map_err(|e| CliError::Io(page.to_path_buf(), e))?;
     eprintln!("wrote {}", page.display());

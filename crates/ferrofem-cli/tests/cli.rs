@@ -197,6 +197,22 @@ fn mesh_convert_and_info() {
     assert!((info["quality"]["total_volume"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-12);
     let out = ferrofem().args(["mesh", "info"]).arg(dir.join("missing.msh")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // A closed cube surface filled with tets: its volume exactly, a valid mesh.
+    let cube = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad-inputs/cube-surface.obj");
+    let filled = dir.join("cube.msh");
+    let out = ferrofem()
+        .args(["mesh", "tetrahedralize"])
+        .arg(&cube)
+        .arg(&filled)
+        .args(["--resolution", "4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ferrofem().args(["mesh", "info", "--json"]).arg(&filled).output().unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["valid"], true);
+    assert_eq!(info["quality"]["inverted"], 0);
+    assert!((info["quality"]["total_volume"].as_f64().unwrap() - 1.0).abs() < 1e-12);
 }
 
 #[test]
@@ -344,6 +360,32 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
         &["bench", "step", "--quick", "--reference", "--reference-time", "-1"],
         1,
         &["--reference-time -1", "positive"],
+    ),
+    (
+        &["mesh", "tetrahedralize", "open-surface.obj", "never.msh", "--resolution", "10"],
+        1,
+        &["the surface is open", "winding number is between ¼ and ¾", "close its holes"],
+    ),
+    (
+        &["mesh", "tetrahedralize", "flat-surface.obj", "never.msh", "--cell", "0.1"],
+        1,
+        &["flat or degenerate"],
+    ),
+    (
+        &["mesh", "tetrahedralize", "cube-surface.obj", "never.msh", "--cell", "1e-5"],
+        1,
+        &["1.000e15 cubes", "give a larger cell"],
+    ),
+    (
+        &["mesh", "tetrahedralize", "cube-surface.obj", "never.stl", "--cell", "0.25"],
+        1,
+        &["write a volume format"],
+    ),
+    (&["run", "surface-body.toml", "--no-output"], 1, &["not a volume mesh", "tetrahedralize"]),
+    (
+        &["run", "tetrahedralize-both.toml", "--no-output"],
+        1,
+        &["body[0].mesh.file.tetrahedralize", "exactly one of `cell` and `resolution`"],
     ),
 ];
 

@@ -71,6 +71,9 @@ pub enum MeshError {
     /// The mesh has no element.
     #[error("mesh has no element")]
     Empty,
+    /// A surface could not be tetrahedralized (open, empty, too fine a cell).
+    #[error("tetrahedralize: {0}")]
+    Tetrahedralize(String),
     /// A generator parameter is out of range.
     #[error("generator: {0}")]
     Generator(String),

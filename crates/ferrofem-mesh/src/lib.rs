@@ -1,7 +1,8 @@
 //! Meshes for ferrofem: tetrahedral volumes ([`TetMesh`]) and triangle surfaces
 //! ([`TriMesh`]), with validation that names the offending element, boundary
 //! extraction, quality reports, procedural generators and file formats
-//! (gmsh `.msh` 2.2/4.1, VTK `.vtk`/`.vtu`, OBJ, STL, `.pvd` series).
+//! (gmsh `.msh` 2.2/4.1, VTK `.vtk`/`.vtu`, OBJ, STL, `.pvd` series), and
+//! tetrahedral meshes of closed surfaces ([`stuffing`]).
 //!
 //! This crate knows nothing of physics: coordinates are plain `[f64; 3]`.
 #![warn(missing_docs)]
@@ -10,6 +11,7 @@ mod check;
 mod error;
 pub mod generate;
 pub mod io;
+pub mod stuffing;
 mod tet;
 mod tri;
 

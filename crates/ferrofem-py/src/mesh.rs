@@ -123,6 +123,23 @@ impl TetMesh {
     fn __repr__(&self) -> String {
         format!("TetMesh({} vertices, {} tets)", self.mesh.vertices.len(), self.mesh.tets.len())
     }
+
+    /// The closed surface in `path` (`.obj`, `.stl`, or a volume file's
+    /// boundary) filled with tets by isosurface stuffing: give `cell` (the
+    /// lattice's edge, in the file's units) or `resolution` (cells along
+    /// its longest side).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, cell = None, resolution = None))]
+    fn from_surface(path: PathBuf, cell: Option<f64>, resolution: Option<usize>) -> PyResult<TetMesh> {
+        use ferrofem_mesh::stuffing::{tetrahedralize, Fineness};
+        let fineness = match (cell, resolution) {
+            (Some(h), None) => Fineness::Cell(h),
+            (None, Some(n)) => Fineness::Resolution(n),
+            _ => return Err(PyValueError::new_err("give exactly one of cell and resolution")),
+        };
+        let surface = io::read_surface(&path).map_err(file_error)?;
+        Ok(TetMesh { mesh: tetrahedralize(&surface, fineness).map_err(mesh_error)? })
+    }
 }
 
 /// Reads a tetrahedral mesh file (`.msh`, `.vtu`, `.vtk`, `.mesh`, …),
@@ -132,14 +149,20 @@ impl TetMesh {
 #[pyo3(signature = (path, reorient_inverted = false))]
 pub fn read_mesh(path: PathBuf, reorient_inverted: bool) -> PyResult<TetMesh> {
     let opts = ValidationOptions { reorient_inverted, ..Default::default() };
-    let mesh = io::read_tet_mesh(&path, opts).map_err(|e| match e {
+    let mesh = io::read_tet_mesh(&path, opts).map_err(file_error)?;
+    Ok(TetMesh { mesh })
+}
+
+/// A mesh file's error as Python raises it: a missing file as
+/// `FileNotFoundError`, another I/O error as `OSError`.
+fn file_error(e: ferrofem_mesh::MeshError) -> PyErr {
+    match e {
         ferrofem_mesh::MeshError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             pyo3::exceptions::PyFileNotFoundError::new_err(e.to_string())
         }
         ferrofem_mesh::MeshError::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
         e => mesh_error(e),
-    })?;
-    Ok(TetMesh { mesh })
+    }
 }
 
 /// `TetMesh` objects placed in a scene dict (`{"mesh": mesh}`), written to

@@ -146,6 +146,28 @@ def test_mesh_written_and_used_by_a_scene(tmp_path):
     np.testing.assert_allclose(sim.positions("beam"), mesh.vertices + [0.5, 0.0, 0.0], rtol=0, atol=1e-15)
 
 
+def test_a_surface_becomes_a_tet_mesh(tmp_path):
+    """TetMesh.from_surface fills a closed surface; a scene's file table does the same."""
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    cube = repo / "crates/ferrofem-cli/tests/bad-inputs/cube-surface.obj"
+    mesh = ferrofem.TetMesh.from_surface(cube, resolution=4)
+    v, t = mesh.vertices, mesh.tets
+    a, b, c = (v[t[:, k]] - v[t[:, 0]] for k in (1, 2, 3))
+    volumes = np.einsum("ij,ij->i", a, np.cross(b, c)) / 6.0
+    assert volumes.min() > 0.0 and abs(volumes.sum() - 1.0) < 1e-12
+    with pytest.raises(ValueError, match="exactly one of cell and resolution"):
+        ferrofem.TetMesh.from_surface(cube)
+    with pytest.raises(ValueError, match="open"):
+        ferrofem.TetMesh.from_surface(cube.with_name("open-surface.obj"), resolution=10)
+    with pytest.raises(FileNotFoundError):
+        ferrofem.TetMesh.from_surface(tmp_path / "missing.obj", cell=0.1)
+    scene, _ = cantilever([4, 1, 1])
+    scene["body"][0]["mesh"] = {"file": {"path": str(cube), "tetrahedralize": {"resolution": 4}}}
+    scene["body"][0]["transform"] = {"translation": [0.0, 0.0, 0.0]}
+    sim = ferrofem.Simulation.from_dict(scene)
+    assert sim.positions("beam").shape == v.shape
+
+
 def test_divergence_raises_simulation_error():
     sim = ferrofem.load_scene("cantilever")
     v = sim.velocities("beam")

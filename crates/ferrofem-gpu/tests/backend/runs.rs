@@ -59,7 +59,7 @@ fn gpu_isodof_builds_the_cpu_w() {
     let raptor = common::scenes_dir().join("../benchmarks/scenes/raptor-60k.toml");
     let mut scene = ferrofem::scene::Scene::from_file(&raptor).unwrap();
     let mesh = meshes.join("generated/raptor_tet_5k.msh");
-    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File { path: mesh.display().to_string() };
+    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::file(mesh.display().to_string());
     scene.set_device(ferrofem::Device::Gpu).unwrap();
     let mut w = scene.build_on(ferrofem_gpu::backend()).unwrap();
     w.step().unwrap();

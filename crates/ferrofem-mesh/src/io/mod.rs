@@ -163,7 +163,11 @@ pub fn read_tet_mesh(path: &Path, opts: ValidationOptions) -> Result<TetMesh, Me
     if e.tets.is_empty() {
         return Err(MeshError::WrongKind {
             path: path.to_path_buf(),
-            message: format!("no tetrahedra ({} triangles): not a volume mesh", e.triangles.len()),
+            message: format!(
+                "no tetrahedra ({} triangles): not a volume mesh (`ferrofem mesh tetrahedralize` makes one of a \
+                 closed surface, as does `tetrahedralize = {{ cell = … }}` in a scene's `file` table)",
+                e.triangles.len()
+            ),
         });
     }
     if e.second_order > 0 {
@@ -193,6 +197,18 @@ pub fn read_tri_mesh(path: &Path) -> Result<TriMesh, MeshError> {
     let mesh = TriMesh { vertices: e.vertices, triangles: e.triangles };
     mesh.validate()?;
     Ok(mesh)
+}
+
+/// Reads a closed surface to fill with tets: a surface file's triangles,
+/// or a volume mesh's boundary.
+pub fn read_surface(path: &Path) -> Result<TriMesh, MeshError> {
+    let e = read_elements(path)?;
+    if e.triangles.is_empty() && !e.tets.is_empty() {
+        let mut m = TetMesh { vertices: e.vertices, tets: e.tets };
+        m.validate(ValidationOptions { reorient_inverted: true, ..Default::default() })?;
+        return Ok(m.boundary().mesh);
+    }
+    read_tri_mesh(path)
 }
 
 /// Writes vertices, tets and triangles in the format named by `path`

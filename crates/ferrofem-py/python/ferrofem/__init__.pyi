@@ -46,6 +46,11 @@ class TetMesh:
     @staticmethod
     def torus(major_radius: float, minor_radius: float, resolution: int, ring_cells: int) -> TetMesh:
         """A torus around z, centred at the origin."""
+    @staticmethod
+    def from_surface(path: str | os.PathLike[str], *, cell: float | None = None, resolution: int | None = None) -> TetMesh:
+        """The closed surface in `path` (.obj, .stl, or a volume file's boundary) filled with tets
+        by isosurface stuffing: give `cell` (the lattice's edge, in the file's units) or
+        `resolution` (cells along its longest side)."""
     @property
     def vertices(self) -> npt.NDArray[np.float64]:
         """(n, 3) vertices (m), a copy."""

@@ -71,7 +71,7 @@ fn obstacle(scene: &Scene, spec: &ObstacleSpec, index: usize) -> Result<Obstacle
 /// A mesh obstacle's surface: a generated solid's boundary, a file's
 /// triangles, or a volume file's boundary.
 fn obstacle_surface(scene: &Scene, mesh: &MeshSpec) -> Result<TriMesh, MeshError> {
-    let MeshSpec::File { path } = mesh else {
+    let MeshSpec::File { path, .. } = mesh else {
         return Ok(volume_mesh(scene, mesh, false)?.boundary().mesh);
     };
     let path = scene.base_dir.join(path);
@@ -226,7 +226,11 @@ fn volume_mesh(scene: &Scene, mesh: &MeshSpec, reorient_inverted: bool) -> Resul
             path: format!("sheet {size:?}").into(),
             message: "a sheet is a membrane, not a volume mesh".into(),
         }),
-        MeshSpec::File { path } => {
+        MeshSpec::File { path, tetrahedralize: Some(t) } => {
+            let surface = io::read_surface(&scene.base_dir.join(path)).map_err(shared_meshes_hint)?;
+            ferrofem_mesh::stuffing::tetrahedralize(&surface, t.fineness())
+        }
+        MeshSpec::File { path, tetrahedralize: None } => {
             let opts = ValidationOptions { reorient_inverted, ..Default::default() };
             let read = io::read_tet_mesh(&scene.base_dir.join(path), opts).map_err(shared_meshes_hint);
             read.map(|mut m| {

@@ -37,7 +37,7 @@ pub fn list() -> impl Iterator<Item = (&'static str, String)> {
 
 /// The first sentence of a scene file's leading comment, whole even when
 /// it runs over several lines (after any editor directive, `#:schema …`).
-fn first_sentence(text: &str) -> String {
+pub fn first_sentence(text: &str) -> String {
     let comment: Vec<&str> = text
         .lines()
         .skip_while(|l| l.starts_with("#:"))

@@ -17,7 +17,7 @@ pub use render::{Camera, RenderSettings};
 pub use schema::schema;
 pub use spec::{
     AttachSpec, BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset,
-    RegionSpec, SceneFile, SimulationSpec, Transform,
+    RegionSpec, SceneFile, SimulationSpec, Tetrahedralize, Transform,
 };
 
 use crate::{Invalid, SimError, World};

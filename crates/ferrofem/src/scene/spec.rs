@@ -312,11 +312,48 @@ pub enum MeshSpec {
         /// Quads per axis.
         cells: [usize; 2],
     },
-    /// A volume mesh file (`.msh`, `.vtk`, `.vtu`), relative to the scene file.
+    /// A volume mesh file (`.msh`, `.vtk`, `.vtu`), relative to the scene
+    /// file; or, with `tetrahedralize`, a closed surface (`.obj`, `.stl`, or
+    /// a volume file's boundary) filled with tets by isosurface stuffing.
     File {
         /// Path.
         path: String,
+        /// Fill the surface with tets at this fineness (`ferrofem mesh tetrahedralize`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tetrahedralize: Option<Tetrahedralize>,
     },
+}
+
+impl MeshSpec {
+    /// A volume mesh file.
+    pub fn file(path: impl Into<String>) -> MeshSpec {
+        MeshSpec::File { path: path.into(), tetrahedralize: None }
+    }
+}
+
+/// `tetrahedralize = { cell = 0.004 }` or `{ resolution = 40 }`: how finely a
+/// surface is filled (give one).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tetrahedralize {
+    /// The lattice's cube edge, in the file's units (before `transform.scale`).
+    #[serde(default)]
+    pub cell: Option<f64>,
+    /// Cells along the surface's longest bounding-box side.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub resolution: Option<usize>,
+}
+
+impl Tetrahedralize {
+    /// The fineness it names (checked by the scene's validation).
+    pub fn fineness(&self) -> ferrofem_mesh::stuffing::Fineness {
+        use ferrofem_mesh::stuffing::Fineness;
+        match (self.cell, self.resolution) {
+            (Some(h), _) => Fineness::Cell(h),
+            (None, n) => Fineness::Resolution(n.unwrap_or(0)),
+        }
+    }
 }
 
 /// `x ↦ scale · Rz Ry Rx x + translation` (rotations in degrees about the

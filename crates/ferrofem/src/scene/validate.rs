@@ -334,6 +334,16 @@ fn shape_dims(shape: Shape) -> Vec<f64> {
 
 impl BodySpec {
     fn validate(&self, key: &str) -> Result<(), Invalid> {
+        if let MeshSpec::File { tetrahedralize: Some(t), .. } = &self.mesh {
+            let key = format!("{key}.mesh.file.tetrahedralize");
+            one_selection(&key, t.cell.is_some(), t.resolution.is_some(), "`cell` and `resolution`")?;
+            if t.cell.is_some_and(|h| !(h.is_finite() && h > 0.0)) || t.resolution == Some(0) {
+                return Err(Invalid::new(
+                    key,
+                    "the cell must be a finite length > 0, the resolution ≥ 1".into(),
+                ));
+            }
+        }
         if self.name.is_empty() || !self.name.chars().all(|c| c.is_alphanumeric() || "-_".contains(c)) {
             return Err(Invalid::new(format!("{key}.name"), "use letters, digits, '-' and '_' only".into()));
         }

@@ -290,7 +290,7 @@ fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
     let path =
         std::env::temp_dir().join(format!("ferrofem-two-part-{}-{self_collision}.msh", std::process::id()));
     ferrofem_mesh::io::write_tet_mesh(&path, &mesh).unwrap();
-    let pair = BodySpec::new("pair", MeshSpec::File { path: path.display().to_string() }, 1e5, 0.3, 1000.0)
+    let pair = BodySpec::new("pair", MeshSpec::file(path.display().to_string()), 1e5, 0.3, 1000.0)
         .with(|b| b.self_collision = self_collision);
     let scene = SceneBuilder::new(0.005)
         .gravity([0.0; 3])

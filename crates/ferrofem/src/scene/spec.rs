@@ -335,9 +335,11 @@ impl MeshSpec {
 /// surface is filled (give one).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{ "required": ["cell"] }, { "required": ["resolution"] }]))]
 pub struct Tetrahedralize {
     /// The lattice's cube edge, in the file's units (before `transform.scale`).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
     pub cell: Option<f64>,
     /// Cells along the surface's longest bounding-box side.
     #[serde(default)]

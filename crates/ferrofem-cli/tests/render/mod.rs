@@ -143,3 +143,26 @@ fn render_refuses_what_it_cannot_do() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("ffmpeg") && err.contains(".gif"), "{err}");
 }
+
+/// An MP4 through `ffmpeg`: H.264 with one frame per output step, odd
+/// sides padded to even. Skipped where `ffmpeg` is absent, unless
+/// `FERROFEM_FFMPEG_TESTS=required` (CI installs it).
+#[test]
+fn clips_encode_to_mp4_through_ffmpeg() {
+    let found = |tool: &str| std::process::Command::new(tool).arg("-version").output().is_ok();
+    if !(found("ffmpeg") && found("ffprobe")) {
+        assert!(std::env::var("FERROFEM_FFMPEG_TESTS").as_deref() != Ok("required"), "ffmpeg is required");
+        eprintln!("skipping: no ffmpeg/ffprobe on PATH");
+        return;
+    }
+    let dir = tmp("render-mp4");
+    let mp4 = dir.join("drop.mp4");
+    ok(&render(&["drop", "--steps", "20", "--size", "161x121", "--out", mp4.to_str().unwrap()]));
+    let probe = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0"])
+        .arg(&mp4)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,162,122,11");
+}

@@ -1,7 +1,9 @@
 //! Replay of a folder written by `ferrofem run`: each body's `.pvd`
 //! series, its `.vtu` frames read on demand, with the displacement from
 //! the first frame, the velocity and the contact force (the frames' point
-//! data) as fields, and the contact forces of `contacts.pvd` as arrows.
+//! data) as fields, the contact forces of `contacts.pvd` as arrows, and
+//! the obstacles of `obstacles.jsonl` at their poses (a mesh obstacle's
+//! surface from its own series).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -11,10 +13,11 @@ use std::time::{Duration, Instant};
 use ferrofem::fields::Field;
 use ferrofem_mesh::io::{parse_elements, read_elements, Elements, Format};
 use ferrofem_mesh::TetMesh;
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use tokio::sync::watch;
 
 use crate::error::ViewError;
-use crate::frame::{bounds, BodyView, Figures, Frame, ObstacleView, SceneView};
+use crate::frame::{bounds, BodyView, Figures, Frame, ObstacleView, SceneView, ShapeView};
 use crate::scene_view::analytic_view;
 use crate::session::{Command, Reply};
 use ferrofem::obstacle::Shape;
@@ -33,8 +36,8 @@ struct Series {
 pub struct Replay {
     dir: PathBuf,
     series: Vec<Series>,
-    /// The analytic obstacles `obstacles.jsonl` names, and their poses per frame.
-    obstacles: Vec<(String, Shape)>,
+    /// The obstacles `obstacles.jsonl` names, and their poses per frame.
+    obstacles: Vec<(String, Drawn)>,
     poses: Vec<Poses>,
     /// `contacts.pvd`'s frames, if the run wrote them.
     contacts: Vec<(f64, PathBuf)>,
@@ -61,29 +64,75 @@ struct PosesLine {
     poses: Vec<[f64; 7]>,
 }
 
-/// The analytic obstacles of `dir/obstacles.jsonl` and their poses per
-/// frame (none without the file: a run without obstacles, or an older
-/// one). Mesh obstacles are left out: their series holds them posed.
+/// The obstacles of `dir/obstacles.jsonl` and their poses per frame (none
+/// without the file: a run without obstacles, or an older one). A mesh
+/// obstacle is drawn from its own series' first frame, brought back to its
+/// frame by that frame's pose; one whose series is missing is left out.
 fn read_obstacles(dir: &Path) -> Result<Obstacles, ViewError> {
     let path = dir.join("obstacles.jsonl");
     let Ok(text) = std::fs::read_to_string(&path) else { return Ok(Obstacles::default()) };
     let bad = |e: serde_json::Error| ViewError::Replay(format!("{}: {e}", path.display()));
     let mut lines = text.lines();
     let shapes: ShapesLine = serde_json::from_str(lines.next().unwrap_or("")).map_err(bad)?;
-    let keep: Vec<usize> = (0..shapes.obstacles.len()).filter(|&i| shapes.obstacles[i].1.is_some()).collect();
-    let obstacles = shapes.obstacles.into_iter().filter_map(|(n, s)| Some((n, s?))).collect();
-    let mut poses = Vec::new();
-    for line in lines.filter(|l| !l.trim().is_empty()) {
-        let p: PosesLine = serde_json::from_str(line).map_err(bad)?;
-        poses.push(keep.iter().filter_map(|&i| p.poses.get(i)).map(|q| q.map(|v| v as f32)).collect());
+    let frames: Vec<PosesLine> = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .map_err(bad)?;
+    let (mut keep, mut drawn) = (Vec::new(), Vec::new());
+    for (i, (name, shape)) in shapes.obstacles.into_iter().enumerate() {
+        let first = frames.first().and_then(|f| f.poses.get(i));
+        let d = match shape {
+            Some(s) => Some(Drawn::Analytic(s)),
+            None => mesh_in_its_frame(dir, &name, first)?,
+        };
+        if let Some(d) = d {
+            keep.push(i);
+            drawn.push((name, d));
+        }
     }
-    Ok(Obstacles { shapes: obstacles, poses })
+    let poses = frames
+        .iter()
+        .map(|f| keep.iter().filter_map(|&i| f.poses.get(i)).map(|q| q.map(|v| v as f32)).collect())
+        .collect();
+    Ok(Obstacles { shapes: drawn, poses })
 }
 
-/// A replay's analytic obstacles and their poses per frame.
+/// A mesh obstacle's surface in its own frame: the first frame of
+/// `obstacle-<name>.pvd`, posed at `pose` (`[x, y, z, qx, qy, qz, qw]`),
+/// brought back by `Rᵀ(x − t)`; none without the series.
+fn mesh_in_its_frame(dir: &Path, name: &str, pose: Option<&[f64; 7]>) -> Result<Option<Drawn>, ViewError> {
+    let pvd = dir.join(format!("obstacle-{name}.pvd"));
+    let Some(p) = pose.filter(|_| pvd.exists()) else { return Ok(None) };
+    let Some((_, first)) = read_pvd(&pvd)?.into_iter().next() else { return Ok(None) };
+    let e = read_frame(&first)?;
+    let rotation = UnitQuaternion::from_quaternion(Quaternion::new(p[6], p[3], p[4], p[5]));
+    let shift = Vector3::new(p[0], p[1], p[2]);
+    let vertices = e
+        .vertices
+        .iter()
+        .flat_map(|x| {
+            let local = rotation.inverse() * (Vector3::from(*x) - shift);
+            [local.x as f32, local.y as f32, local.z as f32]
+        })
+        .collect();
+    let triangles = e.triangles.as_flattened().iter().map(|&i| i as u32).collect();
+    Ok(Some(Drawn::Mesh(ShapeView::Mesh { vertices, triangles })))
+}
+
+/// An obstacle as a replay draws it.
+#[derive(Debug)]
+enum Drawn {
+    /// An analytic shape (sized for the scene when drawn).
+    Analytic(Shape),
+    /// A triangle surface in the obstacle's frame.
+    Mesh(ShapeView),
+}
+
+/// A replay's obstacles and their poses per frame.
 #[derive(Default)]
 struct Obstacles {
-    shapes: Vec<(String, Shape)>,
+    shapes: Vec<(String, Drawn)>,
     poses: Vec<Poses>,
 }
 
@@ -206,9 +255,12 @@ impl Replay {
             obstacles: self
                 .obstacles
                 .iter()
-                .map(|(name, shape)| ObstacleView {
+                .map(|(name, drawn)| ObstacleView {
                     name: name.clone(),
-                    shape: analytic_view(*shape, extent),
+                    shape: match drawn {
+                        Drawn::Analytic(shape) => analytic_view(*shape, extent),
+                        Drawn::Mesh(mesh) => mesh.clone(),
+                    },
                     draggable: false,
                 })
                 .collect(),

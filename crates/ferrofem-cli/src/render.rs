@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use ferrofem::fields::Field;
 use ferrofem::scene::{builtin, Camera, RenderSettings, Scene};
@@ -67,16 +66,13 @@ pub fn render(args: RenderArgs) -> Result<(), CliError> {
     let target = Target::create(out).map_err(view)?;
     let still = target.container == Container::Png;
     let started = Instant::now();
-    let (clip, settings, fps) = if path.is_dir() {
+    let (clip, settings) = if path.is_dir() {
         let settings = overridden(RenderSettings::default(), &args)?;
-        let clip = Clip::of_run(&path, settings.field).map_err(view)?;
-        let fps = clip_rate(&clip);
-        (clip, settings, fps)
+        (Clip::of_run(&path, settings.field).map_err(view)?, settings)
     } else {
         let scene = builtin::load(source)?;
         let settings = overridden(scene.spec.render.clone(), &args)?;
-        let (clip, fps) = run_scene(scene, &settings, &args, still)?;
-        (clip, settings, fps)
+        (run_scene(scene, &settings, &args, still)?, settings)
     };
     if clip.frames.is_empty() {
         return Err(CliError::Other(format!("{source}: no frames to draw")));
@@ -93,7 +89,9 @@ pub fn render(args: RenderArgs) -> Result<(), CliError> {
     let count = if still { 1 } else { fitted.len() };
     let painter = Painter::new(&clip.view);
     target
-        .write(look.size, args.fps.unwrap_or(fps), count, |k| painter.draw(&clip.frames[first + k], &look))
+        .write(look.size, args.fps.unwrap_or_else(|| real_time_rate(&clip)), count, |k| {
+            painter.draw(&clip.frames[first + k], &look)
+        })
         .map_err(view)?;
     let [w, h] = look.size;
     eprintln!("wrote {} ({count} frames, {w}×{h}, {:.1} s)", out.display(), started.elapsed().as_secs_f64());
@@ -105,13 +103,13 @@ fn view(e: ferrofem_view::ViewError) -> CliError {
 }
 
 /// Runs `scene` (a picture: to its time) with a frame every `every`
-/// steps, with a progress bar; the clip's real-time rate.
+/// steps, with a progress bar.
 fn run_scene(
     scene: Scene,
     settings: &RenderSettings,
     args: &RenderArgs,
     still: bool,
-) -> Result<(Clip, f64), CliError> {
+) -> Result<Clip, CliError> {
     let h = scene.spec.simulation.time_step;
     let mut steps = args.steps.unwrap_or(scene.spec.simulation.steps);
     if let (true, Some(t)) = (still, settings.time) {
@@ -121,17 +119,15 @@ fn run_scene(
     if still && !steps.is_multiple_of(every) {
         steps += every - steps % every;
     }
-    let bar = ProgressBar::new(steps as u64).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = crate::run::progress_bar(steps);
     let clip = Clip::of_scene(scene, settings.field, steps, every, |_| bar.inc(1)).map_err(view);
     bar.finish_and_clear();
-    Ok((clip?, (1.0 / (h * every as f64)).min(50.0)))
+    clip
 }
 
-/// A run folder's real-time rate (at most 50 frames per second).
-fn clip_rate(clip: &Clip) -> f64 {
+/// A clip's real-time rate: one frame per interval between its first two
+/// frames (at most 50 frames per second, what GIF players show).
+fn real_time_rate(clip: &Clip) -> f64 {
     let t = |k: usize| clip.frames.get(k).map_or(0.0, |f| f.figures.time);
     let dt = t(1) - t(0);
     if dt > 0.0 {

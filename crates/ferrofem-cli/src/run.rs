@@ -260,7 +260,8 @@ fn report(summary: &Summary, writer: Option<&Output>) {
     }
 }
 
-fn progress_bar(steps: usize) -> ProgressBar {
+/// The steps' progress bar (its message: the last step's figures).
+pub(crate) fn progress_bar(steps: usize) -> ProgressBar {
     ProgressBar::new(steps as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})  {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),

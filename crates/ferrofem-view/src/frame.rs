@@ -204,9 +204,14 @@ impl Frame {
 
 /// Bounding-box diagonal (at least 1 mm) and centre of flat point sets (m).
 pub fn bounds<'a>(sets: impl Iterator<Item = &'a [f64]>) -> (f64, [f64; 3]) {
+    bounds_of(sets.flat_map(|s| s.chunks_exact(3)).map(|p| [p[0], p[1], p[2]]))
+}
+
+/// Bounding-box diagonal (at least 1 mm) and centre of points (m).
+pub fn bounds_of(points: impl Iterator<Item = [f64; 3]>) -> (f64, [f64; 3]) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
-    for p in sets.flat_map(|s| s.chunks_exact(3)) {
+    for p in points {
         (0..3).for_each(|d| {
             lo[d] = lo[d].min(p[d]);
             hi[d] = hi[d].max(p[d]);

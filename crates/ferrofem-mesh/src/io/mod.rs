@@ -199,16 +199,17 @@ pub fn read_tri_mesh(path: &Path) -> Result<TriMesh, MeshError> {
     Ok(mesh)
 }
 
-/// Reads a closed surface to fill with tets: a surface file's triangles,
-/// or a volume mesh's boundary.
+/// Reads a closed surface: a volume mesh's boundary (inverted tets
+/// turned), or else a surface file's triangles.
 pub fn read_surface(path: &Path) -> Result<TriMesh, MeshError> {
     let e = read_elements(path)?;
-    if e.triangles.is_empty() && !e.tets.is_empty() {
-        let mut m = TetMesh { vertices: e.vertices, tets: e.tets };
-        m.validate(ValidationOptions { reorient_inverted: true, ..Default::default() })?;
-        return Ok(m.boundary().mesh);
+    if e.tets.is_empty() {
+        return read_tri_mesh(path);
     }
-    read_tri_mesh(path)
+    let mut m = TetMesh { vertices: e.vertices, tets: e.tets };
+    m.remove_unused_vertices();
+    m.validate(ValidationOptions { reorient_inverted: true, ..Default::default() })?;
+    Ok(m.boundary().mesh)
 }
 
 /// Writes vertices, tets and triangles in the format named by `path`

@@ -119,9 +119,7 @@ fn lattice_over(surface: &TriMesh, fineness: Fineness) -> Result<Lattice, MeshEr
 /// Each lattice vertex's signed distance to the surface: negative inside,
 /// zero within a millionth of a cell of it.
 fn signed_distances(lattice: &Lattice, surface: &TriMesh, inside: &[bool]) -> Result<Vec<f64>, MeshError> {
-    let vertices = surface.vertices.iter().map(|p| Vector::new(p[0], p[1], p[2])).collect();
-    let indices = surface.triangles.iter().map(|t| t.map(|v| v as u32)).collect();
-    let mesh = ParryMesh::new(vertices, indices).map_err(|e| refuse(format!("the surface: {e}")))?;
+    let mesh = distance_tree(surface)?;
     Ok((0..lattice.vertex_count())
         .into_par_iter()
         .map(|v| {
@@ -134,6 +132,13 @@ fn signed_distances(lattice: &Lattice, surface: &TriMesh, inside: &[bool]) -> Re
             }
         })
         .collect())
+}
+
+/// `surface` in parry's tree, for distances to it.
+fn distance_tree(surface: &TriMesh) -> Result<ParryMesh, MeshError> {
+    let vertices = surface.vertices.iter().map(|p| Vector::new(p[0], p[1], p[2])).collect();
+    let indices = surface.triangles.iter().map(|t| t.map(|v| v as u32)).collect();
+    ParryMesh::new(vertices, indices).map_err(|e| refuse(format!("the surface: {e}")))
 }
 
 /// The lattice after the warp: positions and signed distances, and the

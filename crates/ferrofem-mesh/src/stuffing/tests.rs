@@ -123,7 +123,6 @@ fn longest_side(s: &TriMesh) -> f64 {
 
 /// The distance to a surface, through parry's tree.
 fn surface_distance(s: &TriMesh) -> impl Fn([f64; 3]) -> f64 {
-    let vertices = s.vertices.iter().map(|p| Vector::new(p[0], p[1], p[2])).collect();
-    let mesh = ParryMesh::new(vertices, s.triangles.iter().map(|t| t.map(|v| v as u32)).collect()).unwrap();
+    let mesh = distance_tree(s).unwrap();
     move |p| mesh.distance_to_local_point(Vector::new(p[0], p[1], p[2]), false)
 }

@@ -10,7 +10,7 @@ use ferrofem::scene::{RenderSettings, Scene};
 use super::camera::fitted;
 use super::draw::Look;
 use crate::error::ViewError;
-use crate::frame::{Frame, SceneView};
+use crate::frame::{bounds_of, Frame, SceneView};
 use crate::replay::Replay;
 use crate::scene_view::scene_view;
 use crate::session::{Command, Live};
@@ -67,20 +67,11 @@ impl Clip {
     /// How `frames` are drawn: `settings`' camera or one fitted to the
     /// bodies over those frames, and the field's range over them.
     pub fn look(&self, settings: &RenderSettings, frames: Range<usize>) -> Look {
-        let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-        let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
-        for f in &self.frames[frames] {
-            for p in f.bodies.iter().flat_map(|(x, _)| x.chunks_exact(3)) {
-                (0..3).for_each(|d| {
-                    lo[d] = lo[d].min(p[d] as f64);
-                    hi[d] = hi[d].max(p[d] as f64);
-                });
-            }
-            low = low.min(f.figures.field.2);
-            high = high.max(f.figures.field.3);
-        }
-        let extent = (0..3).map(|d| (hi[d] - lo[d]).powi(2)).sum::<f64>().sqrt().max(1e-3);
-        let center = [0, 1, 2].map(|d| 0.5 * (lo[d] + hi[d]));
+        let frames = &self.frames[frames];
+        let points = frames.iter().flat_map(|f| f.bodies.iter().flat_map(|(x, _)| x.chunks_exact(3)));
+        let (extent, center) = bounds_of(points.map(|p| [p[0], p[1], p[2]].map(f64::from)));
+        let low = frames.iter().map(|f| f.figures.field.2).fold(f64::INFINITY, f64::min);
+        let high = frames.iter().map(|f| f.figures.field.3).fold(f64::NEG_INFINITY, f64::max);
         Look {
             camera: settings.camera.unwrap_or_else(|| fitted(center, extent)),
             size: settings.size.map(|s| s as usize),

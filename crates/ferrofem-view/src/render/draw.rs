@@ -96,7 +96,7 @@ impl Painter {
                 let cell = t / 2;
                 let dark = *floor && (cell % FLOOR_CELLS + cell / FLOOR_CELLS) % 2 == 1;
                 let albedo = if dark { colour.map(|c| 0.8 * c) } else { *colour };
-                self.triangle(&mut canvas, &camera, tri, &points, &normals, |_| albedo);
+                lit_triangle(&mut canvas, &camera, tri, &points, &normals, |_| albedo);
             }
         }
         let span = if look.range.1 > look.range.0 { look.range.1 - look.range.0 } else { 1.0 };
@@ -106,7 +106,7 @@ impl Painter {
             let normals = vertex_normals(&points, triangles);
             let colour = |v: usize| viridis(((values[v] as f64 - look.range.0) / span) as f32);
             for tri in triangles {
-                self.triangle(&mut canvas, &camera, tri, &points, &normals, colour);
+                lit_triangle(&mut canvas, &camera, tri, &points, &normals, colour);
             }
         }
         if look.arrows {
@@ -121,21 +121,20 @@ impl Painter {
         picture.legend(name, unit, look.range.0, look.range.1);
         rgb
     }
+}
 
-    /// One lit triangle of a surface.
-    fn triangle(
-        &self,
-        canvas: &mut Canvas,
-        camera: &Projection,
-        tri: &[u32; 3],
-        points: &[Vector3<f64>],
-        normals: &[Vector3<f64>],
-        albedo: impl Fn(usize) -> Rgb,
-    ) {
-        let v = tri.map(|i| i as usize);
-        let colours = v.map(|i| lit(albedo(i), normals[i], points[i], camera.eye));
-        canvas.triangle(camera, v.map(|i| camera.to_view(points[i].into())), colours);
-    }
+/// One lit triangle of a surface.
+fn lit_triangle(
+    canvas: &mut Canvas,
+    camera: &Projection,
+    tri: &[u32; 3],
+    points: &[Vector3<f64>],
+    normals: &[Vector3<f64>],
+    albedo: impl Fn(usize) -> Rgb,
+) {
+    let v = tri.map(|i| i as usize);
+    let colours = v.map(|i| lit(albedo(i), normals[i], points[i], camera.eye));
+    canvas.triangle(camera, v.map(|i| camera.to_view(points[i].into())), colours);
 }
 
 /// `albedo` under the page's lights: a sky–ground hemisphere and a sun

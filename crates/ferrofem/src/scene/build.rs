@@ -74,15 +74,7 @@ fn obstacle_surface(scene: &Scene, mesh: &MeshSpec) -> Result<TriMesh, MeshError
     let MeshSpec::File { path, .. } = mesh else {
         return Ok(volume_mesh(scene, mesh, false)?.boundary().mesh);
     };
-    let path = scene.base_dir.join(path);
-    let e = io::read_elements(&path).map_err(shared_meshes_hint)?;
-    if e.tets.is_empty() {
-        return io::read_tri_mesh(&path);
-    }
-    let mut m = TetMesh { vertices: e.vertices, tets: e.tets };
-    m.remove_unused_vertices();
-    m.validate(ValidationOptions { reorient_inverted: true, ..Default::default() })?;
-    Ok(m.boundary().mesh)
+    io::read_surface(&scene.base_dir.join(path)).map_err(shared_meshes_hint)
 }
 
 fn scene_err(scene: &Scene, key: String, message: String) -> SimError {

@@ -383,6 +383,11 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
     ),
     (&["run", "surface-body.toml", "--no-output"], 1, &["not a volume mesh", "tetrahedralize"]),
     (
+        &["run", "tetrahedralized-obstacle.toml", "--no-output"],
+        1,
+        &["obstacle[0].mesh.file.tetrahedralize", "an obstacle is its surface"],
+    ),
+    (
         &["run", "tetrahedralize-both.toml", "--no-output"],
         1,
         &["body[0].mesh.file.tetrahedralize", "exactly one of `cell` and `resolution`"],

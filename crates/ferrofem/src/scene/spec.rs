@@ -49,9 +49,12 @@ pub struct SceneFile {
     pub render: super::RenderSettings,
 }
 
-/// `[[obstacle]]`: a rigid shape with a pose, friction and motion.
+/// `[[obstacle]]`: a rigid shape with a pose, friction and motion. (Its
+/// schema also states that a mesh file is not tetrahedralized.)
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("not" = { "required": ["mesh"], "properties": { "mesh": {
+    "required": ["file"], "properties": { "file": { "required": ["tetrahedralize"] } } } } }))]
 pub struct ObstacleSpec {
     /// Name used in messages.
     pub name: String,

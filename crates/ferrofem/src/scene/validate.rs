@@ -283,6 +283,12 @@ impl ObstacleSpec {
                     "a sheet is open: a mesh obstacle must be closed".into(),
                 ));
             }
+            (None, Some(MeshSpec::File { tetrahedralize: Some(_), .. })) => {
+                return Err(Invalid::new(
+                    format!("{key}.mesh.file.tetrahedralize"),
+                    "an obstacle is its surface: `tetrahedralize` fills a body's".into(),
+                ));
+            }
             (None, Some(_)) => positive_scale(key, t.scale)?,
             (Some(shape), None) => {
                 if shape_dims(shape).iter().any(|d| !(d.is_finite() && *d > 0.0)) {

@@ -1,7 +1,11 @@
 //! Stage `detect_contacts` (zeng2022 §3.2, Fig. 2): at the start-of-step
 //! positions, every surface vertex of every body closer to an obstacle than
 //! its search distance becomes a contact with a normal, two tangents and a
-//! gap; so does every vertex of a mesh obstacle closer to a body's surface
+//! gap; so does an interior vertex that the step would carry to the
+//! obstacle at its start-of-step velocity: a fast impact, which stops the
+//! surface before the interior behind it, meets the obstacle with the
+//! interior too instead of driving it through the body's own surface
+//! (inverting the tets between) and under the obstacle; so does every vertex of a mesh obstacle closer to a body's surface
 //! triangle (found through the body's [`SurfaceTree`]). The search distance
 //! is the alarm distance plus, when `speculative` (the default), how far the
 //! pair can close within the step ([`Reach`]): a fast vertex gets its
@@ -133,7 +137,10 @@ fn contact(
 
 /// Contacts of one body with `model`'s obstacles at time `t`: surface
 /// vertices within the alarm distance plus their [`Reach`] and the
-/// obstacle's travel, sorted by (vertex, obstacle), then mesh obstacles'
+/// obstacle's travel, interior vertices that the step would carry to the
+/// obstacle at their start-of-step velocity (no alarm distance: a body
+/// resting on or pressed against an obstacle gets none), sorted by
+/// (vertex, obstacle), then mesh obstacles'
 /// vertices near a surface triangle of `tree` (the body's surface at
 /// `positions`, leaves grown by the body's reach), by (obstacle, vertex).
 /// Kinematic vertices, and triangles whose vertices are all kinematic, are
@@ -148,13 +155,19 @@ pub fn obstacle_contacts(
 ) -> Vec<Contact> {
     let (obstacles, settings) = (&model.obstacles, &model.contact);
     let alarm = settings.alarm_distance;
-    let mut contacts: Vec<Contact> = body
-        .surface
-        .volume_vertex
-        .par_iter()
-        .filter(|&&v| !body.is_kinematic[v])
-        .flat_map_iter(|&v| {
+    if obstacles.is_empty() {
+        return Vec::new();
+    }
+    let mut on_surface = vec![false; body.vertex_count()];
+    body.surface.volume_vertex.iter().for_each(|&v| on_surface[v] = true);
+    let on_surface = &on_surface;
+    let mut contacts: Vec<Contact> = (0..on_surface.len())
+        .into_par_iter()
+        .filter(|&v| !body.is_kinematic[v])
+        .flat_map_iter(|v| {
             let p = point(positions, v);
+            // Interior vertices: only where the step would carry them to the obstacle.
+            let alarm = if on_surface[v] { alarm } else { 0.0 };
             obstacles.iter().enumerate().filter_map(move |(o, obs)| {
                 let v_surface = obs.velocity_at(&p, t);
                 let (d, n) = obs.proximity(&p, t, alarm + reach.at(v) + reach.of_obstacle(&v_surface))?;

@@ -8,7 +8,7 @@ use super::polar::{rotation, PolarMethod};
 use super::rest::TetElement;
 
 /// A tet evaluated at the current positions.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TetEval {
     /// Rotation of the deformation gradient.
     pub rotation: Matrix3<f64>,

@@ -11,6 +11,7 @@
 use nalgebra::{Matrix3, Matrix3x2, SMatrix, SVector, Vector3};
 use serde::{Deserialize, Serialize};
 
+pub use super::lame::Lame;
 use super::lanes::lanewise;
 pub use super::polar::{signed_svd3, thin_svd32};
 
@@ -26,6 +27,11 @@ pub enum Constitutive {
     Corotational,
     /// Compressible Neo-Hookean, `ψ = μ/2 (tr FᵀF − d) − μ ln J + λ/2 ln² J`.
     NeoHookean,
+    /// Stable Neo-Hookean (Smith et al. 2018, [`super::stable_neo_hookean`]):
+    /// Neo-Hookean's response without its `ln J`, finite and restoring for
+    /// inverted elements; the model for large compression, under either
+    /// integrator.
+    StableNeoHookean,
 }
 
 impl Constitutive {
@@ -35,6 +41,7 @@ impl Constitutive {
             Constitutive::Arap => "arap",
             Constitutive::Corotational => "corotational",
             Constitutive::NeoHookean => "neo-hookean",
+            Constitutive::StableNeoHookean => "stable-neo-hookean",
         }
     }
 
@@ -54,17 +61,6 @@ impl Constitutive {
     pub fn uses_dual(self) -> bool {
         self != Constitutive::Arap
     }
-}
-
-/// Lamé parameters (Pa). Membranes use the same pair as a 2D continuum
-/// (as zeng2025 and most graphics codes do), not the plane-stress
-/// reduction `λ̄ = 2λμ/(λ + 2μ)`, so that `λ` governs area preservation.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Lame {
-    /// First Lamé parameter λ.
-    pub lambda: f64,
-    /// Shear modulus μ.
-    pub mu: f64,
 }
 
 /// `ψ(σ)`, `∇ψ` and `∇²ψ` in singular-value space, `D` = 3 (solids) or 2
@@ -105,6 +101,7 @@ pub fn energy<const D: usize>(
             });
             Some((psi, grad, hess))
         }
+        Constitutive::StableNeoHookean => Some(super::stable_neo_hookean::energy(lame, s)),
     }
 }
 
@@ -130,6 +127,7 @@ pub fn prox<const D: usize>(model: Constitutive, lame: Lame, k: f64, s: &SVector
                 false => prox_newton(model, lame, k, s),
             }
         }
+        Constitutive::StableNeoHookean => prox_newton(model, lame, k, s),
     }
 }
 
@@ -285,7 +283,9 @@ pub fn ln_lanes<const L: usize>(x: &[f64; L]) -> [f64; L] {
 }
 
 /// The damped Newton iteration in σ that [`neo_hookean_prox`] hands its
-/// unconverged lanes to.
+/// unconverged lanes to, and stable Neo-Hookean's prox (from `s` itself:
+/// its energy is finite everywhere; Neo-Hookean starts from the clamped
+/// singular values, inside `J > 0`).
 fn prox_newton<const D: usize>(
     model: Constitutive,
     lame: Lame,
@@ -301,8 +301,8 @@ fn prox_newton<const D: usize>(
             )
         })
     };
-    // Start inside the domain: the clamped singular values.
-    let mut x = s.map(|v| v.max(1e-2));
+    let positive_j = model == Constitutive::NeoHookean;
+    let mut x = if positive_j { s.map(|v| v.max(1e-2)) } else { *s };
     let Some(mut cur) = objective(&x) else { return SVector::repeat(1.0) };
     for _ in 0..50 {
         let (f, g, h) = cur;
@@ -312,7 +312,7 @@ fn prox_newton<const D: usize>(
         // step leaves an error at rounding, with nothing left to check.
         if newton.is_some() && step.norm() <= 1e-9 * (1.0 + x.norm()) {
             let last = x + step;
-            if last.product() > 0.0 {
+            if !positive_j || last.product() > 0.0 {
                 x = last;
             }
             break;
@@ -405,7 +405,7 @@ where
     match model {
         Constitutive::Arap => return f.closest_rotation(warm),
         Constitutive::Corotational => return corotational_projection(lame, k, f, &f.closest_rotation(warm)),
-        Constitutive::NeoHookean => {}
+        Constitutive::NeoHookean | Constitutive::StableNeoHookean => {}
     }
     let (u, s, v) = f.usv();
     u * SMatrix::from_diagonal(&prox(model, lame, k, &s)) * v.transpose()

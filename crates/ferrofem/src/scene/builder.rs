@@ -14,6 +14,7 @@ use super::spec::{
 use super::Scene;
 use crate::body::{Motion, Rayleigh};
 use crate::collision::ContactSettings;
+use crate::element::Constitutive;
 use crate::integrator::local_global::LocalGlobalSettings;
 use crate::integrator::ImplicitEulerSettings;
 use crate::material::Material;
@@ -215,6 +216,12 @@ impl BodySpec {
     /// Rayleigh damping `α M + β K`.
     pub fn damping(mut self, mass: f64, stiffness: f64) -> Self {
         self.damping = Rayleigh { mass, stiffness };
+        self
+    }
+
+    /// Constitutive model (`[[body]] constitutive`).
+    pub fn constitutive(mut self, model: Constitutive) -> Self {
+        self.constitutive = Some(model);
         self
     }
 

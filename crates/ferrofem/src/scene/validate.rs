@@ -107,7 +107,7 @@ impl SceneFile {
         Ok(())
     }
 
-    /// Bodies implicit Euler can run: co-rotational volumes, no membranes.
+    /// Bodies implicit Euler can run: co-rotational or stable Neo-Hookean volumes, no membranes.
     fn validate_implicit_euler_bodies(&self) -> Result<(), Invalid> {
         for (i, b) in self.bodies.iter().enumerate() {
             let key = format!("body[{i}]");
@@ -118,10 +118,12 @@ impl SceneFile {
                         .into(),
                 ));
             }
-            if b.constitutive.is_some_and(|c| c != Constitutive::Corotational) {
+            if b.constitutive
+                .is_some_and(|c| !matches!(c, Constitutive::Corotational | Constitutive::StableNeoHookean))
+            {
                 return Err(Invalid::new(
                     format!("{key}.constitutive"),
-                    "implicit Euler is co-rotational; other models need simulation.integrator = \"local-global\""
+                    "implicit Euler runs \"corotational\" and \"stable-neo-hookean\"; other models need simulation.integrator = \"local-global\""
                         .into(),
                 ));
             }

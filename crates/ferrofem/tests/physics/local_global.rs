@@ -484,21 +484,23 @@ fn long_step_drop(iterations: usize) -> World {
 /// Local-global convergence is a figure of every step under a tolerance
 /// (`local_global_converged`, per-body iterations and residual), and
 /// iterations that end no better than their first are a violation naming
-/// body and stage: 5 iterations at the landing of a 5× longer step end at
-/// a relative residual above 1 (step 7); 30 stay below it.
+/// body and stage: 3 iterations at the landing of a 5× longer step end at
+/// a relative residual above 1 (step 4); 30 stay below it. (5 did at step
+/// 7 until interior vertices that the step carries to the floor got
+/// contacts, issue #55: the landing is gentler on the iterations since.)
 #[test]
 fn local_global_iterations_no_better_than_their_first_are_a_violation() {
-    let mut short = long_step_drop(5);
-    let steps: Vec<StepStats> = (0..7).map(|_| short.step().unwrap()).collect();
+    let mut short = long_step_drop(3);
+    let steps: Vec<StepStats> = (0..4).map(|_| short.step().unwrap()).collect();
     assert!(steps.iter().all(|s| s.local_global_converged == Some(false)));
-    assert!(steps[..6].iter().all(|s| s.violation.is_none()), "{:?}", steps[5].violation);
-    let v = steps[6].violation.as_deref().expect("step 7 is a violation");
+    assert!(steps[..3].iter().all(|s| s.violation.is_none()), "{:?}", steps[2].violation);
+    let v = steps[3].violation.as_deref().expect("step 4 is a violation");
     assert!(v.starts_with("body `ball`, stage local_step: local-global ended at relative residual"), "{v}");
-    let body = &steps[6].bodies[0];
-    assert_eq!(body.local_global_iterations, 5);
+    let body = &steps[3].bodies[0];
+    assert_eq!(body.local_global_iterations, 3);
     assert!(
         body.local_global_residual.is_some_and(|r| r >= 1.0)
-            && body.local_global_residual == steps[6].local_global_residual
+            && body.local_global_residual == steps[3].local_global_residual
     );
 
     let mut long = long_step_drop(30);

@@ -12,6 +12,7 @@ mod cantilever;
 mod contact;
 mod delassus;
 mod dynamics;
+mod inversion;
 mod ldlt_preconditioner;
 mod local_global;
 mod scenes;

@@ -80,6 +80,13 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// scene's 0.3 s, then held, so that the viewer keeps it in view): the
 /// same motion to rounding, kinetic energy 9e-6 relative after 6 steps
 /// (the implicit resolution's stopping tolerances), 2e-14 after 30.
+/// `multi-body`, `needle` and `twisting-bar` when they took stable
+/// Neo-Hookean (issue #55: they inverted tets under co-rotational; the
+/// needle's grab also became a 3×3 patch); the other scenes are unchanged
+/// by that issue's interior contacts over their full length (bitwise the
+/// previous build's kinetic energy at every step, but `squeezing-ball`,
+/// 3e-12 relative from step 85, where four interior vertices moving at a
+/// roller get inactive contacts).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -90,8 +97,8 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("grasp-rotate", 0xe37ba6245bb9ab69),
     ("hanging-cloth", 0x74dfaae35ff804d7),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
-    ("multi-body", 0x45902d2e190fb6ed),
-    ("needle", 0x6ed500edf5c3e621),
+    ("multi-body", 0x8ce7e0cc2c971fc9),
+    ("needle", 0xdf7a966fa1f64482),
     ("sharp-corner", 0x650e7ea4e62310b5),
     ("sliding-indenter", 0x39b448a259bbaa17),
     ("slope", 0x4553ca86ed6019f9),
@@ -99,7 +106,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0xce79abc47a089904),
     ("torus-pass", 0x4da92ded4b74b730),
-    ("twisting-bar", 0x99bd6c12aaf1704b),
+    ("twisting-bar", 0xc391d9cf206b7143),
     ("twisting-bar-lg", 0xc2ab140c5de97be1),
 ];
 

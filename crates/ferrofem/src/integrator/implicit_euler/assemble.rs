@@ -1,4 +1,5 @@
-//! Stage `assemble`: element rotations, then `A = (1 + hα) M + (hβ + h²) K`
+//! Stage `assemble`: element rotations (or, for stable Neo-Hookean, forces
+//! and the projected tangent `Kₑ`), then `A = (1 + hα) M + (hβ + h²) K`
 //! and `b = h (f + M g) − hα M v − (hβ + h²) K v` (zeng2022 eq. 4 with
 //! Rayleigh damping `B = αM + βK`), gathered row by row in parallel.
 //!
@@ -6,13 +7,13 @@
 //! the right-hand side of the free rows, so `A` stays symmetric positive
 //! definite.
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, SMatrix, Vector3};
 use rayon::prelude::*;
 
 use super::pattern::AssemblyPattern;
 use super::BodyWorkspace;
 use crate::body::Body;
-use crate::element::{lanes, tet_lanes, PolarMethod, TetElement, TetEval};
+use crate::element::{lanes, tet_lanes, Constitutive, PolarMethod, Stiffness, TetElement, TetEval};
 use crate::state::BodyState;
 
 /// Vertices per parallel task of the row gather.
@@ -52,12 +53,22 @@ fn prescribe(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepI
 }
 
 /// Rotation, rotated gradients, forces, energy and `Kₑ v` of every tet, in
-/// parallel; each tet's polar decomposition is warm-started from its
-/// rotation in the state (identity on the first step), which it updates.
-/// The Jacobi iteration runs [`lanes::LANES`] tets at a time, one per SIMD
-/// lane, with the bits of the one-tet iteration.
+/// parallel: co-rotational ([`evaluate_corotated`]) or hyperelastic
+/// ([`evaluate_hyperelastic`]).
 fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
     state.rotations.resize(body.tets.len(), Matrix3::identity());
+    match body.constitutive {
+        Constitutive::Corotational => evaluate_corotated(body, state, ws, polar),
+        model => evaluate_hyperelastic(body, model, state, ws),
+    }
+    ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
+}
+
+/// Co-rotational tets: each tet's polar decomposition is warm-started from
+/// its rotation in the state (identity on the first step), which it
+/// updates. The Jacobi iteration runs [`lanes::LANES`] tets at a time, one
+/// per SIMD lane, with the bits of the one-tet iteration.
+fn evaluate_corotated(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
     let (x, v) = (&state.positions, &state.velocities);
     let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
     let kv =
@@ -82,7 +93,43 @@ fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace,
             }
         }
     });
-    ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
+}
+
+/// Hyperelastic tets (stable Neo-Hookean): forces, energy and the
+/// stiffness `Kₑ` of the projected tangent
+/// ([`TetElement::evaluate_hyperelastic_into`]) from the signed SVD of `F`
+/// ([`tet_lanes::signed_svds`], [`lanes::LANES`] tets at a time, each
+/// warm-started from its last eigenbasis), and `Kₑ v`; the state's
+/// rotation becomes `UVᵀ` (what the factor's warp reads).
+fn evaluate_hyperelastic(body: &Body, model: Constitutive, state: &mut BodyState, ws: &mut BodyWorkspace) {
+    let (x, v) = (&state.positions, &state.velocities);
+    let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
+    ws.tangents.resize(body.tets.len(), Stiffness::zeros());
+    ws.eigenbases.resize(body.tets.len(), Matrix3::identity());
+    let per_tet =
+        ws.evals.par_chunks_mut(lanes::LANES).zip(ws.stiffness_velocity.par_chunks_mut(lanes::LANES));
+    let per_tet =
+        per_tet.zip(ws.tangents.par_chunks_mut(lanes::LANES)).zip(ws.eigenbases.par_chunks_mut(lanes::LANES));
+    per_tet
+        .zip(state.rotations.par_chunks_mut(lanes::LANES))
+        .zip(body.tets.par_chunks(lanes::LANES))
+        .for_each(|(((((evs, kvs), ks), bases), rotations), tets)| {
+            let n = tets.len();
+            let f: [Matrix3<f64>; lanes::LANES] = std::array::from_fn(|l| {
+                tets[l.min(n - 1)].deformation_gradient(&tets[l.min(n - 1)].vertices.map(|i| at(x, i)))
+            });
+            let mut basis: [Matrix3<f64>; lanes::LANES] = std::array::from_fn(|l| bases[l.min(n - 1)]);
+            let usv = tet_lanes::signed_svds(&f, &mut basis);
+            for (l, t) in tets.iter().enumerate() {
+                t.evaluate_hyperelastic_into(model, &f[l], &usv[l], true, &mut evs[l], &mut ks[l]);
+                let ve = SMatrix::<f64, 12, 1>::from_iterator(
+                    t.vertices.iter().flat_map(|&i| v[3 * i..3 * i + 3].iter().copied()),
+                );
+                let k_v = ks[l] * ve;
+                kvs[l] = std::array::from_fn(|a| k_v.fixed_rows::<3>(3 * a).into_owned());
+                (rotations[l], bases[l]) = (evs[l].rotation, basis[l]);
+            }
+        });
 }
 
 /// Builds each vertex's three rows of `A` and entries of `b` from its
@@ -96,7 +143,7 @@ fn gather_rows(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &Ste
     let vel = |j: usize| Vector3::new(v[3 * j], v[3 * j + 1], v[3 * j + 2]);
     let pdv = &ws.prescribed_dv;
     let pre = |j: usize| Vector3::new(pdv[3 * j], pdv[3 * j + 1], pdv[3 * j + 2]);
-    let evals = &ws.evals;
+    let (evals, tangents) = (&ws.evals, &ws.tangents);
     let kvs = &ws.stiffness_velocity;
     let pat = &ws.pattern;
     let tasks = split_by_vertex_groups(pat, &mut ws.system.values, &mut ws.rhs, &mut ws.elastic_forces);
@@ -125,10 +172,14 @@ fn gather_rows(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &Ste
                 let la = (c_k * rest.measure * rest.lame.lambda) * h[a];
                 let ma = (c_k * rest.measure * rest.lame.mu) * h[a];
                 for (b, &j) in rest.vertices.iter().enumerate() {
-                    let hb = h[b];
-                    let mut k = la * hb.transpose() + hb * ma.transpose();
-                    let diag = ma.dot(&hb);
-                    (0..3).for_each(|r| k[(r, r)] += diag);
+                    let k = match tangents.get(e) {
+                        Some(k) => k.fixed_view::<3, 3>(3 * a, 3 * b) * c_k,
+                        None => {
+                            let hb = h[b];
+                            let diag = ma.dot(&hb);
+                            la * hb.transpose() + hb * ma.transpose() + Matrix3::from_diagonal_element(diag)
+                        }
+                    };
                     if body.is_kinematic[j] {
                         moved += k * pre(j);
                         continue;

@@ -26,6 +26,10 @@ pub struct BodyWorkspace {
     pub pattern: AssemblyPattern,
     /// Per-tet evaluation at the step's start positions (rotations, forces).
     pub evals: Vec<TetEval>,
+    /// Per-tet stiffness `Kₑ` of the projected tangent (hyperelastic bodies; empty for co-rotational ones).
+    pub tangents: Vec<crate::element::Stiffness>,
+    /// Per-tet eigenbasis of `FᵀF` (hyperelastic bodies), the next step's warm start.
+    pub eigenbases: Vec<Matrix3<f64>>,
     /// Per-tet `R Kₑ Rᵀ v` at the step's start velocities.
     pub stiffness_velocity: Vec<[nalgebra::Vector3<f64>; 4]>,
     /// `A = M + hB + h²K`, with identity-scaled rows for kinematic vertices.
@@ -68,6 +72,8 @@ impl BodyWorkspace {
         BodyWorkspace {
             evals: vec![identity; body.tets.len()],
             stiffness_velocity: vec![Default::default(); body.tets.len()],
+            tangents: Vec::new(),
+            eigenbases: Vec::new(),
             system: CsrMatrix::zeros(pattern.csr.clone()),
             pattern,
             rhs: vec![0.0; n],

@@ -2,11 +2,12 @@
 //! positions, every surface vertex of every body closer to an obstacle than
 //! its search distance becomes a contact with a normal, two tangents and a
 //! gap; so does an interior vertex that the step would carry to the
-//! obstacle at its start-of-step velocity: a fast impact, which stops the
+//! obstacle at its start-of-step velocity (a fast impact, which stops the
 //! surface before the interior behind it, meets the obstacle with the
-//! interior too instead of driving it through the body's own surface
-//! (inverting the tets between) and under the obstacle; so does every vertex of a mesh obstacle closer to a body's surface
-//! triangle (found through the body's [`SurfaceTree`]). The search distance
+//! interior too instead of driving it through the body's own surface,
+//! inverting the tets between, and under the obstacle), and every vertex of
+//! a mesh obstacle closer to a body's surface triangle (found through the
+//! body's [`SurfaceTree`]). The search distance
 //! is the alarm distance plus, when `speculative` (the default), how far the
 //! pair can close within the step ([`Reach`]): a fast vertex gets its
 //! contact before it could tunnel, and the contact's gap keeps it inactive
@@ -140,8 +141,8 @@ fn contact(
 /// obstacle's travel, interior vertices that the step would carry to the
 /// obstacle at their start-of-step velocity (no alarm distance: a body
 /// resting on or pressed against an obstacle gets none), sorted by
-/// (vertex, obstacle), then mesh obstacles'
-/// vertices near a surface triangle of `tree` (the body's surface at
+/// (vertex, obstacle), then mesh obstacles' vertices near a surface
+/// triangle of `tree` (the body's surface at
 /// `positions`, leaves grown by the body's reach), by (obstacle, vertex).
 /// Kinematic vertices, and triangles whose vertices are all kinematic, are
 /// skipped (they are driven).

@@ -11,7 +11,8 @@
 
 use nalgebra::{Matrix3, SMatrix, Vector3};
 
-use super::hyperelastic::{energy, signed_svd3, Constitutive};
+use super::hyperelastic::signed_svd3;
+use super::stable_neo_hookean;
 use super::{TetElement, TetEval};
 
 /// The element stiffness `Kₑ = V W Λ Wᵀ` (12×12, vertex-major: block
@@ -22,17 +23,11 @@ pub type Stiffness = SMatrix<f64, 12, 12>;
 
 impl TetElement {
     /// Forces, energy and stiffness (its tangent projected when `project`)
-    /// of the tet at deformation gradient `f` under stable Neo-Hookean
-    /// (`model`, whose σ-derivatives the tangent takes). `rotation` is `UVᵀ`, and
+    /// of the tet at deformation gradient `f` under stable Neo-Hookean. `rotation` is `UVᵀ`, and
     /// `rotated_grads` the rest gradients.
-    pub fn evaluate_hyperelastic(
-        &self,
-        model: Constitutive,
-        f: &Matrix3<f64>,
-        project: bool,
-    ) -> (TetEval, Stiffness) {
+    pub fn evaluate_hyperelastic(&self, f: &Matrix3<f64>, project: bool) -> (TetEval, Stiffness) {
         let mut out = (TetEval::default(), Stiffness::zeros());
-        self.evaluate_hyperelastic_into(model, f, &signed_svd3(f), project, &mut out.0, &mut out.1);
+        self.evaluate_hyperelastic_into(f, &signed_svd3(f), project, &mut out.0, &mut out.1);
         out
     }
 
@@ -41,7 +36,6 @@ impl TetElement {
     /// form), written into `eval` and `stiffness`.
     pub fn evaluate_hyperelastic_into(
         &self,
-        model: Constitutive,
         f: &Matrix3<f64>,
         usv: &(Matrix3<f64>, Vector3<f64>, Matrix3<f64>),
         project: bool,
@@ -49,11 +43,9 @@ impl TetElement {
         stiffness: &mut Stiffness,
     ) {
         let (u, s, v) = *usv;
-        let Some((_, g, h)) = energy(model, self.lame, &s) else {
-            unreachable!("implicit Euler's hyperelastic models are finite for every F")
-        };
+        let (_, g, h) = stable_neo_hookean::energy::<3>(self.lame, &s);
         // Forces and energy in closed form: exact whatever the SVD's tolerance.
-        let (psi, p) = super::stable_neo_hookean::energy_and_stress(self.lame, f);
+        let (psi, p) = stable_neo_hookean::energy_and_stress(self.lame, f);
         // hₐ = Vᵀ gₐ: a mode U M Vᵀ maps gₐ to U M hₐ.
         let hv = self.grads.map(|ga| v.transpose() * ga);
         let mut w = SMatrix::<f64, 12, 9>::zeros();

@@ -1,7 +1,7 @@
 use nalgebra::{Matrix3, Rotation3, Unit, Vector3};
 
 use super::*;
-use crate::element::Lame;
+use crate::element::{Constitutive, Lame};
 
 const LAME: Lame = Lame { lambda: 4.0e5, mu: 1.5e5 };
 const MODEL: Constitutive = Constitutive::StableNeoHookean;
@@ -32,7 +32,7 @@ fn positions(t: &TetElement, f: &Matrix3<f64>) -> [Vector3<f64>; 4] {
 }
 
 fn energy_at(t: &TetElement, x: &[Vector3<f64>; 4]) -> f64 {
-    t.evaluate_hyperelastic(MODEL, &t.deformation_gradient(x), true).0.energy
+    t.evaluate_hyperelastic(&t.deformation_gradient(x), true).0.energy
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn forces_equal_finite_differences_of_the_energy() {
     let t = tet();
     for f in gradients() {
         let x = positions(&t, &f);
-        let (eval, _) = t.evaluate_hyperelastic(MODEL, &f, true);
+        let (eval, _) = t.evaluate_hyperelastic(&f, true);
         let scale = eval.forces.iter().map(|v| v.norm()).fold(LAME.mu * t.measure, f64::max);
         for a in 0..4 {
             for d in 0..3 {
@@ -64,7 +64,7 @@ fn unprojected_tangent_is_the_derivative_of_the_forces() {
     let t = tet();
     for f in gradients() {
         let x = positions(&t, &f);
-        let (_, tangent) = t.evaluate_hyperelastic(MODEL, &f, false);
+        let (_, tangent) = t.evaluate_hyperelastic(&f, false);
         let scale = (LAME.lambda + 2.0 * LAME.mu)
             * t.measure
             * 10.0
@@ -75,8 +75,8 @@ fn unprojected_tangent_is_the_derivative_of_the_forces() {
                 let (mut xp, mut xm) = (x, x);
                 xp[b][d] += e;
                 xm[b][d] -= e;
-                let fp = t.evaluate_hyperelastic(MODEL, &t.deformation_gradient(&xp), false).0.forces;
-                let fm = t.evaluate_hyperelastic(MODEL, &t.deformation_gradient(&xm), false).0.forces;
+                let fp = t.evaluate_hyperelastic(&t.deformation_gradient(&xp), false).0.forces;
+                let fm = t.evaluate_hyperelastic(&t.deformation_gradient(&xm), false).0.forces;
                 for a in 0..4 {
                     let fd = -(fp[a] - fm[a]) / (2.0 * e);
                     let k = tangent.fixed_view::<3, 3>(3 * a, 3 * b).column(d).into_owned();
@@ -91,8 +91,8 @@ fn unprojected_tangent_is_the_derivative_of_the_forces() {
 fn projected_tangent_is_positive_semidefinite_and_exact_where_the_energy_is_convex() {
     let t = tet();
     for (n, f) in gradients().iter().enumerate() {
-        let (_, projected) = t.evaluate_hyperelastic(MODEL, f, true);
-        let (_, exact) = t.evaluate_hyperelastic(MODEL, f, false);
+        let (_, projected) = t.evaluate_hyperelastic(f, true);
+        let (_, exact) = t.evaluate_hyperelastic(f, false);
         let (p, e) = (projected.symmetric_eigen().eigenvalues, exact.symmetric_eigen().eigenvalues);
         assert!(p.min() > -1e-9 * p.max(), "{f}: {p}");
         if n == 0 {

@@ -57,9 +57,11 @@ fn prescribe(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &StepI
 /// ([`evaluate_hyperelastic`]).
 fn evaluate_elements(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace, polar: PolarMethod) {
     state.rotations.resize(body.tets.len(), Matrix3::identity());
+    // Scene validation admits these two under implicit Euler; a body built
+    // otherwise with another model runs co-rotational, as it always has.
     match body.constitutive {
-        Constitutive::Corotational => evaluate_corotated(body, state, ws, polar),
-        model => evaluate_hyperelastic(body, model, state, ws),
+        Constitutive::StableNeoHookean => evaluate_hyperelastic(body, state, ws),
+        _ => evaluate_corotated(body, state, ws, polar),
     }
     ws.elastic_energy = ws.evals.iter().map(|e| e.energy).sum();
 }
@@ -101,7 +103,7 @@ fn evaluate_corotated(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace
 /// ([`tet_lanes::signed_svds`], [`lanes::LANES`] tets at a time, each
 /// warm-started from its last eigenbasis), and `Kₑ v`; the state's
 /// rotation becomes `UVᵀ` (what the factor's warp reads).
-fn evaluate_hyperelastic(body: &Body, model: Constitutive, state: &mut BodyState, ws: &mut BodyWorkspace) {
+fn evaluate_hyperelastic(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace) {
     let (x, v) = (&state.positions, &state.velocities);
     let at = |q: &[f64], i: usize| Vector3::new(q[3 * i], q[3 * i + 1], q[3 * i + 2]);
     ws.tangents.resize(body.tets.len(), Stiffness::zeros());
@@ -121,7 +123,7 @@ fn evaluate_hyperelastic(body: &Body, model: Constitutive, state: &mut BodyState
             let mut basis: [Matrix3<f64>; lanes::LANES] = std::array::from_fn(|l| bases[l.min(n - 1)]);
             let usv = tet_lanes::signed_svds(&f, &mut basis);
             for (l, t) in tets.iter().enumerate() {
-                t.evaluate_hyperelastic_into(model, &f[l], &usv[l], true, &mut evs[l], &mut ks[l]);
+                t.evaluate_hyperelastic_into(&f[l], &usv[l], true, &mut evs[l], &mut ks[l]);
                 let ve = SMatrix::<f64, 12, 1>::from_iterator(
                     t.vertices.iter().flat_map(|&i| v[3 * i..3 * i + 3].iter().copied()),
                 );

@@ -27,6 +27,12 @@ pub fn parameters<const D: usize>(lame: Lame) -> (f64, f64, f64) {
     (mu, lambda, 1.0 + lame.mu / lambda)
 }
 
+/// `ψ` of `(μ', λ', α)` in `d` dimensions from the invariants `I_C`, `J`.
+fn density((mu, lambda, alpha): (f64, f64, f64), d: f64, ic: f64, j: f64) -> f64 {
+    let rest = 0.5 * lambda * (1.0 - alpha).powi(2);
+    0.5 * mu * (ic - d) + 0.5 * lambda * (j - alpha).powi(2) - 0.5 * mu * ((ic + 1.0) / (d + 1.0)).ln() - rest
+}
+
 /// `(ψ, ∇ψ, ∇²ψ)` in signed singular values σ (finite for every σ).
 pub fn energy<const D: usize>(lame: Lame, s: &SVector<f64, D>) -> (f64, SVector<f64, D>, SMatrix<f64, D, D>) {
     let (mu, lambda, alpha) = parameters::<D>(lame);
@@ -38,10 +44,7 @@ pub fn energy<const D: usize>(lame: Lame, s: &SVector<f64, D>) -> (f64, SVector<
         true => 0.0,
         false => (0..D).filter(|&m| m != i && m != k).map(|m| s[m]).product(),
     });
-    let rest = 0.5 * lambda * (1.0 - alpha).powi(2);
-    let psi = 0.5 * mu * (ic - d) + 0.5 * lambda * (j - alpha).powi(2)
-        - 0.5 * mu * ((ic + 1.0) / (d + 1.0)).ln()
-        - rest;
+    let psi = density((mu, lambda, alpha), d, ic, j);
     let shear = mu * (1.0 - 1.0 / (ic + 1.0));
     let grad = s * shear + dj * (lambda * (j - alpha));
     let hess = SMatrix::<f64, D, D>::identity() * shear
@@ -59,10 +62,7 @@ pub fn energy_and_stress(lame: Lame, f: &Matrix3<f64>) -> (f64, Matrix3<f64>) {
     let (ic, j) = (f.norm_squared(), f.determinant());
     let (c0, c1, c2) = (f.column(0), f.column(1), f.column(2));
     let cofactor = Matrix3::from_columns(&[c1.cross(&c2), c2.cross(&c0), c0.cross(&c1)]);
-    let rest = 0.5 * lambda * (1.0 - alpha).powi(2);
-    let psi = 0.5 * mu * (ic - 3.0) + 0.5 * lambda * (j - alpha).powi(2)
-        - 0.5 * mu * ((ic + 1.0) / 4.0).ln()
-        - rest;
+    let psi = density((mu, lambda, alpha), 3.0, ic, j);
     (psi, f * (mu * (1.0 - 1.0 / (ic + 1.0))) + cofactor * (lambda * (j - alpha)))
 }
 

@@ -215,7 +215,7 @@ pub struct BodySpec {
     pub transform: Transform,
     /// Default material of every element.
     pub material: Material,
-    /// Constitutive model (local-global only; implicit Euler is co-rotational).
+    /// Constitutive model (implicit Euler: co-rotational or stable Neo-Hookean).
     #[serde(default)]
     pub constitutive: Option<Constitutive>,
     /// Thickness of a membrane (`sheet` mesh), m.

@@ -229,6 +229,25 @@ fn invalid_values_are_named() {
     assert!(msg.contains("body[0].fixed[0]"), "{msg}");
 }
 
+/// Implicit Euler runs co-rotational and stable Neo-Hookean bodies; the
+/// local-global-only models are refused with their key and the way out.
+#[test]
+fn models_implicit_euler_cannot_run_are_named() {
+    let with = |model: &str| {
+        GOOD.replace("density = 1000.0 }", &format!("density = 1000.0 }}\nconstitutive = \"{model}\""))
+    };
+    for model in ["neo-hookean", "arap"] {
+        let msg = scene_error(&with(model));
+        assert!(
+            msg.contains("body[0].constitutive") && msg.contains("integrator = \"local-global\""),
+            "{msg}"
+        );
+    }
+    for model in ["corotational", "stable-neo-hookean"] {
+        common::world(&with(model)).step().unwrap();
+    }
+}
+
 #[test]
 fn empty_selection_and_missing_mesh_are_errors() {
     let text = format!("{GOOD}[[body.fixed]]\nbox = {{ min = [5.0,5.0,5.0], max = [6.0,6.0,6.0] }}\n");

@@ -78,6 +78,10 @@ pub struct CorrectiveBenchRecord {
     pub update_share: f64,
     /// The paper's row (RTX 3080): Build WH, Rebuild W, PGS, Corr., Newton ite., Total (ms).
     pub paper: [f64; 6],
+    /// The paper's DOFs of the row.
+    pub paper_dofs: usize,
+    /// The paper's constraints of the row (mean).
+    pub paper_constraints: f64,
     /// Machine and build context.
     pub context: Context,
 }
@@ -204,12 +208,23 @@ fn row(
         total_ms: total,
         update_share: (rebuild + correction) / newton,
         paper: if fast { case.fast } else { case.standard },
+        paper_dofs: case.paper_dofs,
+        paper_constraints: case.paper_constraints,
         context: Context::now(),
     }
 }
 
 /// Runs the table: per size, the three variants a step each in turn.
 pub fn bench_corrective(a: CorrectiveArgs) -> Result<(), BenchError> {
+    let out = table1(&a)?;
+    if let Some(path) = &a.json {
+        write_json(path, &out)?;
+    }
+    Ok(())
+}
+
+/// The table's rows (`a.quick`: the smallest size), printed as they are measured.
+pub(crate) fn table1(a: &CorrectiveArgs) -> Result<Vec<CorrectiveBenchRecord>, BenchError> {
     let mut out = Vec::new();
     println!(
         "{:>6} {:>5} {:<15} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>6}   paper: dofs cst newton total",
@@ -253,8 +268,5 @@ pub fn bench_corrective(a: CorrectiveArgs) -> Result<(), BenchError> {
         );
         out.extend(rows);
     }
-    if let Some(path) = a.json {
-        write_json(&path, &out)?;
-    }
-    Ok(())
+    Ok(out)
 }

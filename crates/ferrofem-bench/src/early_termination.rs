@@ -12,7 +12,7 @@ use clap::Args;
 
 use ferrofem::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
 use ferrofem::scene::Scene;
-use ferrofem::stats::Summary;
+use ferrofem::stats::{Stage, Summary};
 use ferrofem::World;
 
 use crate::records::write_json;
@@ -120,6 +120,8 @@ fn fig3(name: &str, caps: &[usize], out: &mut Vec<EarlyTerminationRecord>) -> Re
                     kinetic_energy: result.as_ref().map_or(f64::NAN, |r| r.0),
                     converged_kinetic_energy: converged,
                     step_ms_median: None,
+                    solve_ms_median: None,
+                    cg_iterations_mean: None,
                     position_error_max_pct: None,
                     failed: result.err().map(|e| e.to_string()),
                     context: Context::now(),
@@ -130,34 +132,36 @@ fn fig3(name: &str, caps: &[usize], out: &mut Vec<EarlyTerminationRecord>) -> Re
     Ok(())
 }
 
-/// Table 1: runs of `seconds` cut at each cap, Jacobi and LDLᵀ, every
-/// guess, each against the same run with PCG converged (to 1e-10): step
-/// time, position error at the end in % of the body size, and the kinetic
-/// energy the cut kept or lost.
-fn table1(
+/// Table 1: runs of `seconds` cut at each cap, Jacobi (the paper's) and,
+/// with `ldlt`, LDLᵀ, every guess, each against the same run with PCG
+/// converged (to 1e-10): step and solve time, position error at the end in
+/// % of the body size, and the kinetic energy the cut kept or lost.
+pub(crate) fn table1(
     name: &str,
     caps: &[usize],
     seconds: f64,
+    ldlt: bool,
     out: &mut Vec<EarlyTerminationRecord>,
 ) -> Result<(), BenchError> {
     let table_preconditioners = PRECONDITIONERS
         .into_iter()
-        .filter(|(k, _)| matches!(k, PreconditionerKind::Jacobi | PreconditionerKind::Ldlt));
+        .filter(|(k, _)| *k == PreconditionerKind::Jacobi || ldlt && *k == PreconditionerKind::Ldlt);
     for (guess, guess_name) in GUESSES {
         for (kind, kind_name) in table_preconditioners.clone() {
-            let run = |cap: Option<usize>| -> Result<(World, f64), BenchError> {
+            let run = |cap: Option<usize>| -> Result<(World, Summary), BenchError> {
                 let mut w = world(name, settings(guess, kind, cap))?;
                 let steps = (seconds / w.model.time_step).round() as usize;
                 let records: Vec<_> = (0..steps).map(|_| w.step()).collect::<Result<_, _>>()?;
-                Ok((w, Summary::of(&records).step_ms_median))
+                Ok((w, Summary::of(&records)))
             };
-            let (converged, converged_ms) = run(None)?;
+            let (converged, converged_summary) = run(None)?;
             let size = crate::accuracy::body_size(&converged);
             for cap in caps.iter().map(|&k| Some(k)).chain([None]) {
-                let result = if cap.is_some() { run(cap) } else { Ok((run(None)?.0, converged_ms)) };
-                let measured = result.as_ref().ok().map(|(w, ms)| {
+                let result =
+                    if cap.is_some() { run(cap) } else { Ok((run(None)?.0, converged_summary.clone())) };
+                let measured = result.as_ref().ok().map(|(w, s)| {
                     let error = crate::accuracy::position_errors(w, &converged).0;
-                    (kinetic(w), *ms, 100.0 * error / size)
+                    (kinetic(w), s, 100.0 * error / size)
                 });
                 out.push(EarlyTerminationRecord {
                     experiment: "table1",
@@ -168,7 +172,9 @@ fn table1(
                     iterations: cap,
                     kinetic_energy: measured.map_or(f64::NAN, |m| m.0),
                     converged_kinetic_energy: kinetic(&converged),
-                    step_ms_median: measured.map(|m| m.1),
+                    step_ms_median: measured.map(|m| m.1.step_ms_median),
+                    solve_ms_median: measured.map(|m| m.1.stage_ms_median.get(Stage::FreeMotion)),
+                    cg_iterations_mean: measured.map(|m| m.1.cg_iterations_mean),
                     position_error_max_pct: measured.map(|m| m.2),
                     failed: result.err().map(|e| e.to_string()),
                     context: Context::now(),
@@ -189,7 +195,7 @@ pub fn bench_early_termination(a: EarlyTerminationArgs) -> Result<(), BenchError
     let mut records = Vec::new();
     for name in ["et-bowling", "et-spin"] {
         fig3(name, caps, &mut records)?;
-        table1(name, table_caps, seconds, &mut records)?;
+        table1(name, table_caps, seconds, true, &mut records)?;
     }
     print(&records);
     if let Some(dir) = &a.plots {

@@ -54,6 +54,8 @@ pub struct ContactRecord {
     pub contacts_max: usize,
     /// The paper's row (RTX 4090 + CPU): Schur, Local, Global, Assem., Cst. Solve, Corr., Cst. Global, Frame (ms), contacts.
     pub paper: Option<[f64; 9]>,
+    /// The paper's vertex count of the row (`5.1k`), when it has one.
+    pub paper_vertices: Option<&'static str>,
     /// Machine and build context.
     pub context: Context,
 }
@@ -65,6 +67,7 @@ struct Case {
     mesh: MeshSpec,
     lead: usize,
     paper: Option<[f64; 9]>,
+    paper_vertices: Option<&'static str>,
 }
 
 fn sheet(cells: usize) -> MeshSpec {
@@ -79,24 +82,27 @@ fn ball(resolution: usize) -> MeshSpec {
 fn cases(quick: bool) -> Vec<Case> {
     let row = |r: [f64; 9]| Some(r);
     let mut cases = vec![
-        Case { scene: "drop-lg", mesh: ball(16), lead: 20, paper: None },
+        Case { scene: "drop-lg", mesh: ball(16), lead: 20, paper: None, paper_vertices: None },
         Case {
             scene: "cloth-on-knives",
             mesh: sheet(70),
             lead: 40,
             paper: row([3.45, 0.47, 0.13, 0.25, 0.54, 0.18, 0.98, 14.73, 760.0]),
+            paper_vertices: Some("5.1k"),
         },
         Case {
             scene: "sharp-corner",
             mesh: sheet(70),
             lead: 40,
             paper: row([41.45, 0.34, 0.14, 0.87, 2.79, 0.15, 3.82, 70.77, 4570.0]),
+            paper_vertices: Some("5.1k"),
         },
         Case {
             scene: "squeezing-ball",
             mesh: ball(18),
             lead: 25,
             paper: row([11.60, 2.75, 0.50, 0.99, 1.39, 0.51, 2.89, 46.15, 3180.0]),
+            paper_vertices: Some("7.1k"),
         },
     ];
     if !quick {
@@ -106,18 +112,28 @@ fn cases(quick: bool) -> Vec<Case> {
                 mesh: sheet(100),
                 lead: 40,
                 paper: row([5.37, 0.79, 0.33, 0.46, 0.52, 0.36, 1.35, 21.42, 1190.0]),
+                paper_vertices: Some("10.2k"),
             },
             Case {
                 scene: "cloth-on-knives",
                 mesh: sheet(123),
                 lead: 40,
                 paper: row([11.07, 1.09, 0.59, 0.80, 0.60, 0.62, 2.02, 33.02, 1780.0]),
+                paper_vertices: Some("15.3k"),
+            },
+            Case {
+                scene: "sharp-corner",
+                mesh: sheet(100),
+                lead: 40,
+                paper: row([200.08, 0.49, 0.37, 2.66, 9.13, 0.37, 12.15, 277.36, 8620.0]),
+                paper_vertices: Some("10.2k"),
             },
             Case {
                 scene: "squeezing-ball",
                 mesh: ball(23),
                 lead: 25,
                 paper: row([27.91, 6.09, 1.61, 2.46, 2.80, 1.67, 6.92, 102.01, 4620.0]),
+                paper_vertices: Some("14.7k"),
             },
         ]);
     }
@@ -133,21 +149,26 @@ fn scene(case: &Case, solver: ConstraintSolver) -> Result<Scene, BenchError> {
 }
 
 /// Median of a per-step figure.
-fn median(steps: &[StepStats], f: impl Fn(&StepStats) -> f64) -> f64 {
+pub(crate) fn median(steps: &[StepStats], f: impl Fn(&StepStats) -> f64) -> f64 {
     let mut v: Vec<f64> = steps.iter().map(f).collect();
     median_p90(&mut v).0
 }
 
-/// Runs each case under both solvers: `lead` frames, then `frames` timed.
-pub fn contact_rows(quick: bool, frames: usize, gpu: bool) -> Result<Vec<ContactRecord>, BenchError> {
+/// Runs each case under both solvers (`pgs` false: the non-smooth Newton
+/// only): `lead` frames, then `frames` timed.
+pub fn contact_rows(
+    quick: bool,
+    frames: usize,
+    gpu: bool,
+    pgs: bool,
+) -> Result<Vec<ContactRecord>, BenchError> {
     let newton = ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default()));
-    let runs: Vec<(&str, ConstraintSolver, Device)> = match gpu {
-        true => vec![(newton.0, newton.1, Device::Cpu), (newton.0, newton.1, Device::Gpu)],
-        false => vec![
-            (newton.0, newton.1, Device::Cpu),
-            ("pgs", ConstraintSolver::Pgs(PgsSettings::new(200, 1e-8)), Device::Cpu),
-        ],
-    };
+    let mut runs: Vec<(&str, ConstraintSolver, Device)> = vec![(newton.0, newton.1, Device::Cpu)];
+    if gpu {
+        runs.push((newton.0, newton.1, Device::Gpu));
+    } else if pgs {
+        runs.push(("pgs", ConstraintSolver::Pgs(PgsSettings::new(200, 1e-8)), Device::Cpu));
+    }
     let mut out = Vec::new();
     for case in cases(quick) {
         for &(name, solver, device) in &runs {
@@ -205,6 +226,7 @@ pub fn contact_rows(quick: bool, frames: usize, gpu: bool) -> Result<Vec<Contact
                 frame_ms: median(&steps, |s| s.step_ms),
                 contacts_max: steps.iter().map(|s| s.contacts).max().unwrap_or(0),
                 paper: case.paper,
+                paper_vertices: case.paper_vertices,
                 context: Context::now(),
             };
             println!(

@@ -16,6 +16,7 @@ pub mod lg_acceleration;
 mod lg_cases;
 pub mod lg_contact;
 pub mod local_global;
+pub mod papers;
 mod peers;
 mod plot;
 pub mod records;
@@ -48,6 +49,9 @@ pub enum BenchCommand {
     /// How a step grows with the mesh: the drop, the twisting bar and the raptor at 5k–60k
     /// vertices, per-stage medians, peak memory and the fitted exponent.
     Scale(scale::ScaleArgs),
+    /// Every table of the four papers at the papers' sizes, beside the papers' figures
+    /// (`--markdown docs/papers.md`).
+    Papers(papers::PapersArgs),
 }
 
 /// Runs a benchmark.
@@ -60,5 +64,6 @@ pub fn bench(cmd: BenchCommand) -> Result<(), BenchError> {
         BenchCommand::EarlyTermination(a) => early_termination::bench_early_termination(a),
         BenchCommand::Corrective(a) => corrective::bench_corrective(a),
         BenchCommand::Scale(a) => scale::bench_scale(a),
+        BenchCommand::Papers(a) => papers::bench_papers(a),
     }
 }

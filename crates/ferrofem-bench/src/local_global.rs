@@ -58,7 +58,11 @@ pub struct LocalGlobalArgs {
 }
 
 /// zeng2025 Table 1's stretched cloth (`benchmarks/scenes/lg-cloth.toml`).
-fn cloth(cells: usize, model: Constitutive, bending: Option<BendingModel>) -> Result<Scene, BenchError> {
+pub(crate) fn cloth(
+    cells: usize,
+    model: Constitutive,
+    bending: Option<BendingModel>,
+) -> Result<Scene, BenchError> {
     let mut scene = template("lg-cloth")?;
     let body = &mut scene.spec.bodies[0];
     body.mesh = MeshSpec::Sheet { size: [1.0, 1.0], cells: [cells, cells] };
@@ -68,7 +72,7 @@ fn cloth(cells: usize, model: Constitutive, bending: Option<BendingModel>) -> Re
 }
 
 /// A Neo-Hookean body of a mesh file (`benchmarks/scenes/lg-mesh.toml`).
-fn file_mesh(mesh: MeshSpec) -> Result<Scene, BenchError> {
+pub(crate) fn file_mesh(mesh: MeshSpec) -> Result<Scene, BenchError> {
     let mut scene = template("lg-mesh")?;
     scene.spec.bodies[0].mesh = mesh;
     Ok(scene)
@@ -123,7 +127,8 @@ fn convergence(
     Ok((trace[1..].iter().map(|q| (e(q) - frame.reference) / (e0 - frame.reference)).collect(), ms))
 }
 
-const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
+/// zeng2025 Table 3's twisting bars: cells, the paper's `S` (MB), local, global and frame (ms).
+pub(crate) const BARS: [([usize; 3], f64, f64, f64, f64); 3] = [
     // cells, paper S (MB), paper local, global, frame (ms)
     ([26, 13, 13], 125.02, 0.87, 0.27, 6.23),
     ([34, 17, 17], 463.03, 1.67, 0.86, 13.55),
@@ -180,8 +185,16 @@ fn memory(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
     Ok(())
 }
 
-fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) -> Result<(), BenchError> {
-    for (cells, s_mb, local, global, frame) in BARS {
+/// zeng2025 Table 3 without contact: the twisting bars and the cloth
+/// extension (`smallest`: the smallest bar and cloth).
+pub(crate) fn table3(
+    a: &LocalGlobalArgs,
+    smallest: bool,
+    copy_gbs: f64,
+    out: &mut Vec<LocalGlobalRecord>,
+) -> Result<(), BenchError> {
+    let sizes = if smallest { 1 } else { usize::MAX };
+    for (cells, s_mb, local, global, frame) in BARS.into_iter().take(sizes) {
         let mut w = build(bar(cells, 1e9, "sparse-inverse", 5))?;
         let mut r = record("table3", "twisting bar", &w, copy_gbs);
         r.young = 1e9;
@@ -197,7 +210,7 @@ fn table3(a: &LocalGlobalArgs, copy_gbs: f64, out: &mut Vec<LocalGlobalRecord>) 
         (141, Constitutive::Corotational, 1.59, 0.51, 12.11),
         (141, Constitutive::NeoHookean, 1.73, 0.52, 12.88),
     ];
-    for (cells, model, local, global, frame) in cloth_rows {
+    for (cells, model, local, global, frame) in cloth_rows.into_iter().take(if smallest { 3 } else { 6 }) {
         let mut w = build(cloth(cells, model, None))?;
         let mut r = record("table3", "cloth extension", &w, copy_gbs);
         r.young = 1e5;
@@ -363,7 +376,8 @@ fn print_device(records: &[LocalGlobalRecord]) {
 /// Runs the experiments and writes the records.
 pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     if a.contact {
-        let records = crate::lg_contact::contact_rows(a.quick, a.frames, a.device.as_deref() == Some("gpu"))?;
+        let records =
+            crate::lg_contact::contact_rows(a.quick, a.frames, a.device.as_deref() == Some("gpu"), true)?;
         if let Some(p) = &a.json {
             write_json(p, &records)?;
         }
@@ -388,7 +402,7 @@ pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     } else {
         quick(&a, copy_gbs, &mut records)?;
         memory(&a, copy_gbs, &mut records)?;
-        table3(&a, copy_gbs, &mut records)?;
+        table3(&a, false, copy_gbs, &mut records)?;
         fig9(copy_gbs, &mut records)?;
         crate::lg_acceleration::rows(false, a.frames, copy_gbs, &mut records)?;
     }

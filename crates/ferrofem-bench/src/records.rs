@@ -152,6 +152,10 @@ pub struct EarlyTerminationRecord {
     pub converged_kinetic_energy: f64,
     /// table1: median step time (ms) over the compared run.
     pub step_ms_median: Option<f64>,
+    /// table1: median PCG solve per step (ms; the free-motion stage, dahl2019's timed column).
+    pub solve_ms_median: Option<f64>,
+    /// table1: mean PCG iterations per step.
+    pub cg_iterations_mean: Option<f64>,
     /// table1: largest vertex distance at the end from the converged run, % of the body size.
     pub position_error_max_pct: Option<f64>,
     /// Why the case stopped (a blow-up, constraints it could not hold), if it did.

@@ -2,6 +2,23 @@
 
 use serde::Serialize;
 
+/// The commit this binary was built from (`git describe`, `+dirty` for a
+/// changed tree; `unknown` outside a git checkout).
+pub const BUILD: &str = env!("FERROFEM_BUILD");
+
+/// The CPU's model name (`/proc/cpuinfo`), or `unknown CPU`.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
 /// Machine context of a measurement.
 #[derive(Debug, Clone, Serialize)]
 pub struct Context {

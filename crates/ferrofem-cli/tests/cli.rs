@@ -242,6 +242,67 @@ fn bench_step_quick_writes_records() {
     assert!(rec["context"]["threads"].as_u64().unwrap() >= 1);
 }
 
+/// `bench papers --quick` as a smoke test on its two cheapest papers (the
+/// whole `--quick`, about 3 minutes, is too long for CI): the second run
+/// keeps the first's records, every record has every column, and the page
+/// rendered from the records holds both papers' tables.
+#[test]
+fn bench_papers_quick_writes_records_and_the_page() {
+    let dir = tmp("bench-papers");
+    let (json, page) = (dir.join("papers.json"), dir.join("papers.md"));
+    for paper in ["zeng-implicit", "dahl2019"] {
+        let out = ferrofem()
+            .args(["bench", "papers", "--quick", "--frames", "1", "--only", paper, "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{paper}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = r.as_array().unwrap();
+    for paper in ["zeng-implicit", "dahl2019"] {
+        let of = rows.iter().filter(|x| x["paper"] == paper);
+        assert!(of.clone().filter(|x| x["ours"].is_f64()).count() >= 10, "{paper}: too few figures of ours");
+    }
+    // dahl2019's snowman has no scene yet: its rows keep the paper's figure and say why.
+    let snowman = rows.iter().filter(|x| x["row"].as_str().is_some_and(|r| r.starts_with("Snowman")));
+    assert_eq!(snowman.clone().count(), 18);
+    assert!(snowman
+        .clone()
+        .all(|x| x["ours"].is_null() && x["paper_value"].is_f64() && x["note"].is_string()));
+    for row in rows {
+        for key in
+            ["paper", "table", "row", "quantity", "paper_value", "paper_size", "paper_hardware", "provenance"]
+        {
+            assert!(!row[key].is_null(), "missing {key} in {row}");
+        }
+        if let (Some(ours), Some(paper)) = (row["ours"].as_f64(), row["paper_value"].as_f64()) {
+            assert!((row["ratio"].as_f64().unwrap() - ours / paper).abs() < 1e-12 * (ours / paper).abs());
+        }
+        let p = &row["provenance"];
+        assert!(
+            p["build"].as_str().is_some_and(|b| !b.is_empty())
+                && p["quick"] == true
+                && p["threads"].as_u64() >= Some(1)
+        );
+    }
+    let out = ferrofem()
+        .args(["bench", "papers", "--from"])
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        md.contains("## zeng-implicit") && md.contains("## dahl2019") && !md.contains("## zeng2022"),
+        "{md}"
+    );
+    assert!(md.contains("| row | quantity | paper | ours | ours ÷ paper | paper's size | ours | note |"));
+    assert!(md.contains("| zeng-implicit | Table 1 |") && md.contains("| dahl2019 | Table 1 |"));
+}
+
 #[test]
 fn bench_delassus_quick_writes_one_record_per_method() {
     let dir = tmp("bench-delassus");

@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 20] = [
+pub const SCENES: [(&str, &str); 23] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -28,6 +28,9 @@ pub const SCENES: [(&str, &str); 20] = [
     ("sharp-corner", include_str!("../../../../scenes/sharp-corner.toml")),
     ("grasp-rotate", include_str!("../../../../scenes/grasp-rotate.toml")),
     ("sliding-indenter", include_str!("../../../../scenes/sliding-indenter.toml")),
+    ("pad-on-sphere", include_str!("../../../../scenes/pad-on-sphere.toml")),
+    ("rolling-cylinder", include_str!("../../../../scenes/rolling-cylinder.toml")),
+    ("ten-tori", include_str!("../../../../scenes/ten-tori.toml")),
 ];
 
 /// Each scene's name and the first comment line of its file.

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod applications;
 mod cantilever;
 mod contact;
 mod delassus;

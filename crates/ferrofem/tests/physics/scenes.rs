@@ -86,7 +86,8 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// by that issue's interior contacts over their full length (bitwise the
 /// previous build's kinetic energy at every step, but `squeezing-ball`,
 /// 3e-12 relative from step 85, where four interior vertices moving at a
-/// roller get inactive contacts).
+/// roller get inactive contacts). `pad-on-sphere`, `rolling-cylinder` and
+/// `ten-tori` recorded when they were added (issue #50).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -99,12 +100,15 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x8ce7e0cc2c971fc9),
     ("needle", 0xdf7a966fa1f64482),
+    ("pad-on-sphere", 0xabe65eb28ed427fa),
+    ("rolling-cylinder", 0xd4c7f89961d3c9d9),
     ("sharp-corner", 0x650e7ea4e62310b5),
     ("sliding-indenter", 0x39b448a259bbaa17),
     ("slope", 0x4553ca86ed6019f9),
     ("squeezing-ball", 0x659f62673a5a1f2a),
     ("stack", 0xff7415cfa790b9cd),
     ("stick-slide", 0xce79abc47a089904),
+    ("ten-tori", 0x5d9e4a53747af730),
     ("torus-pass", 0x4da92ded4b74b730),
     ("twisting-bar", 0xc391d9cf206b7143),
     ("twisting-bar-lg", 0xc2ab140c5de97be1),

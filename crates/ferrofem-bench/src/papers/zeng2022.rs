@@ -1,0 +1,309 @@
+//! zeng2022 (isodof): Table 1 (the whole step on the raptor, W by each
+//! method), Table 2 (assembled W against the unbuilt scheme) and Table 3
+//! (W by reuse in the application scenes).
+
+use ferrofem::delassus::DelassusMethod;
+use ferrofem::integrator::Refresh;
+use ferrofem::scene::{builtin, MeshSpec, Scene};
+use ferrofem::stats::{median_p90, Stage, StepStats};
+
+use super::row::{thousands, PaperRow, Table};
+use super::PapersArgs;
+use crate::delassus::{self, DelassusArgs, DelassusBenchRecord};
+use crate::lg_contact::median;
+use crate::BenchError;
+
+const HARDWARE: &str = "Ryzen 9 5950X (16 cores) + GeForce RTX 3080";
+
+fn table(table: &'static str) -> Table {
+    Table { paper: "zeng2022", table, hardware: HARDWARE }
+}
+
+/// Tables 1–3 (`quick`: Table 1's W, Table 2's limited contact, Table 3's smallest scene).
+pub(crate) fn rows(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let mut rows = table1(a)?;
+    rows.extend(table2(a)?);
+    rows.extend(table3(a)?);
+    Ok(rows)
+}
+
+fn delassus_records(a: &PapersArgs, only: &str) -> Result<Vec<DelassusBenchRecord>, BenchError> {
+    delassus::records(&DelassusArgs {
+        quick: false,
+        json: None,
+        plots: None,
+        meshes: a.meshes.clone(),
+        repeats: if a.quick { 1 } else { 3 },
+        peers: false,
+        only: Some(only.into()),
+        device: None,
+    })
+}
+
+fn size(r: &DelassusBenchRecord) -> String {
+    format!("{}: {} DOFs, {} constraints", r.case, thousands(r.dofs), thousands(r.constraints))
+}
+
+/// Table 1: W by [CAK*14] (dense), isodof and reuse on the raptor of 59k
+/// DOFs with 2,250 constraints; with the whole step of the reuse row from
+/// `benchmarks/scenes/raptor-60k.toml` (not in `--quick`).
+fn table1(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 1");
+    let paper_size = "raptor: 59,529 DOFs, 2,250 constraints";
+    let records = delassus::table1_paper_case(&a.meshes, if a.quick { 1 } else { 3 })?;
+    let raptor = records.iter().any(|r| r.case.starts_with("raptor"));
+    let case = |r: &&DelassusBenchRecord| r.case.starts_with("raptor") == raptor;
+    let mut rows = Vec::new();
+    for (row, method, paper) in
+        [("[CAK*14]", "dense", 554.15), ("isodof", "isodof", 13.53), ("reuse isodof", "isodof-reuse", 6.56)]
+    {
+        let ours = records.iter().filter(case).find(|r| r.method == method);
+        let mut r = t.row(row, "Build W (ms)", Some(paper), paper_size);
+        if let Some(o) = ours {
+            r = r.ours(o.build_ms, size(o));
+        }
+        if !raptor {
+            r = r.note("the raptor mesh is absent: a ball of the same DOFs");
+        }
+        rows.push(r);
+    }
+    rows.push(
+        t.row("Pardiso-16", "Step (ms)", Some(1308.69), paper_size)
+            .note("Pardiso is not run here (`bench factor --peers` compares CHOLMOD's factorization)"),
+    );
+    let stages = [
+        ("Free motion (ms)", 42.45, Some(Stage::FreeMotion)),
+        ("Build W (ms), in the step", 6.56, Some(Stage::BuildDelassus)),
+        ("GS (ms)", 46.58, Some(Stage::SolveConstraints)),
+        ("Corr. (ms)", 3.82, Some(Stage::Correct)),
+        ("Step (ms)", 125.63, None),
+    ];
+    let steps = if a.quick { None } else { raptor_steps(a)? };
+    for (quantity, paper, stage) in stages {
+        let mut r = t.row("reuse isodof, whole step", quantity, Some(paper), paper_size);
+        match &steps {
+            Some((steps, size)) => {
+                let v = median(steps, |s| stage.map_or(s.step_ms, |st| s.stage_ms.get(st)));
+                r = r.ours(v, size.clone()).note(
+                    "implicit Euler, PCG preconditioned by an LDLᵀ refreshed every 10 steps in the background; \
+                     the paper's Trans. (26.22 ms, W copied from its GPU) has no counterpart",
+                );
+            }
+            None => r = r.note("whole step not run in `--quick` (or the raptor mesh is absent)"),
+        }
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// The raptor-on-a-plane scene's timed steps and its size.
+fn raptor_steps(a: &PapersArgs) -> Result<Option<(Vec<StepStats>, String)>, BenchError> {
+    let Some((_, mesh)) =
+        crate::factor::raptor_cases(&a.meshes).into_iter().find(|(n, _)| n.ends_with("20k"))
+    else {
+        return Ok(None);
+    };
+    let mut scene = crate::scenes::template("raptor-60k")?;
+    scene.spec.bodies[0].mesh = mesh;
+    let mut w = scene.build_on(ferrofem_gpu::backend())?;
+    for _ in 0..2 {
+        w.step()?;
+    }
+    let steps: Vec<StepStats> = (0..a.frames.clamp(1, 5)).map(|_| w.step()).collect::<Result<_, _>>()?;
+    let contacts = steps.iter().map(|s| s.contacts).max().unwrap_or(0);
+    let size =
+        format!("raptor 20k: {} DOFs, {} contacts", thousands(w.model.bodies[0].dofs()), thousands(contacts));
+    Ok(Some((steps, size)))
+}
+
+/// Table 2: the overhead of building W (reuse) against the unbuilt
+/// scheme's LDLᵀ solve per PGS iteration, on a ball pressed on a floor
+/// with each example's DOFs and constraints.
+fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 2");
+    let records = delassus_records(a, "table2")?;
+    let mut rows = Vec::new();
+    let examples = [
+        ("Pass Torus", "limited", "31,302 DOFs, 227.7 constraints", 2.19, 1.61, 16.1, 322.0),
+        ("Rich Contact", "rich", "6,561 DOFs, 1,328.4 constraints", 2.03, 0.61, 6.1, 122.0),
+    ];
+    for (example, kind, paper_size, overhead, solve, extra10, extra200) in examples {
+        if a.quick && kind == "rich" {
+            continue;
+        }
+        let of = |m: &str| records.iter().find(|r| r.case.contains(kind) && r.method == m);
+        let (reuse, solve_ms) = (of("isodof-reuse"), of("isodof").map(|r| r.solve_ms));
+        let quantities = [
+            ("Overhead: build W, reuse (ms)", overhead, reuse.map(|r| r.build_ms)),
+            ("Solving LDLᵀ, one (ms)", solve, solve_ms),
+            ("Unbuilt extra cost, 10 PGS iterations (ms)", extra10, solve_ms.map(|s| 10.0 * s)),
+            ("Unbuilt extra cost, 200 PGS iterations (ms)", extra200, solve_ms.map(|s| 200.0 * s)),
+        ];
+        for (quantity, paper, ours) in quantities {
+            let mut r = t.row(example, quantity, Some(paper), paper_size);
+            if let (Some(v), Some(rec)) = (ours, reuse) {
+                r = r.ours(v, size(rec));
+            }
+            rows.push(
+                r.note("a ball pressed on a floor at the example's DOFs and constraints (`bench delassus`)"),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// One application of Table 3: the paper's figures and our scene.
+struct Application {
+    example: &'static str,
+    dofs: &'static str,
+    constraints: f64,
+    step: f64,
+    w: f64,
+    speedup: f64,
+    scene: Option<fn() -> Result<Scene, BenchError>>,
+    note: &'static str,
+}
+
+fn torus_pass() -> Result<Scene, BenchError> {
+    // The ball at the paper's 31,302 DOFs (31,944), its LDLᵀ refreshed in
+    // the background every 10 steps as the paper's asynchronous preconditioner.
+    let mut scene = builtin::load("torus-pass")?;
+    scene.spec.bodies[0].mesh = MeshSpec::Ball { radius: 0.12, resolution: 21 };
+    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
+    Ok(scene)
+}
+
+fn pad_on_sphere() -> Result<Scene, BenchError> {
+    Ok(builtin::load("pad-on-sphere")?)
+}
+
+fn ten_tori() -> Result<Scene, BenchError> {
+    Ok(builtin::load("ten-tori")?)
+}
+
+fn rolling_cylinder() -> Result<Scene, BenchError> {
+    // The cylinder at the paper's 26,082 DOFs (26,460).
+    let mut scene = builtin::load("rolling-cylinder")?;
+    scene.spec.bodies[0].mesh =
+        MeshSpec::Cylinder { radius: 0.05, length: 0.1, resolution: 20, length_cells: 19 };
+    Ok(scene)
+}
+
+const MISSING: &str = "scene not built yet (issue #50)";
+
+fn applications() -> [Application; 9] {
+    let app = |example, dofs, constraints, step, w, speedup| Application {
+        example,
+        dofs,
+        constraints,
+        step,
+        w,
+        speedup,
+        scene: None,
+        note: MISSING,
+    };
+    [
+        Application {
+            scene: Some(torus_pass),
+            note:
+                "built-in `torus-pass`, its ball at the paper's DOFs (a generated ball, not the armadillo); \
+                   the pusher and the ring touch ≈ 1,000 of its surface vertices where the paper's collision \
+                   model has ≈ 76 contacts",
+            ..app("Pass Torus", "31,302", 227.7, 109.2, 2.19, 12.89)
+        },
+        Application {
+            scene: Some(ten_tori),
+            note: "built-in `ten-tori`: ten generated tori of 960 DOFs each (the paper's have 3,357; \
+                   at that size every torus surface vertex is a contact candidate and the pile's W has \
+                   ≈ 9,000 rows, a quarter of a minute a step)",
+            ..app("Multi-torus", "3,357 × 10", 323.28, 89.81, 8.83, 3.87)
+        },
+        Application {
+            scene: Some(rolling_cylinder),
+            note:
+                "built-in `rolling-cylinder` at the paper's DOFs, h = 5 ms (the paper's step is not stated)",
+            ..app("Rolling", "26,082", 537.99, 36.56, 5.06, 14.27)
+        },
+        app("Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84),
+        app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86),
+        Application {
+            scene: Some(pad_on_sphere),
+            note: "built-in `pad-on-sphere`: the 27×27×3 pad dropped on a rigid sphere",
+            ..app("Rich Contact", "6,561", 1235.40, 24.95, 2.03, 14.98)
+        },
+        app("Stacking", "30,240", 163.26, 121.54, 4.00, 1.00),
+        app("Hetero-Stacking", "2,205", 240.0, 18.86, 1.69, 1.04),
+        app("Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00),
+    ]
+}
+
+/// Table 3: per application, the step and W by reuse over the steps with
+/// contact, W's share of the step, and the speed-up over [CAK*14] (dense
+/// W, measured on copies of the state at up to `frames` of those steps).
+fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 3");
+    let mut rows = Vec::new();
+    for app in applications() {
+        let paper_size = format!("{} DOFs, {} constraints", app.dofs, app.constraints);
+        let runs = app.scene.filter(|_| !a.quick || app.example == "Rich Contact");
+        let measured = runs.map(|scene| run_application(scene()?, a.frames.min(3))).transpose()?;
+        let quantities = [
+            ("Time step (ms)", app.step),
+            ("Build W, reuse (ms)", app.w),
+            ("W share of the step (%)", 100.0 * app.w / app.step),
+            ("Speed-up of reuse over [CAK*14]", app.speedup),
+        ];
+        for (i, (quantity, paper)) in quantities.into_iter().enumerate() {
+            let mut r = t.row(app.example, quantity, Some(paper), paper_size.clone());
+            r = match &measured {
+                Some(m) => r.ours(m.figures[i], m.size.clone()).note(app.note),
+                None if app.scene.is_some() => r.note("not run in `--quick`"),
+                None => r.note(app.note),
+            };
+            rows.push(r);
+        }
+    }
+    Ok(rows)
+}
+
+/// Our figures of a Table 3 application, in its quantities' order.
+struct Measured {
+    figures: [f64; 4],
+    size: String,
+}
+
+/// Runs the scene's full length with W by reuse; at up to `probes` of its
+/// steps with contact, spaced through the run, the same step from the same
+/// state is taken by a second world with W dense.
+fn run_application(mut scene: Scene, probes: usize) -> Result<Measured, BenchError> {
+    scene.spec.constraint_solver.delassus = DelassusMethod::IsodofReuse;
+    let mut w = scene.build_on(ferrofem_gpu::backend())?;
+    scene.spec.constraint_solver.delassus = DelassusMethod::Dense;
+    let mut dense = scene.build_on(ferrofem_gpu::backend())?;
+    let total = scene.spec.simulation.steps;
+    let stride = (total / probes.max(1)).max(1);
+    let (mut steps, mut dense_w, mut reuse_w) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..total {
+        let before = w.state.clone();
+        let s = w.step()?;
+        if s.contacts > 0 {
+            if i % stride == 0 || dense_w.is_empty() && i + 1 == total {
+                dense.state = before;
+                dense_w.push(dense.step()?.stage_ms.get(Stage::BuildDelassus));
+                reuse_w.push(s.stage_ms.get(Stage::BuildDelassus));
+            }
+            steps.push(s);
+        }
+    }
+    if steps.is_empty() {
+        return Err(BenchError::Other(format!("{}: no step had contact", scene.label)));
+    }
+    let step = median(&steps, |s| s.step_ms);
+    let build = median(&steps, |s| s.stage_ms.get(Stage::BuildDelassus));
+    let speedup = median_p90(&mut dense_w).0 / median_p90(&mut reuse_w).0;
+    let dofs: usize = w.model.bodies.iter().map(|b| b.dofs()).sum();
+    // The paper's counts are means over the run (227.7, 1,235.40, …).
+    let contacts = steps.iter().map(|s| s.contacts as f64).sum::<f64>() / steps.len() as f64;
+    let size = format!("{} DOFs, {:.1} constraints (mean; contacts × 3)", thousands(dofs), 3.0 * contacts);
+    Ok(Measured { figures: [step, build, 100.0 * build / step, speedup], size })
+}

@@ -1,0 +1,222 @@
+//! zeng2025 (local-global): Tables 1–2 (memory of the sparse inverse `S`)
+//! and Table 3 (per-iteration and per-frame milliseconds, without and with
+//! contact).
+
+use ferrofem::element::BendingModel;
+use ferrofem::element::Constitutive;
+
+use super::row::{thousands, PaperRow, Table};
+use super::PapersArgs;
+use crate::lg_cases::{bar, build, record};
+use crate::lg_contact::{contact_rows, ContactRecord};
+use crate::local_global::{cloth, file_mesh, LocalGlobalArgs, BARS};
+use crate::records::LocalGlobalRecord;
+use crate::BenchError;
+use ferrofem::scene::MeshSpec;
+
+const HARDWARE: &str = "i9-13900KF (24 cores) for the local step + GeForce RTX 4090 for the rest";
+
+fn table(table: &'static str) -> Table {
+    Table { paper: "zeng2025", table, hardware: HARDWARE }
+}
+
+/// Tables 1–3 (`quick`: the smallest size of each example).
+pub(crate) fn rows(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let mut rows = table1(a)?;
+    rows.extend(table2(a)?);
+    rows.extend(table3(a)?);
+    rows.extend(table3_contact(a)?);
+    Ok(rows)
+}
+
+/// MiB: the paper's dense `A⁻¹` column (half of a 3n×3n matrix of doubles) is in 2²⁰ bytes.
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+const S_NOTE: &str =
+    "`S` of the 3n×3n matrix, as the paper stores it; we store the scalar vertex matrix's, a third";
+
+fn memory_row(t: &Table, row: String, paper: f64, paper_vertices: &str, r: &LocalGlobalRecord) -> PaperRow {
+    let size = format!("{} vertices, {} elements", thousands(r.vertices), thousands(r.elements));
+    t.row(row, "S (MiB)", Some(paper), format!("{paper_vertices} vertices"))
+        .ours(mib(r.s_bytes_3n), size)
+        .note(S_NOTE)
+}
+
+/// Table 1: the square cloth at four sizes with no, isometric and Laplace–Beltrami bending.
+fn table1(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 1");
+    let sizes = [
+        (70, "5.1k", [34.80, 62.37, 87.08]),
+        (100, "10.2k", [102.51, 183.82, 258.85]),
+        (122, "15.3k", [183.79, 342.68, 487.14]),
+        (141, "20.2k", [280.41, 523.36, 749.10]),
+    ];
+    let bendings = [
+        ("no bending", None),
+        ("isometric bending", Some(BendingModel::Isometric)),
+        ("Laplace-Beltrami bending", Some(BendingModel::LaplaceBeltrami)),
+    ];
+    let mut rows = Vec::new();
+    for (cells, vertices, papers) in sizes.into_iter().take(if a.quick { 1 } else { 4 }) {
+        for ((name, bending), paper) in bendings.into_iter().zip(papers) {
+            let w = build(cloth(cells, Constitutive::Arap, bending))?;
+            let r = record("table1-2", "cloth", &w, 0.0);
+            rows.push(memory_row(&t, format!("square cloth, {name}, {vertices}"), paper, vertices, &r));
+        }
+    }
+    Ok(rows)
+}
+
+/// Table 2: the tet meshes (bar, raptor, ball; the wooper and the
+/// gingerbread man are not built yet).
+fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 2");
+    let mut rows = Vec::new();
+    let take = if a.quick { 1 } else { 3 };
+    for ((cells, s_mb, ..), vertices) in BARS.into_iter().zip(["5.3k", "11.3k", "20.8k"]).take(take) {
+        let r = record("table1-2", "bar", &build(bar(cells, 1e9, "sparse-inverse", 5))?, 0.0);
+        rows.push(memory_row(&t, format!("bar {vertices}"), s_mb, vertices, &r));
+    }
+    if a.quick {
+        return Ok(rows);
+    }
+    let raptors = crate::factor::raptor_cases(&a.meshes);
+    for (ours, paper_vertices, s_mb) in
+        [("10k", "10.0k", 120.00), ("14k", "15.0k", 260.85), ("20k", "20.4k", 467.58)]
+    {
+        let row = format!("raptor {paper_vertices}");
+        match raptors.iter().find(|(n, _)| n.ends_with(ours)) {
+            Some((_, mesh)) => {
+                let r = record("table1-2", "raptor", &build(file_mesh(mesh.clone()))?, 0.0);
+                rows.push(memory_row(&t, row, s_mb, paper_vertices, &r));
+            }
+            None => {
+                rows.push(t.row(row, "S (MiB)", Some(s_mb), paper_vertices).note("the raptor mesh is absent"))
+            }
+        }
+    }
+    for (resolution, vertices, s_mb) in [(18, "7.1k", 266.87), (23, "14.7k", 946.97)] {
+        let mesh = MeshSpec::Ball { radius: 0.1, resolution };
+        let r = record("table1-2", "ball", &build(file_mesh(mesh))?, 0.0);
+        rows.push(memory_row(&t, format!("ball {vertices}"), s_mb, vertices, &r));
+    }
+    for (example, vertices, s_mb) in [
+        ("wooper", "5.3k", 67.14),
+        ("wooper", "11.8k", 295.09),
+        ("gingerbread man", "11.1k", 227.30),
+        ("gingerbread man", "19.5k", 619.41),
+    ] {
+        rows.push(
+            t.row(format!("{example} {vertices}"), "S (MiB)", Some(s_mb), format!("{vertices} vertices"))
+                .note("mesh not built yet (issue #50)"),
+        );
+    }
+    Ok(rows)
+}
+
+fn lg_args(a: &PapersArgs) -> LocalGlobalArgs {
+    LocalGlobalArgs {
+        quick: a.quick,
+        json: None,
+        plots: None,
+        meshes: a.meshes.clone(),
+        frames: a.frames,
+        contact: false,
+        device: None,
+    }
+}
+
+/// Table 3 without contact: the twisting bars and the cloth extension.
+fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 3");
+    let mut records = Vec::new();
+    crate::local_global::table3(&lg_args(a), a.quick, 0.0, &mut records)?;
+    let mut rows = Vec::new();
+    for r in &records {
+        let Some(p) = r.paper else { continue };
+        let row = format!("{}, {}, {:.1}k", r.scene, r.constitutive, r.vertices as f64 / 1e3);
+        let size = format!("{} vertices, {} elements", thousands(r.vertices), thousands(r.elements));
+        let paper_size = match r.vertices {
+            5292 => "5.3k vertices, 26.4k tets",
+            11340 => "11.3k vertices, 59.0k tets",
+            20812 => "20.8k vertices, 111.1k tets",
+            10201 => "10.2k vertices, 20.2k triangles",
+            _ => "20.2k vertices, 40.0k triangles",
+        };
+        let quantities = [
+            ("Local, per iteration (ms)", p.local_ms, r.local_ms),
+            ("Global, per iteration (ms)", p.global_ms, r.global_ms),
+            ("Frame, 5 iterations (ms)", p.frame_ms, r.frame_ms),
+        ];
+        for (quantity, paper, ours) in quantities {
+            rows.push(t.row(row.clone(), quantity, paper, paper_size).ours(ours, size.clone()));
+        }
+    }
+    Ok(rows)
+}
+
+/// The contact rows we have no scene for: example, vertices, the paper's
+/// Schur., Local, Cst. Global, Frame (ms) and contacts.
+const MISSING_CONTACT: [(&str, &str, [f64; 5]); 7] = [
+    ("Pulling Wooper", "5.3k", [4.76, 1.25, 0.98, 19.95, 420.0]),
+    ("Pulling Wooper", "11.8k", [16.30, 3.06, 1.87, 46.20, 730.0]),
+    ("Gingerbread Man", "11.1k", [8.37, 2.77, 1.52, 34.75, 740.0]),
+    ("Gingerbread Man", "19.5k", [14.16, 5.03, 2.95, 59.76, 800.0]),
+    ("Grabbing Raptor", "10.3k", [2.42, 1.72, 1.27, 21.49, 140.0]),
+    ("Grabbing Raptor", "15.3k", [2.43, 2.63, 1.84, 29.68, 130.0]),
+    ("Grabbing Raptor", "20.4k", [2.62, 3.51, 2.61, 38.62, 140.0]),
+];
+
+const CONTACT_QUANTITIES: [&str; 4] = [
+    "Schur. W, per frame (ms)",
+    "Local, per iteration (ms)",
+    "Cst. Global, per iteration (ms)",
+    "Frame max (ms)",
+];
+
+/// Table 3 with contact: the non-smooth Newton with CR, 5 iterations per frame.
+fn table3_contact(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
+    let t = table("Table 3");
+    let records = contact_rows(a.quick, a.frames, false, false)?;
+    let mut rows = Vec::new();
+    for r in records.iter().filter(|r| r.paper.is_some()) {
+        rows.extend(contact_row(&t, r));
+    }
+    for (example, vertices, p) in MISSING_CONTACT {
+        let size = format!("{vertices} vertices, {:.2}k contacts", p[4] / 1e3);
+        for (quantity, paper) in CONTACT_QUANTITIES.into_iter().zip(p) {
+            let row = format!("{example} {vertices}");
+            rows.push(
+                t.row(row, quantity, Some(paper), size.clone()).note("scene not built yet (issue #50)"),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+fn contact_row(t: &Table, r: &ContactRecord) -> Vec<PaperRow> {
+    let p = r.paper.expect("rows with a paper figure");
+    let paper_size = format!("{} vertices, {:.2}k contacts", r.paper_vertices.unwrap_or("?"), p[8] / 1e3);
+    let size = format!("{} vertices, {:.2}k contacts", thousands(r.vertices), r.contacts_max as f64 / 1e3);
+    let row = format!("{} {}", title(&r.scene), r.paper_vertices.unwrap_or(""));
+    let ours = [r.schur_ms, r.local_ms, r.constrained_global_ms, r.frame_ms];
+    let papers = [p[0], p[1], p[6], p[7]];
+    CONTACT_QUANTITIES
+        .into_iter()
+        .zip(papers.into_iter().zip(ours))
+        .map(|(quantity, (paper, ours))| {
+            t.row(row.clone(), quantity, Some(paper), paper_size.clone())
+                .ours(ours, size.clone())
+                .note("our frame includes contact detection; the paper's excludes it")
+        })
+        .collect()
+}
+
+/// `cloth-on-knives` → `Cloth on knives`.
+fn title(scene: &str) -> String {
+    let s = scene.replace('-', " ");
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}

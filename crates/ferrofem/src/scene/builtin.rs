@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 23] = [
+pub const SCENES: [(&str, &str); 24] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -31,6 +31,7 @@ pub const SCENES: [(&str, &str); 23] = [
     ("pad-on-sphere", include_str!("../../../../scenes/pad-on-sphere.toml")),
     ("rolling-cylinder", include_str!("../../../../scenes/rolling-cylinder.toml")),
     ("ten-tori", include_str!("../../../../scenes/ten-tori.toml")),
+    ("hetero-stack", include_str!("../../../../scenes/hetero-stack.toml")),
 ];
 
 /// Each scene's name and the first comment line of its file.

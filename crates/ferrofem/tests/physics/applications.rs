@@ -152,3 +152,35 @@ fn the_pile_of_tori_exchanges_momentum_only_with_the_obstacles() {
     }
     assert!(most > 500, "the pile formed only {most} contacts");
 }
+
+/// The vertical contact force on body `b`'s bottom face: the forces on its
+/// vertices within 1 mm of its lowest one, summed.
+fn bottom_face_reaction(w: &ferrofem::World, b: usize) -> f64 {
+    let x = &w.state.bodies[b].positions;
+    let lowest = x.iter().skip(2).step_by(3).copied().fold(f64::INFINITY, f64::min);
+    let forces = &w.constraints().problem.bodies[b].forces;
+    (0..x.len() / 3).filter(|&i| x[3 * i + 2] < lowest + 1e-3).map(|i| forces[3 * i + 2]).sum()
+}
+
+/// zeng2022 Fig. 18, bottom (`hetero-stack`): five pads, alternately 10×
+/// stiffer, on the floor. Once the stack has settled (from step 8), each
+/// pad's bottom face carries the weight of that pad and those above it
+/// within 1 % (the floor the whole stack's): W couples every interface's
+/// forces with the pads above and below it. No pad sinks into another.
+#[test]
+fn each_interface_of_the_heterogeneous_stack_carries_the_weight_above() {
+    let mut w = common::builtin("hetero-stack", |_| {});
+    let weights: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
+    for step in 1..=15 {
+        let s = w.step().unwrap();
+        assert!(s.max_penetration < 1e-6, "step {step}: {}", s.max_penetration);
+        for b in (0..weights.len()).filter(|_| step >= 8) {
+            let above: f64 = weights[b..].iter().sum();
+            let carried = bottom_face_reaction(&w, b);
+            assert!(
+                (carried - above).abs() < 0.01 * above,
+                "step {step}, pad {b}: {carried} N against {above} N"
+            );
+        }
+    }
+}

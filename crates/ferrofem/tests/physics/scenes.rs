@@ -86,8 +86,8 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// by that issue's interior contacts over their full length (bitwise the
 /// previous build's kinetic energy at every step, but `squeezing-ball`,
 /// 3e-12 relative from step 85, where four interior vertices moving at a
-/// roller get inactive contacts). `pad-on-sphere`, `rolling-cylinder` and
-/// `ten-tori` recorded when they were added (issue #50).
+/// roller get inactive contacts). `hetero-stack`, `pad-on-sphere`,
+/// `rolling-cylinder` and `ten-tori` recorded when they were added (issue #50).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -97,6 +97,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("drop-lg", 0xb61eb57b9be9fabd),
     ("grasp-rotate", 0xe37ba6245bb9ab69),
     ("hanging-cloth", 0x74dfaae35ff804d7),
+    ("hetero-stack", 0xb7dd32be641b454a),
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x8ce7e0cc2c971fc9),
     ("needle", 0xdf7a966fa1f64482),

@@ -56,6 +56,8 @@ pub struct ContactRecord {
     pub paper: Option<[f64; 9]>,
     /// The paper's vertex count of the row (`5.1k`), when it has one.
     pub paper_vertices: Option<&'static str>,
+    /// The error that stopped the run, if one did (its figures are then 0).
+    pub failed: Option<String>,
     /// Machine and build context.
     pub context: Context,
 }
@@ -190,13 +192,18 @@ pub fn contact_rows(
                 (0..frames.max(1)).map(|_| w.step()).collect::<Result<Vec<_>, _>>()
             };
             // A GPU row whose `W` outgrows the adapter (lavapipe: 128 MB
-            // per buffer) is reported and skipped.
-            let steps = match run(&mut w) {
+            // per buffer) is reported and skipped; a CPU row that fails
+            // is recorded with its error (its figures 0) and the next runs.
+            let (steps, failed) = match run(&mut w) {
                 Err(e) if device == Device::Gpu => {
                     eprintln!("skipping {} on the GPU: {e}", case.scene);
                     continue;
                 }
-                steps => steps?,
+                Err(e) => {
+                    eprintln!("{} ({} vertices): {e}", case.scene, w.model.bodies[0].vertex_count());
+                    (Vec::new(), Some(e.to_string()))
+                }
+                Ok(steps) => (steps, None),
             };
             let k = w.local_global().map_or(1, |lg| lg.settings.iterations) as f64;
             let per = |st: Stage| move |s: &StepStats| s.stage_ms.get(st) / k;
@@ -227,6 +234,7 @@ pub fn contact_rows(
                 contacts_max: steps.iter().map(|s| s.contacts).max().unwrap_or(0),
                 paper: case.paper,
                 paper_vertices: case.paper_vertices,
+                failed,
                 context: Context::now(),
             };
             println!(

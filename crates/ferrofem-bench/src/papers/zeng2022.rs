@@ -255,7 +255,8 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     for app in applications() {
         let paper_size = format!("{} DOFs, {} constraints", app.dofs, app.constraints);
         let runs = app.scene.filter(|_| !a.quick || app.example == "Rich Contact");
-        let measured = runs.map(|scene| run_application(scene()?, a.frames.min(3))).transpose()?;
+        // A run that fails is reported in its rows' note, and the table goes on.
+        let measured = runs.map(|scene| scene().and_then(|s| run_application(s, a.frames.min(3))));
         let quantities = [
             ("Time step (ms)", app.step),
             ("Build W, reuse (ms)", app.w),
@@ -265,7 +266,8 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
         for (i, (quantity, paper)) in quantities.into_iter().enumerate() {
             let mut r = t.row(app.example, quantity, Some(paper), paper_size.clone());
             r = match &measured {
-                Some(m) => r.ours(m.figures[i], m.size.clone()).note(app.note),
+                Some(Ok(m)) => r.ours(m.figures[i], m.size.clone()).note(app.note),
+                Some(Err(e)) => r.note(format!("our run stopped: {e}")),
                 None if app.scene.is_some() => r.note("not run in `--quick`"),
                 None => r.note(app.note),
             };

@@ -207,9 +207,13 @@ fn contact_row(t: &Table, r: &ContactRecord) -> Vec<PaperRow> {
         .into_iter()
         .zip(papers.into_iter().zip(ours))
         .map(|(quantity, (paper, ours))| {
-            t.row(row.clone(), quantity, Some(paper), paper_size.clone())
-                .ours(ours, size.clone())
-                .note("our frame includes contact detection; the paper's excludes it")
+            let row = t.row(row.clone(), quantity, Some(paper), paper_size.clone());
+            match &r.failed {
+                Some(e) => row.note(format!("our run stopped: {e}")),
+                None => row
+                    .ours(ours, size.clone())
+                    .note("our frame includes contact detection; the paper's excludes it"),
+            }
         })
         .collect()
 }

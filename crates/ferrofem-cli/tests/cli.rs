@@ -243,7 +243,7 @@ fn bench_step_quick_writes_records() {
 }
 
 /// `bench papers --quick` as a smoke test on its two cheapest papers (the
-/// whole `--quick`, about 3 minutes, is too long for CI): the second run
+/// whole `--quick`, 81 s, is too long for CI): the second run
 /// keeps the first's records, every record has every column, and the page
 /// rendered from the records holds both papers' tables.
 #[test]

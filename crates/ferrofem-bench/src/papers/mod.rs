@@ -26,7 +26,7 @@ use crate::BenchError;
 /// Arguments of `bench papers`.
 #[derive(Debug, Args)]
 pub struct PapersArgs {
-    /// The smallest row of each table (a few minutes in all).
+    /// The smallest row of each table (about 80 s on 2 cores).
     #[arg(long)]
     pub quick: bool,
     /// One paper only: zeng2022, zeng2025, zeng-implicit or dahl2019 (with

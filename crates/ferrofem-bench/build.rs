@@ -6,8 +6,12 @@ use std::process::Command;
 
 fn main() {
     let git = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.git");
-    for f in ["HEAD", "index"] {
-        if git.join(f).exists() {
+    // Rebuilt when the checkout moves (HEAD, the branch it names: a commit)
+    // or its tree is staged (the index), so the name is never a stale one.
+    let head = std::fs::read_to_string(git.join("HEAD")).unwrap_or_default();
+    let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_string());
+    for f in ["HEAD", "index", "packed-refs"].into_iter().map(String::from).chain(branch) {
+        if git.join(&f).exists() {
             println!("cargo:rerun-if-changed={}", git.join(f).display());
         }
     }

@@ -252,7 +252,7 @@ fn applications() -> [Application; 9] {
 
 /// Table 3: per application, the step and W by reuse over the steps with
 /// contact, W's share of the step, and the speed-up over [CAK*14] (dense
-/// W, measured on copies of the state at up to `frames` of those steps).
+/// W, measured on copies of the state at up to 3 of those steps).
 fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     let t = table("Table 3");
     let mut rows = Vec::new();

@@ -303,6 +303,25 @@ fn bench_papers_quick_writes_records_and_the_page() {
     assert!(md.contains("| zeng-implicit | Table 1 |") && md.contains("| dahl2019 | Table 1 |"));
 }
 
+/// `bench papers` mistakes: records that are missing or are not `bench
+/// papers` records are named with the file; `--from` with a run's options is
+/// refused before anything runs.
+#[test]
+fn bench_papers_mistakes_are_named() {
+    let dir = tmp("bench-papers-mistakes");
+    let (missing, other) = (dir.join("missing.json"), dir.join("other.json"));
+    std::fs::write(&other, r#"[{"experiment": "table1"}]"#).unwrap();
+    for (file, says) in [(&missing, "missing.json"), (&other, "not records of `bench papers --json`")] {
+        let out = ferrofem().args(["bench", "papers", "--from"]).arg(file).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = ferrofem().args(["bench", "papers", "--quick", "--from"]).arg(&other).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("cannot be used with"), "{err}");
+}
+
 #[test]
 fn bench_delassus_quick_writes_one_record_per_method() {
     let dir = tmp("bench-delassus");

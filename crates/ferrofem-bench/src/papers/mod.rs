@@ -40,7 +40,7 @@ pub struct PapersArgs {
     #[arg(long)]
     pub markdown: Option<PathBuf>,
     /// Render `--markdown` from this JSON file of records instead of running.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["quick", "only", "frames"])]
     pub from: Option<PathBuf>,
     /// Folder of external meshes (raptor); rows that need an absent mesh say so.
     #[arg(long, default_value = "../shared/meshes")]
@@ -97,5 +97,7 @@ fn run(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
 
 fn read_rows(path: &std::path::Path) -> Result<Vec<PaperRow>, BenchError> {
     let text = std::fs::read_to_string(path).map_err(|e| BenchError::Io(path.to_path_buf(), e))?;
-    serde_json::from_str(&text).map_err(|e| BenchError::Other(format!("{}: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| {
+        BenchError::Other(format!("{}: not records of `bench papers --json`: {e}", path.display()))
+    })
 }

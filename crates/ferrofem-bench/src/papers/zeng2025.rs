@@ -143,7 +143,8 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
             11340 => "11.3k vertices, 59.0k tets",
             20812 => "20.8k vertices, 111.1k tets",
             10201 => "10.2k vertices, 20.2k triangles",
-            _ => "20.2k vertices, 40.0k triangles",
+            20164 => "20.2k vertices, 40.0k triangles",
+            _ => "—",
         };
         let quantities = [
             ("Local, per iteration (ms)", p.local_ms, r.local_ms),

@@ -2,6 +2,8 @@
 //! the binary runs them from any folder; a case edits the parsed scene
 //! (mesh, sizes, material, method) rather than formatting TOML.
 
+use std::path::Path;
+
 use ferrofem::scene::{MeshSpec, Scene};
 
 use crate::BenchError;
@@ -19,6 +21,28 @@ const TEMPLATES: [(&str, &str); 10] = [
     ("et-bowling", include_str!("../../../benchmarks/scenes/et-bowling.toml")),
     ("et-spin", include_str!("../../../benchmarks/scenes/et-spin.toml")),
 ];
+
+/// (name, file content) of the scenes under `scenes/external/` the benches
+/// run: their meshes are read from the folder given on the command line.
+const EXTERNAL: [(&str, &str); 2] = [
+    ("hetero-armadillo", include_str!("../../../scenes/external/hetero-armadillo.toml")),
+    ("gripper-raptor", include_str!("../../../scenes/external/gripper-raptor.toml")),
+];
+
+/// The scene `scenes/external/<name>.toml` with its shared meshes read from
+/// `meshes` (the file names them from the checkout, `../shared/meshes`);
+/// `None` when that folder is absent.
+pub fn external(name: &str, meshes: &Path) -> Result<Option<Scene>, BenchError> {
+    let (_, text) = EXTERNAL
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| BenchError::Other(format!("no external scene {name}")))?;
+    if !meshes.is_dir() {
+        return Ok(None);
+    }
+    let text = text.replace("../../../shared/meshes/", &format!("{}/", meshes.display()));
+    Ok(Some(Scene::from_toml(&text, ".".into(), &format!("scenes/external/{name}.toml"))?))
+}
 
 /// The template `benchmarks/scenes/<name>.toml`, parsed and validated.
 pub fn template(name: &str) -> Result<Scene, BenchError> {

@@ -2,6 +2,8 @@
 //! method), Table 2 (assembled W against the unbuilt scheme) and Table 3
 //! (W by reuse in the application scenes).
 
+use std::path::Path;
+
 use ferrofem::delassus::DelassusMethod;
 use ferrofem::integrator::Refresh;
 use ferrofem::scene::{builtin, MeshSpec, Scene};
@@ -156,6 +158,9 @@ fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     Ok(rows)
 }
 
+/// A Table 3 scene from the folder of shared meshes; `None` when absent.
+type SceneFn = fn(&Path) -> Result<Option<Scene>, BenchError>;
+
 /// One application of Table 3: the paper's figures and our scene.
 struct Application {
     example: &'static str,
@@ -164,37 +169,46 @@ struct Application {
     step: f64,
     w: f64,
     speedup: f64,
-    scene: Option<fn() -> Result<Scene, BenchError>>,
+    /// The scene, given the folder of shared meshes (`None`: a mesh is absent).
+    scene: Option<SceneFn>,
     note: &'static str,
 }
 
-fn torus_pass() -> Result<Scene, BenchError> {
+fn torus_pass(_: &Path) -> Result<Option<Scene>, BenchError> {
     // The ball at the paper's 31,302 DOFs (31,944), its LDLᵀ refreshed in
     // the background every 10 steps as the paper's asynchronous preconditioner.
     let mut scene = builtin::load("torus-pass")?;
     scene.spec.bodies[0].mesh = MeshSpec::Ball { radius: 0.12, resolution: 21 };
     scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
-    Ok(scene)
+    Ok(Some(scene))
 }
 
-fn pad_on_sphere() -> Result<Scene, BenchError> {
-    Ok(builtin::load("pad-on-sphere")?)
+fn pad_on_sphere(_: &Path) -> Result<Option<Scene>, BenchError> {
+    Ok(Some(builtin::load("pad-on-sphere")?))
 }
 
-fn hetero_stack() -> Result<Scene, BenchError> {
-    Ok(builtin::load("hetero-stack")?)
+fn hetero_stack(_: &Path) -> Result<Option<Scene>, BenchError> {
+    Ok(Some(builtin::load("hetero-stack")?))
 }
 
-fn ten_tori() -> Result<Scene, BenchError> {
-    Ok(builtin::load("ten-tori")?)
+fn ten_tori(_: &Path) -> Result<Option<Scene>, BenchError> {
+    Ok(Some(builtin::load("ten-tori")?))
 }
 
-fn rolling_cylinder() -> Result<Scene, BenchError> {
+fn rolling_cylinder(_: &Path) -> Result<Option<Scene>, BenchError> {
     // The cylinder at the paper's 26,082 DOFs (26,460).
     let mut scene = builtin::load("rolling-cylinder")?;
     scene.spec.bodies[0].mesh =
         MeshSpec::Cylinder { radius: 0.05, length: 0.1, resolution: 20, length_cells: 19 };
-    Ok(scene)
+    Ok(Some(scene))
+}
+
+fn hetero_armadillo(meshes: &Path) -> Result<Option<Scene>, BenchError> {
+    crate::scenes::external("hetero-armadillo", meshes)
+}
+
+fn gripper_raptor(meshes: &Path) -> Result<Option<Scene>, BenchError> {
+    crate::scenes::external("gripper-raptor", meshes)
 }
 
 const MISSING: &str = "scene not built yet (issue #50)";
@@ -232,7 +246,12 @@ fn applications() -> [Application; 9] {
                 "built-in `rolling-cylinder` at the paper's DOFs, h = 5 ms (the paper's step is not stated)",
             ..app("Rolling", "26,082", 537.99, 36.56, 5.06, 14.27)
         },
-        app("Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84),
+        Application {
+            scene: Some(hetero_armadillo),
+            note: "`scenes/external/hetero-armadillo.toml`: fTetWild's 8.8k-vertex armadillo of the shared \
+                   meshes (the paper's has 10.4k), a 10× stiffer torso and head, an icosphere pushed into its belly",
+            ..app("Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84)
+        },
         app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86),
         Application {
             scene: Some(pad_on_sphere),
@@ -246,7 +265,13 @@ fn applications() -> [Application; 9] {
                    contact (≈ 1,320 constraints against the paper's 240), and PGS takes its 1,000 sweeps",
             ..app("Hetero-Stacking", "2,205", 240.0, 18.86, 1.69, 1.04)
         },
-        app("Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00),
+        Application {
+            scene: Some(gripper_raptor),
+            note: "`scenes/external/gripper-raptor.toml`: two soft fingers of 474 DOFs (SoftRobots' \
+                   CableGripper finger) driven by their bases squeeze, lift and carry fTetWild's 9.5k-vertex \
+                   raptor of the shared meshes; PGS at its 300-sweep cap in most steps",
+            ..app("Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00)
+        },
     ]
 }
 
@@ -260,7 +285,11 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
         let paper_size = format!("{} DOFs, {} constraints", app.dofs, app.constraints);
         let runs = app.scene.filter(|_| !a.quick || app.example == "Rich Contact");
         // A run that fails is reported in its rows' note, and the table goes on.
-        let measured = runs.map(|scene| scene().and_then(|s| run_application(s, a.frames.min(3))));
+        let measured = runs.map(|scene| match scene(&a.meshes) {
+            Ok(Some(s)) => run_application(s, a.frames.min(3)).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        });
         let quantities = [
             ("Time step (ms)", app.step),
             ("Build W, reuse (ms)", app.w),
@@ -270,7 +299,8 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
         for (i, (quantity, paper)) in quantities.into_iter().enumerate() {
             let mut r = t.row(app.example, quantity, Some(paper), paper_size.clone());
             r = match &measured {
-                Some(Ok(m)) => r.ours(m.figures[i], m.size.clone()).note(app.note),
+                Some(Ok(Some(m))) => r.ours(m.figures[i], m.size.clone()).note(app.note),
+                Some(Ok(None)) => r.note("its mesh is absent (`--meshes`)"),
                 Some(Err(e)) => r.note(format!("our run stopped: {e}")),
                 None if app.scene.is_some() => r.note("not run in `--quick`"),
                 None => r.note(app.note),

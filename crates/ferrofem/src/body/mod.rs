@@ -8,7 +8,7 @@ mod kinematics;
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-pub use kinematics::{Kinematic, Motion};
+pub use kinematics::{keyframe_offset, Kinematic, Motion};
 
 use crate::element::{Bending, Constitutive, Lame, Stencil, TetElement, TriElement};
 use crate::material::Material;

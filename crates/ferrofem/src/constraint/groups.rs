@@ -82,7 +82,7 @@ pub fn gather_groups(
                 key,
             });
         }
-        for &(v, target) in &body.attachments {
+        for &(v, ref target) in &body.attachments {
             let goal = target.target(body.rest_vertex(v), t + h);
             groups.push(Group {
                 law: ConstraintGroup::Attachment,

@@ -8,6 +8,7 @@ pub use mesh::MeshGeometry;
 
 use std::sync::Arc;
 
+use crate::body::keyframe_offset;
 use nalgebra::{Rotation3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -74,21 +75,7 @@ impl ObstacleMotion {
     /// Offset of the origin and its velocity at time `t`.
     pub fn offset(&self, t: f64) -> (Vector3<f64>, Vector3<f64>) {
         let v = Vector3::from(self.velocity);
-        let Some(first) = self.path.first() else {
-            return (v * t, v);
-        };
-        let at = |k: &[f64; 4]| Vector3::new(k[1], k[2], k[3]);
-        if t <= first[0] {
-            return (at(first), Vector3::zeros());
-        }
-        for w in self.path.windows(2) {
-            if t <= w[1][0] {
-                let s = (t - w[0][0]) / (w[1][0] - w[0][0]);
-                let vel = (at(&w[1]) - at(&w[0])) / (w[1][0] - w[0][0]);
-                return (at(&w[0]) * (1.0 - s) + at(&w[1]) * s, vel);
-            }
-        }
-        (at(self.path.last().unwrap_or(first)), Vector3::zeros())
+        keyframe_offset(&self.path, t).unwrap_or((v * t, v))
     }
 }
 

@@ -103,13 +103,13 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<Body, SimError> 
     }
     for (r, p) in spec.prescribed.iter().enumerate() {
         let verts = pick(p.bbox.as_ref(), p.vertices.as_deref(), format!("{key}.prescribed[{r}]"))?;
-        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion)));
+        verts.into_iter().for_each(|v| kinematic[v] = Some(Kinematic::Moving(p.motion.clone())));
     }
     let mut attachments = Vec::new();
     for (r, a) in spec.attach.iter().enumerate() {
         let verts = pick(a.bbox.as_ref(), a.vertices.as_deref(), format!("{key}.attach[{r}]"))?;
-        let target = a.motion.map_or(Kinematic::Fixed, Kinematic::Moving);
-        attachments.extend(verts.into_iter().map(|v| (v, target)));
+        let target = a.motion.clone().map_or(Kinematic::Fixed, Kinematic::Moving);
+        attachments.extend(verts.into_iter().map(|v| (v, target.clone())));
     }
     let def = BodyMaterial {
         materials,

@@ -383,8 +383,8 @@ impl BodySpec {
         for (r, a) in self.attach.iter().enumerate() {
             let k = format!("{key}.attach[{r}]");
             one_selection(&k, a.bbox.is_some(), a.vertices.is_some(), "`box` or `vertices`")?;
-            if let Some(m) = a.motion {
-                motion_ok(&m).map_err(|msg| Invalid::new(format!("{k}.motion"), msg))?;
+            if let Some(m) = &a.motion {
+                motion_ok(m).map_err(|msg| Invalid::new(format!("{k}.motion"), msg))?;
             }
         }
         for (r, p) in self.prescribed.iter().enumerate() {
@@ -397,12 +397,18 @@ impl BodySpec {
 }
 
 fn motion_ok(m: &Motion) -> Result<(), String> {
-    let ok = match *m {
+    let ok = match m {
         Motion::Velocity(v) => v.iter().all(|x| x.is_finite()),
         Motion::Rotation { axis, center, angular_velocity } => {
-            axis.iter().chain(&center).all(|x| x.is_finite())
+            axis.iter().chain(center).all(|x| x.is_finite())
                 && angular_velocity.is_finite()
                 && axis.iter().any(|x| *x != 0.0)
+        }
+        Motion::Path(path) => {
+            if path.is_empty() || path.windows(2).any(|w| w[1][0] <= w[0][0]) {
+                return Err("a path needs keyframes at increasing times".into());
+            }
+            path.iter().flatten().all(|x| x.is_finite())
         }
     };
     if ok {

@@ -135,7 +135,9 @@ impl LocalGlobal {
     /// controller moved them between steps); weights and `A` stay.
     pub fn retarget(&mut self, b: usize, kinematic: &[Option<crate::body::Kinematic>]) {
         for pin in &mut self.bodies[b].pins {
-            pin.motion = kinematic[pin.vertex].unwrap_or(pin.motion);
+            if let Some(k) = &kinematic[pin.vertex] {
+                pin.motion = k.clone();
+            }
         }
     }
 

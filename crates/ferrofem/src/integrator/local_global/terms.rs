@@ -8,7 +8,7 @@ use crate::body::Kinematic;
 
 /// A positional constraint as a local term: `w/2 ‖x_v − t(t)‖²`, its
 /// projection the target itself (zeng2025 §3.3: fixed or moving points).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Pin {
     /// Vertex index.
     pub vertex: usize,

@@ -113,7 +113,7 @@ pub(super) fn state_weights(body: &Body, h: f64) -> Vec<f64> {
 /// global matrix.
 pub(super) fn pins(body: &Body) -> Vec<Pin> {
     let pin = |(v, k): (usize, &Option<_>)| {
-        k.map(|motion| Pin { vertex: v, weight: 0.0, motion, rest: body.rest_vertex(v) })
+        k.clone().map(|motion| Pin { vertex: v, weight: 0.0, motion, rest: body.rest_vertex(v) })
     };
     body.kinematic.iter().enumerate().filter_map(pin).collect()
 }

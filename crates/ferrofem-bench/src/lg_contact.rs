@@ -6,9 +6,11 @@
 //! CPU and on the GPU side by side, both with the sparse-inverse global
 //! step.
 
+use std::path::Path;
+
 use serde::Serialize;
 
-use ferrofem::scene::{builtin, MeshSpec, Scene};
+use ferrofem::scene::{builtin, MeshSpec, Scene, Tetrahedralize};
 use ferrofem::solver::{ConstraintSolver, NewtonSettings, PgsSettings};
 use ferrofem::stats::{median_p90, Stage, StepStats};
 use ferrofem::Device;
@@ -62,10 +64,13 @@ pub struct ContactRecord {
     pub context: Context,
 }
 
-/// A case: built-in scene, its body mesh at the paper's size, frames run
-/// before timing (until contact is rich), the paper's row.
+/// A case: built-in scene (or, with `external`, one of `scenes/external/`
+/// whose mesh path is relative to the shared meshes), its body mesh at the
+/// paper's size, frames run before timing (until contact is rich), the
+/// paper's row.
 struct Case {
     scene: &'static str,
+    external: bool,
     mesh: MeshSpec,
     lead: usize,
     paper: Option<[f64; 9]>,
@@ -84,8 +89,16 @@ fn ball(resolution: usize) -> MeshSpec {
 fn cases(quick: bool) -> Vec<Case> {
     let row = |r: [f64; 9]| Some(r);
     let mut cases = vec![
-        Case { scene: "drop-lg", mesh: ball(16), lead: 20, paper: None, paper_vertices: None },
         Case {
+            scene: "drop-lg",
+            external: false,
+            mesh: ball(16),
+            lead: 20,
+            paper: None,
+            paper_vertices: None,
+        },
+        Case {
+            external: false,
             scene: "cloth-on-knives",
             mesh: sheet(70),
             lead: 40,
@@ -93,6 +106,7 @@ fn cases(quick: bool) -> Vec<Case> {
             paper_vertices: Some("5.1k"),
         },
         Case {
+            external: false,
             scene: "sharp-corner",
             mesh: sheet(70),
             lead: 40,
@@ -100,6 +114,7 @@ fn cases(quick: bool) -> Vec<Case> {
             paper_vertices: Some("5.1k"),
         },
         Case {
+            external: false,
             scene: "squeezing-ball",
             mesh: ball(18),
             lead: 25,
@@ -110,6 +125,7 @@ fn cases(quick: bool) -> Vec<Case> {
     if !quick {
         cases.extend([
             Case {
+                external: false,
                 scene: "cloth-on-knives",
                 mesh: sheet(100),
                 lead: 40,
@@ -117,6 +133,7 @@ fn cases(quick: bool) -> Vec<Case> {
                 paper_vertices: Some("10.2k"),
             },
             Case {
+                external: false,
                 scene: "cloth-on-knives",
                 mesh: sheet(123),
                 lead: 40,
@@ -124,6 +141,7 @@ fn cases(quick: bool) -> Vec<Case> {
                 paper_vertices: Some("15.3k"),
             },
             Case {
+                external: false,
                 scene: "sharp-corner",
                 mesh: sheet(100),
                 lead: 40,
@@ -131,6 +149,7 @@ fn cases(quick: bool) -> Vec<Case> {
                 paper_vertices: Some("10.2k"),
             },
             Case {
+                external: false,
                 scene: "squeezing-ball",
                 mesh: ball(23),
                 lead: 25,
@@ -138,16 +157,83 @@ fn cases(quick: bool) -> Vec<Case> {
                 paper_vertices: Some("14.7k"),
             },
         ]);
+        cases.extend(external_cases());
     }
     cases
 }
 
-/// The scene of a case with `solver`.
-fn scene(case: &Case, solver: ConstraintSolver) -> Result<Scene, BenchError> {
-    let mut scene = builtin::load(case.scene)?;
-    scene.spec.bodies[0].mesh = case.mesh.clone();
+/// Isosurface-stuffing resolutions of the bunny at the wooper's 5.3k and
+/// 11.8k vertices, and the frames before each pulled scene's contact peaks.
+const BUNNY_5K: usize = 21;
+const BUNNY_12K: usize = 28;
+const BUNNY_LEAD: usize = 145;
+const GINGERBREAD_LEAD: usize = 320;
+
+/// The pulled rows on the shared meshes: the gingerbread stand-in
+/// (`scenes/external/pulling.toml`) and the bunny standing in for the
+/// wooper (`scenes/external/pulling-bunny.toml`), at the paper's sizes.
+fn external_cases() -> [Case; 4] {
+    let file = |path: &str| MeshSpec::file(path);
+    let bunny = |resolution| MeshSpec::File {
+        path: "npm-bunny/bunny.obj".into(),
+        tetrahedralize: Some(Tetrahedralize { cell: None, resolution: Some(resolution) }),
+    };
+    let pulled = |scene, mesh, lead, paper, vertices| Case {
+        scene,
+        external: true,
+        mesh,
+        lead,
+        paper: Some(paper),
+        paper_vertices: Some(vertices),
+    };
+    [
+        pulled(
+            "pulling-bunny",
+            bunny(BUNNY_5K),
+            BUNNY_LEAD,
+            [4.76, 1.25, 0.14, 0.26, 0.54, 0.19, 0.98, 19.95, 420.0],
+            "5.3k",
+        ),
+        pulled(
+            "pulling-bunny",
+            bunny(BUNNY_12K),
+            BUNNY_LEAD,
+            [16.30, 3.06, 0.54, 0.77, 0.51, 0.59, 1.87, 46.20, 730.0],
+            "11.8k",
+        ),
+        pulled(
+            "pulling",
+            file("generated/gingerbread_standin_tet_10k.msh"),
+            GINGERBREAD_LEAD,
+            [8.37, 2.77, 0.41, 0.59, 0.48, 0.45, 1.52, 34.75, 740.0],
+            "11.1k",
+        ),
+        pulled(
+            "pulling",
+            file("generated/gingerbread_standin_tet_18k.msh"),
+            GINGERBREAD_LEAD,
+            [14.16, 5.03, 1.05, 1.30, 0.50, 1.15, 2.95, 59.76, 800.0],
+            "19.5k",
+        ),
+    ]
+}
+
+/// The scene of a case with `solver`; `None` when it needs the shared
+/// meshes and `meshes` is not their folder.
+fn scene(case: &Case, solver: ConstraintSolver, meshes: &Path) -> Result<Option<Scene>, BenchError> {
+    let (mut scene, mesh) = match &case.mesh {
+        MeshSpec::File { path, tetrahedralize } if case.external => {
+            let Some(scene) = crate::scenes::external(case.scene, meshes)? else {
+                return Ok(None);
+            };
+            let path = meshes.join(path).display().to_string();
+            (scene, MeshSpec::File { path, tetrahedralize: *tetrahedralize })
+        }
+        mesh => (builtin::load(case.scene)?, mesh.clone()),
+    };
+    scene.spec.bodies[0].mesh = mesh;
     scene.spec.constraint_solver.solver = Some(solver);
-    Ok(scene)
+    Ok(Some(scene))
 }
 
 /// Median of a per-step figure.
@@ -163,6 +249,7 @@ pub fn contact_rows(
     frames: usize,
     gpu: bool,
     pgs: bool,
+    meshes: &Path,
 ) -> Result<Vec<ContactRecord>, BenchError> {
     let newton = ("non-smooth-newton", ConstraintSolver::NonSmoothNewton(NewtonSettings::default()));
     let mut runs: Vec<(&str, ConstraintSolver, Device)> = vec![(newton.0, newton.1, Device::Cpu)];
@@ -174,7 +261,10 @@ pub fn contact_rows(
     let mut out = Vec::new();
     for case in cases(quick) {
         for &(name, solver, device) in &runs {
-            let mut scene = scene(&case, solver)?;
+            let Some(mut scene) = scene(&case, solver, meshes)? else {
+                eprintln!("skipping {}: {} is absent", case.scene, meshes.display());
+                continue;
+            };
             if gpu {
                 // Both rows on the method the GPU runs.
                 scene.set_device(Device::Gpu)?;

@@ -376,8 +376,13 @@ fn print_device(records: &[LocalGlobalRecord]) {
 /// Runs the experiments and writes the records.
 pub fn bench_local_global(a: LocalGlobalArgs) -> Result<(), BenchError> {
     if a.contact {
-        let records =
-            crate::lg_contact::contact_rows(a.quick, a.frames, a.device.as_deref() == Some("gpu"), true)?;
+        let records = crate::lg_contact::contact_rows(
+            a.quick,
+            a.frames,
+            a.device.as_deref() == Some("gpu"),
+            true,
+            &a.meshes,
+        )?;
         if let Some(p) = &a.json {
             write_json(p, &records)?;
         }

@@ -24,9 +24,11 @@ const TEMPLATES: [(&str, &str); 10] = [
 
 /// (name, file content) of the scenes under `scenes/external/` the benches
 /// run: their meshes are read from the folder given on the command line.
-const EXTERNAL: [(&str, &str); 2] = [
+const EXTERNAL: [(&str, &str); 4] = [
     ("hetero-armadillo", include_str!("../../../scenes/external/hetero-armadillo.toml")),
     ("gripper-raptor", include_str!("../../../scenes/external/gripper-raptor.toml")),
+    ("pulling", include_str!("../../../scenes/external/pulling.toml")),
+    ("pulling-bunny", include_str!("../../../scenes/external/pulling-bunny.toml")),
 ];
 
 /// The scene `scenes/external/<name>.toml` with its shared meshes read from

@@ -312,3 +312,79 @@ fn the_soft_gripper_lifts_and_carries_the_raptor() {
     assert!(drift < 5e-3, "the raptor slipped {drift} m against the fingers");
     assert!(lowest > 0.02, "the raptor's lowest point is {lowest} m above the floor");
 }
+
+/// zeng2025 Fig. 3 with the bunny standing in for the wooper
+/// (`scenes/external/pulling-bunny.toml`, filled at a coarser resolution
+/// to keep the test short): pulled by its back through a gap narrower than
+/// its body, the stiff bunny (E = 1e7 Pa) squeezes through and springs
+/// back: once it has left the posts, its elastic energy is below 1 % of its
+/// peak between them. No inverted tet, no penetration beyond a tenth of
+/// the alarm distance.
+#[test]
+fn the_pulled_bunny_squeezes_through_the_gap_and_springs_back() {
+    let Some(meshes) = common::shared_meshes() else {
+        eprintln!("skipping: ../shared/meshes is absent");
+        return;
+    };
+    let path = common::scenes_dir().join("external/pulling-bunny.toml");
+    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
+    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File {
+        path: meshes.join("npm-bunny/bunny.obj").display().to_string(),
+        tetrahedralize: Some(ferrofem::scene::Tetrahedralize { cell: None, resolution: Some(12) }),
+    };
+    let steps = scene.spec.simulation.steps;
+    let mut w = scene.build().unwrap();
+    let (mut peak, mut last) = (0.0_f64, None);
+    for step in 0..steps {
+        let s = w.step().unwrap();
+        assert_eq!(s.inverted_elements, 0, "step {step}");
+        assert!(s.max_penetration < 1e-3, "step {step}: {}", s.max_penetration);
+        peak = peak.max(s.elastic_energy);
+        last = Some(s);
+    }
+    let s = last.unwrap();
+    eprintln!("elastic energy {} J at the end, {peak} J at its peak", s.elastic_energy);
+    assert_eq!(s.contacts, 0, "still between the posts");
+    assert!(peak > 1e3, "hardly squeezed: {peak} J");
+    assert!(s.elastic_energy < 0.01 * peak, "{} J against {peak} J", s.elastic_energy);
+}
+
+/// zeng2025 Fig. 1 with the gingerbread stand-in (`scenes/external/pulling.toml`,
+/// the 10k mesh's surface refilled coarser to keep the test short): dragged
+/// by its head between two posts and two rollers that press it thinner, the
+/// figure (E = 1e6 Pa, stable Neo-Hookean) comes out and springs back: once
+/// past the obstacles its elastic energy is below 2 % of its peak among
+/// them. Tets that invert while its arms fold past the posts are restored
+/// (none from step 250 on); no penetration beyond the alarm distance.
+#[test]
+fn the_pulled_gingerbread_figure_passes_the_obstacles_and_springs_back() {
+    let Some(meshes) = common::shared_meshes() else {
+        eprintln!("skipping: ../shared/meshes is absent");
+        return;
+    };
+    let path = common::scenes_dir().join("external/pulling.toml");
+    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
+    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File {
+        path: meshes.join("generated/gingerbread_standin_tet_10k.msh").display().to_string(),
+        tetrahedralize: Some(ferrofem::scene::Tetrahedralize { cell: None, resolution: Some(20) }),
+    };
+    let steps = scene.spec.simulation.steps;
+    let mut w = scene.build().unwrap();
+    let (mut peak, mut last, mut inverted) = (0.0_f64, None, 0);
+    for step in 0..steps {
+        let s = w.step().unwrap();
+        assert!(step < 250 || s.inverted_elements == 0, "step {step}: {} inverted", s.inverted_elements);
+        assert!(s.max_penetration < 1e-2, "step {step}: {}", s.max_penetration);
+        inverted = inverted.max(s.inverted_elements);
+        peak = peak.max(s.elastic_energy);
+        last = Some(s);
+    }
+    let s = last.unwrap();
+    eprintln!(
+        "elastic energy {} J at the end, {peak} J at its peak; at most {inverted} inverted",
+        s.elastic_energy
+    );
+    assert_eq!(s.contacts, 0, "still among the obstacles");
+    assert!(peak > 100.0, "hardly deformed: {peak} J");
+    assert!(s.elastic_energy < 0.02 * peak, "{} J against {peak} J", s.elastic_energy);
+}

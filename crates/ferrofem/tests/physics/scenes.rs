@@ -232,9 +232,8 @@ fn invalid_values_are_named() {
         "{GOOD}[[body.fixed]]\nvertices = [1]\nbox = {{ min = [0.0,0.0,0.0], max = [1.0,1.0,1.0] }}\n"
     ));
     assert!(msg.contains("body[0].fixed[0]"), "{msg}");
-    let prescribed = |path: &str| {
-        format!("{GOOD}[[body.prescribed]]\nvertices = [1]\nmotion = {{ path = {path} }}\n")
-    };
+    let prescribed =
+        |path: &str| format!("{GOOD}[[body.prescribed]]\nvertices = [1]\nmotion = {{ path = {path} }}\n");
     let msg = scene_error(&prescribed("[[0.5, 0.0, 0.0, 0.0], [0.5, 0.1, 0.0, 0.0]]"));
     assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("increasing times"), "{msg}");
     let msg = scene_error(&prescribed("[]"));

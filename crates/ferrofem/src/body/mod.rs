@@ -3,6 +3,7 @@
 //! parameters, bending stencils, lumped masses, damping and kinematic
 //! boundary conditions. Nothing here changes during a run.
 
+mod contact_points;
 mod kinematics;
 
 use nalgebra::Vector3;
@@ -103,6 +104,10 @@ pub struct Body {
     pub attachments: Vec<(usize, Kinematic)>,
     /// Test this body's surface vertices against its own surface triangles.
     pub self_collision: bool,
+    /// Per vertex: whether it meets obstacles and other bodies' triangles
+    /// as a surface vertex (every surface vertex, unless
+    /// [`Body::space_contact_points`] thinned them).
+    pub contact_point: Vec<bool>,
     /// Contact surface with its map to body vertices.
     pub surface: BoundarySurface,
 }
@@ -150,6 +155,8 @@ impl Body {
             return Err(err(format!("{unused} vertices belong to no element (they would have no mass)")));
         }
         let surface = shape.surface();
+        let mut contact_point = vec![false; rest.len()];
+        surface.volume_vertex.iter().for_each(|&v| contact_point[v] = true);
         Ok(Body {
             name,
             shape,
@@ -163,8 +170,29 @@ impl Body {
             kinematic: def.kinematic,
             attachments: Vec::new(),
             self_collision: false,
+            contact_point,
             surface,
         })
+    }
+
+    /// Keeps as contact points only surface vertices at least `spacing`
+    /// apart in the rest shape among those facing the same side (greedy
+    /// Poisson-disk sampling in vertex order; every surface vertex lies
+    /// within `spacing` of one kept, facing its side).
+    /// The triangles still meet other bodies' and mesh obstacles' points;
+    /// the other vertices may sink between the kept ones by the surface's
+    /// sag over `spacing`.
+    pub fn space_contact_points(&mut self, spacing: f64) {
+        let surface = &self.surface;
+        let mut normals = vec![[0.0; 3]; surface.volume_vertex.len()];
+        for (e, t) in surface.mesh.triangles.iter().enumerate() {
+            let n = surface.mesh.area_normal(e);
+            t.iter().for_each(|&i| (0..3).for_each(|d| normals[i][d] += n[d]));
+        }
+        let rest = self.rest_vertices();
+        let candidates: Vec<_> =
+            surface.volume_vertex.iter().zip(normals).map(|(&v, n)| (v, rest[v], n)).collect();
+        self.contact_point = contact_points::sample(rest.len(), &candidates, spacing);
     }
 
     /// A co-rotational solid with one material per tet: the implicit-Euler

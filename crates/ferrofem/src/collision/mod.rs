@@ -141,7 +141,8 @@ fn contact(
 /// obstacle's travel, interior vertices that the step would carry to the
 /// obstacle at their start-of-step velocity (no alarm distance: a body
 /// resting on or pressed against an obstacle gets none), sorted by
-/// (vertex, obstacle), then mesh obstacles' vertices near a surface
+/// (vertex, obstacle) (surface vertices only where they are contact points,
+/// [`Body::space_contact_points`]), then mesh obstacles' vertices near a surface
 /// triangle of `tree` (the body's surface at
 /// `positions`, leaves grown by the body's reach), by (obstacle, vertex).
 /// Kinematic vertices, and triangles whose vertices are all kinematic, are
@@ -164,7 +165,7 @@ pub fn obstacle_contacts(
     let on_surface = &on_surface;
     let mut contacts: Vec<Contact> = (0..on_surface.len())
         .into_par_iter()
-        .filter(|&v| !body.is_kinematic[v])
+        .filter(|&v| !body.is_kinematic[v] && (body.contact_point[v] || !on_surface[v]))
         .flat_map_iter(|v| {
             let p = point(positions, v);
             // Interior vertices: only where the step would carry them to the obstacle.

@@ -51,7 +51,7 @@ pub fn detect_pair_contacts(
                 .surface
                 .volume_vertex
                 .par_iter()
-                .filter(|&&v| !body_a.is_kinematic[v])
+                .filter(|&&v| !body_a.is_kinematic[v] && body_a.contact_point[v])
                 .filter_map(|&v| {
                     let p = point(positions[a], v);
                     let hit = trees[b].closest(xb, &p, reach[a].at(v), |t| a == b && t.contains(&v))?;

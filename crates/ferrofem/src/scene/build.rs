@@ -121,6 +121,9 @@ fn body(scene: &Scene, spec: &BodySpec, index: usize) -> Result<Body, SimError> 
     let mut body = Body::new(spec.name.clone(), shape, def)?;
     body.attachments = attachments;
     body.self_collision = spec.self_collision;
+    if let Some(spacing) = spec.contact_spacing {
+        body.space_contact_points(spacing);
+    }
     check_mass_scale(&body, scene.spec.simulation.time_step)?;
     Ok(body)
 }

@@ -194,6 +194,7 @@ impl BodySpec {
             initial_velocity: [0.0; 3],
             reorient_inverted: false,
             self_collision: false,
+            contact_spacing: None,
             regions: Vec::new(),
             fixed: Vec::new(),
             prescribed: Vec::new(),

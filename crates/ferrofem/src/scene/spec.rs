@@ -237,6 +237,11 @@ pub struct BodySpec {
     /// non-incident triangles).
     #[serde(default)]
     pub self_collision: bool,
+    /// Only surface vertices at least this far apart in the rest shape (m)
+    /// meet obstacles and other bodies (a coarser collision model; all of
+    /// them when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_spacing: Option<f64>,
     /// `[[body.region]]`: other materials on parts of the body.
     #[serde(default, rename = "region")]
     pub regions: Vec<RegionSpec>,

@@ -367,6 +367,12 @@ impl BodySpec {
         positive_scale(key, t.scale)?;
         finite(format!("{key}.transform"), &[t.rotation_deg, t.translation].concat())?;
         finite(format!("{key}.initial_velocity"), &self.initial_velocity)?;
+        if self.contact_spacing.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
+            return Err(Invalid::new(
+                format!("{key}.contact_spacing"),
+                "must be finite and positive (m)".into(),
+            ));
+        }
         for (r, reg) in self.regions.iter().enumerate() {
             let k = format!("{key}.region[{r}]");
             reg.material.check().map_err(|m| Invalid::new(format!("{k}.material"), m))?;

@@ -153,13 +153,13 @@ fn the_pile_of_tori_exchanges_momentum_only_with_the_obstacles() {
     assert!(most > 500, "the pile formed only {most} contacts");
 }
 
-/// The vertical contact force on body `b`'s bottom face: the forces on its
-/// vertices within 1 mm of its lowest one, summed.
+/// The vertical contact force on body `b`'s bottom face: the forces on the
+/// vertices of its lowest layer at rest, summed.
 fn bottom_face_reaction(w: &ferrofem::World, b: usize) -> f64 {
-    let x = &w.state.bodies[b].positions;
-    let lowest = x.iter().skip(2).step_by(3).copied().fold(f64::INFINITY, f64::min);
+    let rest = w.model.bodies[b].rest_vertices();
+    let lowest = rest.iter().map(|r| r[2]).fold(f64::INFINITY, f64::min);
     let forces = &w.constraints().problem.bodies[b].forces;
-    (0..x.len() / 3).filter(|&i| x[3 * i + 2] < lowest + 1e-3).map(|i| forces[3 * i + 2]).sum()
+    (0..rest.len()).filter(|&i| rest[i][2] < lowest + 1e-9).map(|i| forces[3 * i + 2]).sum()
 }
 
 /// zeng2022 Fig. 18, bottom (`hetero-stack`): five pads, alternately 10×

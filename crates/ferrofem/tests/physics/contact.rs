@@ -378,6 +378,38 @@ fn block_on_a_mesh_floor_carries_its_weight() {
     }
 }
 
+/// Contact points spaced 6 cm apart on a block of 2.5 cm cells (E = 1 MPa):
+/// its bottom face meets the floor through 4–16 of its 81 vertices (the
+/// Poisson-disk samples), which carry its weight as all 81 did; the face
+/// between them sags into the floor by less than 2 mm (a point-supported
+/// soft face: 1e5 Pa sags 8.7 mm).
+#[test]
+fn spaced_contact_points_carry_the_weight_with_fewer_contacts() {
+    let spaced = |mut b: BodySpec| {
+        b.contact_spacing = Some(0.06);
+        b
+    };
+    let mut w = block_scene_with(8, 1e6, spaced, vec![floor()]);
+    let weight = w.model.bodies[0].total_mass() * 9.81;
+    let every = block_scene_with(8, 1e6, |b| b, vec![floor()]).step().unwrap().contacts;
+    assert_eq!(every, 81);
+    for step in 1..=150 {
+        let s = w.step().unwrap();
+        if step >= 100 {
+            let rel = (s.total_normal_force - weight).abs() / weight;
+            assert!(rel < 0.01, "step {step}: normal force {} against {weight}", s.total_normal_force);
+            assert!(s.max_penetration < 2e-3, "step {step}: {}", s.max_penetration);
+            assert!((4..=16).contains(&s.contacts), "{} contacts (every vertex: {every})", s.contacts);
+            if step == 150 {
+                eprintln!(
+                    "{} contacts, sag {} m, force {} N of {weight}",
+                    s.contacts, s.max_penetration, s.total_normal_force
+                );
+            }
+        }
+    }
+}
+
 /// A coarse soft block set on a thin rigid pillar whose top lies inside
 /// one bottom face, between the block's vertices: only the pillar's
 /// vertices against the block's triangles can hold it, and they carry its

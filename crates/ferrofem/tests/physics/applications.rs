@@ -199,6 +199,50 @@ fn mean_strain(w: &ferrofem::World, part: &[bool]) -> f64 {
     sum / volume
 }
 
+/// `scenes/external/<name>.toml` with body 0's mesh replaced by `mesh` of
+/// the shared meshes (filled at `resolution` when given, a surface or a
+/// volume's boundary); `None`, said on stderr, when they are absent.
+fn external_with_mesh(name: &str, mesh: &str, resolution: Option<usize>) -> Option<ferrofem::scene::Scene> {
+    let Some(meshes) = common::shared_meshes() else {
+        eprintln!("skipping: ../shared/meshes is absent");
+        return None;
+    };
+    let path = common::scenes_dir().join(format!("external/{name}.toml"));
+    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
+    let tetrahedralize =
+        resolution.map(|r| ferrofem::scene::Tetrahedralize { cell: None, resolution: Some(r) });
+    let path = meshes.join(mesh).display().to_string();
+    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File { path, tetrahedralize };
+    Some(scene)
+}
+
+/// Runs a pulled body's scene to its end, `check` on every step; returns
+/// the elastic energy's peak and the last step's figures, after checking
+/// that the body has left the obstacles (no contact), was deformed (a peak
+/// above `least` J) and springs back (its energy at the end below
+/// `fraction` of the peak).
+fn springs_back(
+    scene: ferrofem::scene::Scene,
+    least: f64,
+    fraction: f64,
+    mut check: impl FnMut(usize, &ferrofem::stats::StepStats),
+) {
+    let steps = scene.spec.simulation.steps;
+    let mut w = scene.build().unwrap();
+    let (mut peak, mut last) = (0.0_f64, None);
+    for step in 0..steps {
+        let s = w.step().unwrap();
+        check(step, &s);
+        peak = peak.max(s.elastic_energy);
+        last = Some(s);
+    }
+    let s = last.unwrap();
+    eprintln!("elastic energy {} J at the end, {peak} J at its peak", s.elastic_energy);
+    assert_eq!(s.contacts, 0, "still among the obstacles");
+    assert!(peak > least, "hardly deformed: {peak} J");
+    assert!(s.elastic_energy < fraction * peak, "{} J against {peak} J", s.elastic_energy);
+}
+
 /// zeng2022 Fig. 15 (`scenes/external/hetero-armadillo.toml`, on SOFA's
 /// 1.4k-vertex armadillo to keep the test short): the icosphere pushes into
 /// the 10× stiffer torso; at rest, the soft limbs carry the load with more
@@ -208,19 +252,12 @@ fn mean_strain(w: &ferrofem::World, part: &[bool]) -> f64 {
 /// No penetration, no inverted tet, at rest at the end.
 #[test]
 fn the_soft_limbs_of_the_heterogeneous_armadillo_take_the_strain() {
-    let Some(meshes) = common::shared_meshes() else {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    };
     let scene = |hetero: bool| {
-        let path = common::scenes_dir().join("external/hetero-armadillo.toml");
-        let mut s = ferrofem::scene::Scene::from_file(&path).unwrap();
-        let coarse = meshes.join("sofa/Armadillo_Tetra_4406.vtu").display().to_string();
-        s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::file(coarse);
+        let mut s = external_with_mesh("hetero-armadillo", "sofa/Armadillo_Tetra_4406.vtu", None)?;
         if !hetero {
             s.spec.bodies[0].regions.clear();
         }
-        s.build().unwrap()
+        Some(s.build().unwrap())
     };
     let run = |w: &mut ferrofem::World| {
         let steps = w.model.time_step.recip().round() as usize * 3 / 2;
@@ -235,7 +272,7 @@ fn the_soft_limbs_of_the_heterogeneous_armadillo_take_the_strain() {
         assert!(s.kinetic_energy < 1e-6, "not at rest: {} J", s.kinetic_energy);
         s.total_normal_force
     };
-    let (mut het, mut hom) = (scene(true), scene(false));
+    let (Some(mut het), Some(mut hom)) = (scene(true), scene(false)) else { return };
     let mus: Vec<f64> = het.model.bodies[0].tets.iter().map(|t| t.lame.mu).collect();
     let split =
         0.5 * (mus.iter().copied().fold(f64::MAX, f64::min) + mus.iter().copied().fold(0.0, f64::max));
@@ -268,14 +305,7 @@ fn centre_of_mass(w: &ferrofem::World, b: usize) -> nalgebra::Vector3<f64> {
 /// bodies holds its weight. No inverted tet, no penetration.
 #[test]
 fn the_soft_gripper_lifts_and_carries_the_raptor() {
-    let Some(meshes) = common::shared_meshes() else {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    };
-    let path = common::scenes_dir().join("external/gripper-raptor.toml");
-    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
-    let raptor = meshes.join("sofa/raptorTetra_8418.vtu").display().to_string();
-    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::file(raptor);
+    let Some(scene) = external_with_mesh("gripper-raptor", "sofa/raptorTetra_8418.vtu", None) else { return };
     let steps = scene.spec.simulation.steps;
     let mut w = scene.build().unwrap();
     let last_second = steps - w.model.time_step.recip().round() as usize;
@@ -322,31 +352,11 @@ fn the_soft_gripper_lifts_and_carries_the_raptor() {
 /// the alarm distance.
 #[test]
 fn the_pulled_bunny_squeezes_through_the_gap_and_springs_back() {
-    let Some(meshes) = common::shared_meshes() else {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    };
-    let path = common::scenes_dir().join("external/pulling-bunny.toml");
-    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
-    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File {
-        path: meshes.join("npm-bunny/bunny.obj").display().to_string(),
-        tetrahedralize: Some(ferrofem::scene::Tetrahedralize { cell: None, resolution: Some(12) }),
-    };
-    let steps = scene.spec.simulation.steps;
-    let mut w = scene.build().unwrap();
-    let (mut peak, mut last) = (0.0_f64, None);
-    for step in 0..steps {
-        let s = w.step().unwrap();
+    let Some(scene) = external_with_mesh("pulling-bunny", "npm-bunny/bunny.obj", Some(12)) else { return };
+    springs_back(scene, 1e3, 0.01, |step, s| {
         assert_eq!(s.inverted_elements, 0, "step {step}");
         assert!(s.max_penetration < 1e-3, "step {step}: {}", s.max_penetration);
-        peak = peak.max(s.elastic_energy);
-        last = Some(s);
-    }
-    let s = last.unwrap();
-    eprintln!("elastic energy {} J at the end, {peak} J at its peak", s.elastic_energy);
-    assert_eq!(s.contacts, 0, "still between the posts");
-    assert!(peak > 1e3, "hardly squeezed: {peak} J");
-    assert!(s.elastic_energy < 0.01 * peak, "{} J against {peak} J", s.elastic_energy);
+    });
 }
 
 /// zeng2025 Fig. 1 with the gingerbread stand-in (`scenes/external/pulling.toml`,
@@ -358,33 +368,10 @@ fn the_pulled_bunny_squeezes_through_the_gap_and_springs_back() {
 /// (none from step 250 on); no penetration beyond the alarm distance.
 #[test]
 fn the_pulled_gingerbread_figure_passes_the_obstacles_and_springs_back() {
-    let Some(meshes) = common::shared_meshes() else {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    };
-    let path = common::scenes_dir().join("external/pulling.toml");
-    let mut scene = ferrofem::scene::Scene::from_file(&path).unwrap();
-    scene.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::File {
-        path: meshes.join("generated/gingerbread_standin_tet_10k.msh").display().to_string(),
-        tetrahedralize: Some(ferrofem::scene::Tetrahedralize { cell: None, resolution: Some(20) }),
-    };
-    let steps = scene.spec.simulation.steps;
-    let mut w = scene.build().unwrap();
-    let (mut peak, mut last, mut inverted) = (0.0_f64, None, 0);
-    for step in 0..steps {
-        let s = w.step().unwrap();
+    let mesh = "generated/gingerbread_standin_tet_10k.msh";
+    let Some(scene) = external_with_mesh("pulling", mesh, Some(20)) else { return };
+    springs_back(scene, 100.0, 0.02, |step, s| {
         assert!(step < 250 || s.inverted_elements == 0, "step {step}: {} inverted", s.inverted_elements);
         assert!(s.max_penetration < 1e-2, "step {step}: {}", s.max_penetration);
-        inverted = inverted.max(s.inverted_elements);
-        peak = peak.max(s.elastic_energy);
-        last = Some(s);
-    }
-    let s = last.unwrap();
-    eprintln!(
-        "elastic energy {} J at the end, {peak} J at its peak; at most {inverted} inverted",
-        s.elastic_energy
-    );
-    assert_eq!(s.contacts, 0, "still among the obstacles");
-    assert!(peak > 100.0, "hardly deformed: {peak} J");
-    assert!(s.elastic_energy < 0.02 * peak, "{} J against {peak} J", s.elastic_energy);
+    });
 }

@@ -272,8 +272,8 @@ fn applications() -> [Application; 9] {
         Application {
             scene: Some(gripper_raptor),
             note: "`scenes/external/gripper-raptor.toml`: two soft fingers of 474 DOFs (SoftRobots' \
-                   CableGripper finger) driven by their bases squeeze, lift and carry fTetWild's 9.5k-vertex \
-                   raptor of the shared meshes; PGS at its 300-sweep cap in most steps",
+                   CableGripper finger) driven by their bases squeeze, lift, carry and set down fTetWild's \
+                   9.5k-vertex raptor of the shared meshes; PGS at its 300-sweep cap in most steps",
             ..app("Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00)
         },
     ]

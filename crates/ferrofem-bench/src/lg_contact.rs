@@ -77,6 +77,19 @@ struct Case {
     paper_vertices: Option<&'static str>,
 }
 
+impl Case {
+    /// A case on a built-in scene.
+    fn new(
+        scene: &'static str,
+        mesh: MeshSpec,
+        lead: usize,
+        paper: Option<[f64; 9]>,
+        paper_vertices: Option<&'static str>,
+    ) -> Case {
+        Case { scene, external: false, mesh, lead, paper, paper_vertices }
+    }
+}
+
 fn sheet(cells: usize) -> MeshSpec {
     MeshSpec::Sheet { size: [1.0, 1.0], cells: [cells, cells] }
 }
@@ -87,75 +100,60 @@ fn ball(resolution: usize) -> MeshSpec {
 
 /// zeng2025 Table 3's contact rows at their sizes (`quick`: the smallest of each).
 fn cases(quick: bool) -> Vec<Case> {
-    let row = |r: [f64; 9]| Some(r);
     let mut cases = vec![
-        Case {
-            scene: "drop-lg",
-            external: false,
-            mesh: ball(16),
-            lead: 20,
-            paper: None,
-            paper_vertices: None,
-        },
-        Case {
-            external: false,
-            scene: "cloth-on-knives",
-            mesh: sheet(70),
-            lead: 40,
-            paper: row([3.45, 0.47, 0.13, 0.25, 0.54, 0.18, 0.98, 14.73, 760.0]),
-            paper_vertices: Some("5.1k"),
-        },
-        Case {
-            external: false,
-            scene: "sharp-corner",
-            mesh: sheet(70),
-            lead: 40,
-            paper: row([41.45, 0.34, 0.14, 0.87, 2.79, 0.15, 3.82, 70.77, 4570.0]),
-            paper_vertices: Some("5.1k"),
-        },
-        Case {
-            external: false,
-            scene: "squeezing-ball",
-            mesh: ball(18),
-            lead: 25,
-            paper: row([11.60, 2.75, 0.50, 0.99, 1.39, 0.51, 2.89, 46.15, 3180.0]),
-            paper_vertices: Some("7.1k"),
-        },
+        Case::new("drop-lg", ball(16), 20, None, None),
+        Case::new(
+            "cloth-on-knives",
+            sheet(70),
+            40,
+            Some([3.45, 0.47, 0.13, 0.25, 0.54, 0.18, 0.98, 14.73, 760.0]),
+            Some("5.1k"),
+        ),
+        Case::new(
+            "sharp-corner",
+            sheet(70),
+            40,
+            Some([41.45, 0.34, 0.14, 0.87, 2.79, 0.15, 3.82, 70.77, 4570.0]),
+            Some("5.1k"),
+        ),
+        Case::new(
+            "squeezing-ball",
+            ball(18),
+            25,
+            Some([11.60, 2.75, 0.50, 0.99, 1.39, 0.51, 2.89, 46.15, 3180.0]),
+            Some("7.1k"),
+        ),
     ];
     if !quick {
         cases.extend([
-            Case {
-                external: false,
-                scene: "cloth-on-knives",
-                mesh: sheet(100),
-                lead: 40,
-                paper: row([5.37, 0.79, 0.33, 0.46, 0.52, 0.36, 1.35, 21.42, 1190.0]),
-                paper_vertices: Some("10.2k"),
-            },
-            Case {
-                external: false,
-                scene: "cloth-on-knives",
-                mesh: sheet(123),
-                lead: 40,
-                paper: row([11.07, 1.09, 0.59, 0.80, 0.60, 0.62, 2.02, 33.02, 1780.0]),
-                paper_vertices: Some("15.3k"),
-            },
-            Case {
-                external: false,
-                scene: "sharp-corner",
-                mesh: sheet(100),
-                lead: 40,
-                paper: row([200.08, 0.49, 0.37, 2.66, 9.13, 0.37, 12.15, 277.36, 8620.0]),
-                paper_vertices: Some("10.2k"),
-            },
-            Case {
-                external: false,
-                scene: "squeezing-ball",
-                mesh: ball(23),
-                lead: 25,
-                paper: row([27.91, 6.09, 1.61, 2.46, 2.80, 1.67, 6.92, 102.01, 4620.0]),
-                paper_vertices: Some("14.7k"),
-            },
+            Case::new(
+                "cloth-on-knives",
+                sheet(100),
+                40,
+                Some([5.37, 0.79, 0.33, 0.46, 0.52, 0.36, 1.35, 21.42, 1190.0]),
+                Some("10.2k"),
+            ),
+            Case::new(
+                "cloth-on-knives",
+                sheet(123),
+                40,
+                Some([11.07, 1.09, 0.59, 0.80, 0.60, 0.62, 2.02, 33.02, 1780.0]),
+                Some("15.3k"),
+            ),
+            Case::new(
+                "sharp-corner",
+                sheet(100),
+                40,
+                Some([200.08, 0.49, 0.37, 2.66, 9.13, 0.37, 12.15, 277.36, 8620.0]),
+                Some("10.2k"),
+            ),
+            Case::new(
+                "squeezing-ball",
+                ball(23),
+                25,
+                Some([27.91, 6.09, 1.61, 2.46, 2.80, 1.67, 6.92, 102.01, 4620.0]),
+                Some("14.7k"),
+            ),
         ]);
         cases.extend(external_cases());
     }
@@ -179,12 +177,8 @@ fn external_cases() -> [Case; 4] {
         tetrahedralize: Some(Tetrahedralize { cell: None, resolution: Some(resolution) }),
     };
     let pulled = |scene, mesh, lead, paper, vertices| Case {
-        scene,
         external: true,
-        mesh,
-        lead,
-        paper: Some(paper),
-        paper_vertices: Some(vertices),
+        ..Case::new(scene, mesh, lead, Some(paper), Some(vertices))
     };
     [
         pulled(

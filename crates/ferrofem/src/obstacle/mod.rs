@@ -8,9 +8,10 @@ pub use mesh::MeshGeometry;
 
 use std::sync::Arc;
 
-use crate::body::keyframe_offset;
 use nalgebra::{Rotation3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
+
+use crate::body::keyframe_offset;
 
 /// An analytic shape in its local frame (centred at the origin).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -40,6 +40,17 @@ impl TriMesh {
         cross(&sub(&b, &a), &sub(&c, &a)).map(|x| 0.5 * x)
     }
 
+    /// Per vertex, the sum of its triangles' area-weighted normals (not
+    /// normalized; zero where no triangle touches it).
+    pub fn vertex_area_normals(&self) -> Vec<[f64; 3]> {
+        let mut normals = vec![[0.0; 3]; self.vertices.len()];
+        for (e, t) in self.triangles.iter().enumerate() {
+            let n = self.area_normal(e);
+            t.iter().for_each(|&i| (0..3).for_each(|d| normals[i][d] += n[d]));
+        }
+        normals
+    }
+
     /// Area of triangle `e`.
     pub fn area(&self, e: usize) -> f64 {
         let n = self.area_normal(e);
@@ -65,5 +76,25 @@ impl TriMesh {
     /// Bounding box of the vertices.
     pub fn bounding_box(&self) -> Aabb {
         Aabb::of_points(&self.vertices).unwrap_or(Aabb { min: [0.0; 3], max: [0.0; 3] })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// On a closed cube's boundary every corner's area normals add up along
+    /// its diagonal, outward, and sum to zero over the surface.
+    #[test]
+    fn vertex_area_normals_point_out_of_a_closed_surface() {
+        let surface = crate::generate::box_mesh([1.0, 1.0, 1.0], [1, 1, 1]).unwrap().boundary().mesh;
+        let normals = surface.vertex_area_normals();
+        let n = surface.vertices.len() as f64;
+        let centre: Vec<f64> =
+            (0..3).map(|d| surface.vertices.iter().map(|p| p[d]).sum::<f64>() / n).collect();
+        for (p, n) in surface.vertices.iter().zip(&normals) {
+            let out: f64 = (0..3).map(|d| (p[d] - centre[d]) * n[d]).sum();
+            assert!(out > 0.0, "{p:?}: {n:?}");
+        }
+        let sum: Vec<f64> = (0..3).map(|d| normals.iter().map(|n| n[d]).sum()).collect();
+        assert!(sum.iter().all(|s| s.abs() < 1e-12), "{sum:?}");
     }
 }

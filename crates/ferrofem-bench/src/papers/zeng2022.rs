@@ -289,10 +289,8 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
         let paper_size = format!("{} DOFs, {} constraints", app.dofs, app.constraints);
         let runs = app.scene.filter(|_| !a.quick || app.example == "Rich Contact");
         // A run that fails is reported in its rows' note, and the table goes on.
-        let measured = runs.map(|scene| match scene(&a.meshes) {
-            Ok(Some(s)) => run_application(s, a.frames.min(3)).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e),
+        let measured = runs.map(|scene| {
+            scene(&a.meshes).and_then(|s| s.map(|s| run_application(s, a.frames.min(3))).transpose())
         });
         let quantities = [
             ("Time step (ms)", app.step),

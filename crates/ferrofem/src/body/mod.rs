@@ -184,11 +184,7 @@ impl Body {
     /// sag over `spacing`.
     pub fn space_contact_points(&mut self, spacing: f64) {
         let surface = &self.surface;
-        let mut normals = vec![[0.0; 3]; surface.volume_vertex.len()];
-        for (e, t) in surface.mesh.triangles.iter().enumerate() {
-            let n = surface.mesh.area_normal(e);
-            t.iter().for_each(|&i| (0..3).for_each(|d| normals[i][d] += n[d]));
-        }
+        let normals = surface.mesh.vertex_area_normals();
         let rest = self.rest_vertices();
         let candidates: Vec<_> =
             surface.volume_vertex.iter().zip(normals).map(|(&v, n)| (v, rest[v], n)).collect();

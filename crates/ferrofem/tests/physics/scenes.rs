@@ -240,6 +240,12 @@ fn invalid_values_are_named() {
     assert!(msg.contains("body[0].prescribed[0].motion"), "{msg}");
     let msg = scene_error(&prescribed("[[0.0, 0.0, 0.0, 0.0], [1.0, inf, 0.0, 0.0]]"));
     assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("finite"), "{msg}");
+    for spacing in ["0.0", "-0.01", "nan"] {
+        let msg = scene_error(
+            &GOOD.replace("density = 1000.0 }", &format!("density = 1000.0 }}\ncontact_spacing = {spacing}")),
+        );
+        assert!(msg.contains("body[0].contact_spacing") && msg.contains("positive"), "{spacing}: {msg}");
+    }
 }
 
 /// Implicit Euler runs co-rotational and stable Neo-Hookean bodies; the

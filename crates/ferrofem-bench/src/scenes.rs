@@ -24,9 +24,10 @@ const TEMPLATES: [(&str, &str); 10] = [
 
 /// (name, file content) of the scenes under `scenes/external/` the benches
 /// run: their meshes are read from the folder given on the command line.
-const EXTERNAL: [(&str, &str); 4] = [
+const EXTERNAL: [(&str, &str); 5] = [
     ("hetero-armadillo", include_str!("../../../scenes/external/hetero-armadillo.toml")),
     ("gripper-raptor", include_str!("../../../scenes/external/gripper-raptor.toml")),
+    ("needle-liver", include_str!("../../../scenes/external/needle-liver.toml")),
     ("pulling", include_str!("../../../scenes/external/pulling.toml")),
     ("pulling-bunny", include_str!("../../../scenes/external/pulling-bunny.toml")),
 ];

@@ -22,6 +22,7 @@ pub mod fields;
 pub mod integrator;
 pub mod material;
 mod model;
+pub mod needle;
 pub mod obstacle;
 pub mod output;
 pub mod scene;

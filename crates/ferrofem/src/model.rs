@@ -17,6 +17,8 @@ pub struct Model {
     pub time_step: f64,
     /// Rigid obstacles.
     pub obstacles: Vec<Obstacle>,
+    /// Needles inserted into the bodies.
+    pub needles: Vec<crate::needle::Needle>,
     /// Contact detection: distances and friction between bodies.
     pub contact: ContactSettings,
     /// Constraint solving: solver, stopping rule, Delassus method.
@@ -38,6 +40,7 @@ impl Model {
             gravity,
             time_step: h,
             obstacles: Vec::new(),
+            needles: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
             device: crate::Device::Cpu,
@@ -54,6 +57,7 @@ impl Model {
     /// bodies, attachments or self-collision.
     pub fn constrained(&self) -> bool {
         !self.obstacles.is_empty()
+            || !self.needles.is_empty()
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attachments.is_empty() || b.self_collision)
     }

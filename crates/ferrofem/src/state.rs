@@ -76,4 +76,6 @@ pub struct State {
     pub bodies: Vec<BodyState>,
     /// Last step's λ (N) of each constraint group, by the group's key.
     pub warm_start: HashMap<GroupKey, [f64; 3]>,
+    /// Each needle's puncture and points of tissue, in model order.
+    pub needles: Vec<crate::needle::NeedleState>,
 }

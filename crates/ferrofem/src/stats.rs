@@ -119,6 +119,25 @@ pub struct StepStats {
     pub constraint_converged: Option<bool>,
     /// Per-body figures, in scene order.
     pub bodies: Vec<BodyStepStats>,
+    /// Per-needle figures, in scene order (absent without needles).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needles: Vec<NeedleStepStats>,
+}
+
+/// One needle's figures at the end of a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NeedleStepStats {
+    /// The needle's name.
+    pub name: String,
+    /// Force of the tissue against the insertion (N): the tip's contact
+    /// force before the puncture, the shaft's friction after.
+    pub force: f64,
+    /// Normal force of the tip on the surface (N; zero once punctured).
+    pub tip_force: f64,
+    /// Whether the tip is through the surface.
+    pub punctured: bool,
+    /// Points of tissue held on the shaft.
+    pub shaft_points: usize,
 }
 
 /// Median and 90th percentile of a sample (nearest-rank).

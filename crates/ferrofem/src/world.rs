@@ -9,7 +9,7 @@ use crate::constraint_stack::ConstraintSpace;
 use crate::integrator::{ImplicitEuler, Integrator, LocalGlobal};
 use crate::solver::SolverMethod;
 use crate::state::{BodyState, State};
-use crate::stats::{BodyStepStats, Stage, StageTimes, StepStats};
+use crate::stats::{BodyStepStats, NeedleStepStats, Stage, StageTimes, StepStats};
 use crate::{Model, SimError};
 
 /// Model, state, constraint stack and integrator of a simulation.
@@ -34,10 +34,11 @@ impl World {
     /// [`World::with_local_global`]).
     pub fn new(model: Model, integrator: Integrator) -> World {
         let bodies = model.bodies.iter().map(BodyState::at_rest).collect();
+        let needles = vec![Default::default(); model.needles.len()];
         World {
             constraints: ConstraintSpace::new(&model),
             model,
-            state: State { bodies, ..Default::default() },
+            state: State { bodies, needles, ..Default::default() },
             integrator,
             surface_trees: Vec::new(),
             contacts: Contacts::default(),
@@ -89,6 +90,7 @@ impl World {
         if !space.problem.groups.is_empty() {
             space.measure_end_violation(model, &state.bodies, state.time);
         }
+        advance_needles(model, state, space);
         state.time += model.time_step;
         state.step += 1;
         let step_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -195,6 +197,7 @@ impl World {
                 .and_then(|lg| lg.settings.tolerance.map(|t| lg.last_iterations().1 <= t)),
             constraint_converged: (!space.problem.groups.is_empty()).then_some(space.outcome.solve.converged),
             bodies,
+            needles: model.needles.iter().zip(&state.needles).map(needle_stats).collect(),
         }
     }
 
@@ -291,4 +294,26 @@ fn stalled_local_global(name: &str, b: &BodyStepStats) -> Option<String> {
             b.local_global_iterations
         )
     })
+}
+
+/// After a step: each needle's force, puncture and points of tissue
+/// ([`crate::needle::Needle::advance`]) at the bodies' end positions.
+fn advance_needles(model: &Model, state: &mut State, space: &ConstraintSpace) {
+    let (t, problem) = (state.time + model.time_step, &space.problem);
+    for (n, (needle, s)) in model.needles.iter().zip(&mut state.needles).enumerate() {
+        let (body, x) = (&model.bodies[needle.body], &state.bodies[needle.body].positions);
+        let reaction = crate::constraint::needle_reaction(n, &problem.groups, &problem.impulses);
+        needle.advance(s, &body.tets, x, t, reaction);
+    }
+}
+
+/// A needle's figures from its state.
+fn needle_stats((needle, s): (&crate::needle::Needle, &crate::needle::NeedleState)) -> NeedleStepStats {
+    NeedleStepStats {
+        name: needle.name.clone(),
+        force: s.force,
+        tip_force: s.tip_force,
+        punctured: s.punctured,
+        shaft_points: s.points.len(),
+    }
 }

@@ -210,6 +210,16 @@ fn hetero_armadillo(meshes: &Path) -> Result<Option<Scene>, BenchError> {
     crate::scenes::external("hetero-armadillo", meshes)
 }
 
+fn needle_liver(meshes: &Path) -> Result<Option<Scene>, BenchError> {
+    // Table 3's 12,555 DOFs: the 3k liver (8,466 DOFs) is nearer than the
+    // figure's 10k (30,750); same frame, so the needle and the fixed back hold.
+    let mut scene = crate::scenes::external("needle-liver", meshes)?;
+    if let Some(MeshSpec::File { path, .. }) = scene.as_mut().map(|s| &mut s.spec.bodies[0].mesh) {
+        *path = path.replace("liver_tet_10k.msh", "liver_tet_3k.msh");
+    }
+    Ok(scene)
+}
+
 fn gripper_raptor(meshes: &Path) -> Result<Option<Scene>, BenchError> {
     crate::scenes::external("gripper-raptor", meshes)
 }
@@ -255,7 +265,14 @@ fn applications() -> [Application; 9] {
                    meshes (the paper's has 10.4k), a 10× stiffer torso and head, an icosphere pushed into its belly",
             ..app("Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84)
         },
-        app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86),
+        Application {
+            scene: Some(needle_liver),
+            note: "`scenes/external/needle-liver.toml` on fTetWild's 2.8k-vertex liver of the shared meshes: \
+                   the needle's tip presses the surface to its 1 N puncture, then a point of tissue every \
+                   3 mm is held on the shaft (two bilateral rows across it, friction along it); constraints \
+                   count the tip's contact and the shaft's points",
+            ..app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86)
+        },
         Application {
             scene: Some(pad_on_sphere),
             note: "built-in `pad-on-sphere`: the 27×27×3 pad dropped on a rigid sphere",
@@ -319,6 +336,11 @@ struct Measured {
     size: String,
 }
 
+/// A step's contacts and needle shaft points: the groups Table 3 counts.
+fn constraint_groups(s: &StepStats) -> usize {
+    s.contacts + s.needles.iter().map(|n| n.shaft_points).sum::<usize>()
+}
+
 /// Runs the scene's full length with W by reuse; at up to `probes` of its
 /// steps with contact, spaced through the run, the same step from the same
 /// state is taken by a second world with W dense.
@@ -333,7 +355,7 @@ fn run_application(mut scene: Scene, probes: usize) -> Result<Measured, BenchErr
     for i in 0..total {
         let before = w.state.clone();
         let s = w.step()?;
-        if s.contacts > 0 {
+        if constraint_groups(&s) > 0 {
             if i % stride == 0 || dense_w.is_empty() && i + 1 == total {
                 dense.state = before;
                 dense_w.push(dense.step()?.stage_ms.get(Stage::BuildDelassus));
@@ -343,14 +365,18 @@ fn run_application(mut scene: Scene, probes: usize) -> Result<Measured, BenchErr
         }
     }
     if steps.is_empty() {
-        return Err(BenchError::Other(format!("{}: no step had contact", scene.label)));
+        return Err(BenchError::Other(format!("{}: no step had a contact or a needle's shaft", scene.label)));
     }
     let step = median(&steps, |s| s.step_ms);
     let build = median(&steps, |s| s.stage_ms.get(Stage::BuildDelassus));
     let speedup = median_p90(&mut dense_w).0 / median_p90(&mut reuse_w).0;
     let dofs: usize = w.model.bodies.iter().map(|b| b.dofs()).sum();
     // The paper's counts are means over the run (227.7, 1,235.40, …).
-    let contacts = steps.iter().map(|s| s.contacts as f64).sum::<f64>() / steps.len() as f64;
-    let size = format!("{} DOFs, {:.1} constraints (mean; contacts × 3)", thousands(dofs), 3.0 * contacts);
+    let groups = steps.iter().map(|s| constraint_groups(s) as f64).sum::<f64>() / steps.len() as f64;
+    let size = format!(
+        "{} DOFs, {:.1} constraints (mean; contacts and shaft points × 3)",
+        thousands(dofs),
+        3.0 * groups
+    );
     Ok(Measured { figures: [step, build, 100.0 * build / step, speedup], size })
 }

@@ -41,7 +41,7 @@ fn device_newton_equals_the_cpu_solver() {
         .collect();
     let warm: Vec<f64> = (0..c).map(|i| if i % 3 == 0 { 0.1 * (i % 4) as f64 } else { 0.0 }).collect();
     let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
-    let glaws: Vec<GroupLaw> = laws.iter().map(|&l| GroupLaw::from(l)).collect();
+    let glaws: Vec<GroupLaw> = laws.iter().map(|&l| GroupLaw::try_from(l).unwrap()).collect();
     dev.load(&w).unwrap();
     let mut w_warm = vec![0.0; c];
     ferrofem::solver::newton::delassus_times(&w, &warm, &mut w_warm);

@@ -16,21 +16,29 @@ pub enum BodyPoint {
     },
 }
 
-/// Up to three `(vertex, weight)` pairs, a point `Σ wᵢ xᵢ` of a body,
-/// held without allocating (a vertex, or a barycentric triangle point).
+/// Up to four `(vertex, weight)` pairs, a point `Σ wᵢ xᵢ` of a body,
+/// held without allocating (a vertex, a barycentric triangle point, or a
+/// point inside a tet).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Weights {
-    pairs: [(usize, f64); 3],
+    pairs: [(usize, f64); 4],
     len: usize,
 }
 
 impl Weights {
-    /// The pairs (at most three).
+    /// The pairs (at most four).
     pub fn new(pairs: &[(usize, f64)]) -> Weights {
-        assert!(pairs.len() <= 3, "a body point has at most three vertices");
+        assert!(pairs.len() <= 4, "a body point has at most four vertices");
         let mut w = Weights { len: pairs.len(), ..Default::default() };
         w.pairs[..pairs.len()].copy_from_slice(pairs);
         w
+    }
+}
+
+impl Weights {
+    /// `p = Σ wᵢ xᵢ` at flat positions `x`.
+    pub fn position(&self, x: &[f64]) -> Vector3<f64> {
+        self.iter().map(|&(v, w)| point(x, v) * w).sum()
     }
 }
 
@@ -65,7 +73,7 @@ impl BodyPoint {
 
     /// `Σ wᵢ xᵢ` at positions `x`.
     pub fn position(&self, x: &[f64]) -> Vector3<f64> {
-        self.weights().iter().map(|&(v, w)| point(x, v) * w).sum()
+        self.weights().position(x)
     }
 }
 

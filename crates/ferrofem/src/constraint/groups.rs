@@ -1,14 +1,14 @@
 //! Constraint groups (zeng2022 §3.2): three rows per contact (normal, t1,
-//! t2) or attachment (x, y, z), in world numbering, gathered from the
-//! step's contacts and the bodies' attachments.
+//! t2), attachment (x, y, z) or needle shaft point (along, across ×2), in
+//! world numbering, gathered from the step's contacts, the bodies'
+//! attachments and the needles.
 
 use nalgebra::Vector3;
 
 use super::key::{GroupKey, Partner};
 use super::ConstraintGroup;
 use crate::collision::{Contacts, Weights};
-use crate::state::BodyState;
-use crate::Model;
+use crate::{Model, State};
 
 /// Rows of an attachment: the world axes.
 const AXES: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -33,6 +33,19 @@ pub struct Group {
 }
 
 impl Group {
+    /// A group acting on one point of one body (`part`: body, weights).
+    pub fn on_body(
+        law: ConstraintGroup,
+        frame: [[f64; 3]; 3],
+        offset: [f64; 3],
+        part: (usize, Weights),
+        obstacle_shift: [f64; 3],
+        key: GroupKey,
+    ) -> Group {
+        let parts = [part, (part.0, Weights::default())];
+        Group { law, frame, offset, parts, part_count: 1, obstacle_shift, key }
+    }
+
     /// The points the group acts on: (body, weights) with `p = Σ wᵢ xᵢ`,
     /// weights negative on the far side of a body–body contact.
     pub fn parts(&self) -> &[(usize, Weights)] {
@@ -50,21 +63,16 @@ impl Group {
     }
 }
 
-/// The step's groups at time `t` (start of the step): per body its
-/// obstacle contacts and attachments, then body–body contacts. Obstacle
-/// shifts use the obstacles' velocity at `t`; attachment offsets aim at
-/// the target at `t + h`.
-pub fn gather_groups(
-    model: &Model,
-    contacts: &Contacts,
-    states: &[BodyState],
-    t: f64,
-    groups: &mut Vec<Group>,
-) {
-    let (obstacles, h) = (&model.obstacles, model.time_step);
+/// The step's groups at the state's time `t` (start of the step): per
+/// body its obstacle contacts and attachments, then body–body contacts
+/// (the needles' follow, [`super::needle_groups`]). Obstacle shifts use
+/// the obstacles' velocity at `t`; attachment offsets aim at the target at
+/// `t + h`.
+pub fn gather_groups(model: &Model, contacts: &Contacts, state: &State, groups: &mut Vec<Group>) {
+    let (obstacles, h, t) = (&model.obstacles, model.time_step, state.time);
     groups.clear();
     for (b, body) in model.bodies.iter().enumerate() {
-        let x = &states[b].positions;
+        let x = &state.bodies[b].positions;
         for c in &contacts.obstacle[b] {
             let obstacle = &obstacles[c.obstacle];
             let (at, key) = match c.obstacle_vertex {
@@ -72,27 +80,25 @@ pub fn gather_groups(
                 Some(k) => (obstacle.vertex_at(k, t), (b, k, Partner::ObstacleVertex(c.obstacle))),
             };
             let shift = h * obstacle.velocity_at(&at, t);
-            groups.push(Group {
-                law: ConstraintGroup::Contact { mu: c.mu },
-                frame: c.frame,
-                offset: [c.gap, 0.0, 0.0],
-                parts: [(b, c.point.weights()), (b, Weights::default())],
-                part_count: 1,
-                obstacle_shift: c.frame.map(|d| shift.dot(&Vector3::from(d))),
+            groups.push(Group::on_body(
+                ConstraintGroup::Contact { mu: c.mu },
+                c.frame,
+                [c.gap, 0.0, 0.0],
+                (b, c.point.weights()),
+                c.frame.map(|d| shift.dot(&Vector3::from(d))),
                 key,
-            });
+            ));
         }
         for &(v, ref target) in &body.attachments {
             let goal = target.target(body.rest_vertex(v), t + h);
-            groups.push(Group {
-                law: ConstraintGroup::Attachment,
-                frame: AXES,
-                offset: [0, 1, 2].map(|d| x[3 * v + d] - goal[d]),
-                parts: [(b, Weights::new(&[(v, 1.0)])), (b, Weights::default())],
-                part_count: 1,
-                obstacle_shift: [0.0; 3],
-                key: (b, v, Partner::Target),
-            });
+            groups.push(Group::on_body(
+                ConstraintGroup::Attachment,
+                AXES,
+                [0, 1, 2].map(|d| x[3 * v + d] - goal[d]),
+                (b, Weights::new(&[(v, 1.0)])),
+                [0.0; 3],
+                (b, v, Partner::Target),
+            ));
         }
     }
     for c in &contacts.pairs {

@@ -14,4 +14,9 @@ pub enum Partner {
     Target,
     /// A triangle of another body.
     Body(usize),
+    /// The tip of a needle, against the surface it has not yet punctured
+    /// (the key's vertex is unused: `usize::MAX`).
+    NeedleTip(usize),
+    /// A needle's shaft (the key's vertex is the shaft point's id).
+    NeedleShaft(usize),
 }

@@ -1,10 +1,9 @@
 //! The *problem* part of the constraint stack: the step's groups, each
 //! body's rows `H_b`, the free gaps and the impulses (zeng2022 §3.2–3.3).
 
-use super::{gather_groups, BodyRows, Group};
+use super::{gather_groups, needle_groups, BodyRows, Group};
 use crate::collision::Contacts;
-use crate::state::BodyState;
-use crate::Model;
+use crate::{Model, State};
 
 /// The world's constraint problem of the current step.
 #[derive(Debug, Default)]
@@ -26,11 +25,12 @@ impl ConstraintProblem {
         ConstraintProblem { bodies, ..Default::default() }
     }
 
-    /// Stage `assemble_constraints`: the groups of the step's contacts and
-    /// attachments at time `t` (start of the step), then each body's rows
-    /// `H_b`; the impulses are cleared.
-    pub fn assemble(&mut self, model: &Model, contacts: &Contacts, states: &[BodyState], t: f64) {
-        gather_groups(model, contacts, states, t, &mut self.groups);
+    /// Stage `assemble_constraints`: the groups of the step's contacts,
+    /// attachments and needles at the state's time (start of the step),
+    /// then each body's rows `H_b`; the impulses are cleared.
+    pub fn assemble(&mut self, model: &Model, contacts: &Contacts, state: &State) {
+        gather_groups(model, contacts, state, &mut self.groups);
+        needle_groups(model, state, &mut self.groups);
         for (b, rows) in self.bodies.iter_mut().enumerate() {
             rows.assemble(b, &self.groups);
         }

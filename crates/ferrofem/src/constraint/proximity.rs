@@ -181,7 +181,16 @@ pub fn linearize(
             let n = facing(triangle_normal(g.parts()[1], proximity, x), &previous);
             Linearization { normal: n, gap: n.dot(&p) - skin, shift: Vector3::zeros() }
         }
-        Partner::Target => return None,
+        Partner::NeedleTip(n) => {
+            let needle = &model.needles[n];
+            let tip = needle.tip_at(t + h);
+            Linearization {
+                normal: needle.axis,
+                gap: needle.axis.dot(&(p - tip)),
+                shift: tip - needle.tip_at(t),
+            }
+        }
+        Partner::Target | Partner::NeedleShaft(_) => return None,
     })
 }
 

@@ -46,7 +46,9 @@ impl DeviceConstraintSolver {
         space.workspace.laws.clear();
         space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
         self.laws.clear();
-        self.laws.extend(space.workspace.laws.iter().map(|&l| GroupLaw::from(l)));
+        for &law in &space.workspace.laws {
+            self.laws.push(GroupLaw::try_from(law)?);
+        }
         let w = &space.delassus.assembled;
         complementarity_scale(
             &space.problem.groups,
@@ -72,12 +74,18 @@ impl DeviceConstraintSolver {
     }
 }
 
-/// A group's law as the device reads it.
-impl From<ConstraintGroup> for GroupLaw {
-    fn from(law: ConstraintGroup) -> GroupLaw {
+/// A group's law as the device reads it; a needle's shaft has no device
+/// law (scenes with needles are refused under `device = "gpu"`).
+impl TryFrom<ConstraintGroup> for GroupLaw {
+    type Error = DeviceError;
+
+    fn try_from(law: ConstraintGroup) -> Result<GroupLaw, DeviceError> {
         match law {
-            ConstraintGroup::Contact { mu } => GroupLaw::Contact(mu),
-            ConstraintGroup::Attachment => GroupLaw::Attachment,
+            ConstraintGroup::Contact { mu } => Ok(GroupLaw::Contact(mu)),
+            ConstraintGroup::Attachment => Ok(GroupLaw::Attachment),
+            ConstraintGroup::Shaft { .. } => {
+                Err(DeviceError::Input("a needle's shaft is solved on the CPU: device = \"cpu\"".into()))
+            }
         }
     }
 }

@@ -33,8 +33,8 @@ impl ConstraintSpace {
 
     /// Stage `assemble_constraints` ([`ConstraintProblem::assemble`]), the
     /// last step's outcome forgotten.
-    pub fn assemble(&mut self, model: &Model, contacts: &Contacts, states: &[BodyState], t: f64) {
-        self.problem.assemble(model, contacts, states, t);
+    pub fn assemble(&mut self, model: &Model, contacts: &Contacts, state: &crate::State) {
+        self.problem.assemble(model, contacts, state);
         self.outcome.clear();
     }
 

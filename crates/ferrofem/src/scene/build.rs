@@ -25,8 +25,25 @@ pub(super) fn world(scene: &Scene, backend: Option<SharedBackend>) -> Result<Wor
         .enumerate()
         .map(|(i, o)| obstacle(scene, o, i))
         .collect::<Result<Vec<_>, _>>()?;
+    let needles = spec
+        .needles
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let b = spec.bodies.iter().position(|b| b.name == n.body).expect("validated: the body exists");
+            match bodies[b].tets.is_empty() {
+                true => Err(scene_err(
+                    scene,
+                    format!("needle[{i}].body"),
+                    "a needle goes into a solid (tets)".into(),
+                )),
+                false => Ok(n.build(b)),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let model = Model {
         bodies,
+        needles,
         gravity: spec.simulation.gravity,
         time_step: spec.simulation.time_step,
         obstacles,

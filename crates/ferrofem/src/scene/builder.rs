@@ -49,6 +49,7 @@ impl SceneBuilder {
             local_global: LocalGlobalSettings::default(),
             bodies: Vec::new(),
             obstacles: Vec::new(),
+            needles: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
             render: super::RenderSettings::default(),

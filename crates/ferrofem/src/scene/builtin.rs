@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 24] = [
+pub const SCENES: [(&str, &str); 25] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -17,6 +17,7 @@ pub const SCENES: [(&str, &str); 24] = [
     ("torus-pass", include_str!("../../../../scenes/torus-pass.toml")),
     ("multi-body", include_str!("../../../../scenes/multi-body.toml")),
     ("needle", include_str!("../../../../scenes/needle.toml")),
+    ("needle-insertion", include_str!("../../../../scenes/needle-insertion.toml")),
     ("blade", include_str!("../../../../scenes/blade.toml")),
     ("twisting-bar-lg", include_str!("../../../../scenes/twisting-bar-lg.toml")),
     ("cloth-extension", include_str!("../../../../scenes/cloth-extension.toml")),

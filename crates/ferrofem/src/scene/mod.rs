@@ -5,6 +5,7 @@
 mod build;
 mod builder;
 pub mod builtin;
+mod needle;
 mod render;
 mod schema;
 mod spec;
@@ -13,6 +14,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use builder::SceneBuilder;
+pub use needle::NeedleSpec;
 pub use render::{Camera, RenderSettings};
 pub use schema::schema;
 pub use spec::{

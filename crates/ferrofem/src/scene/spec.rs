@@ -38,6 +38,9 @@ pub struct SceneFile {
     /// `[[obstacle]]`: rigid obstacles.
     #[serde(default, rename = "obstacle")]
     pub obstacles: Vec<ObstacleSpec>,
+    /// `[[needle]]`: needles inserted into the bodies.
+    #[serde(default, rename = "needle")]
+    pub needles: Vec<super::needle::NeedleSpec>,
     /// `[contact]`: proximity distances and friction between bodies.
     #[serde(default)]
     pub contact: ContactSettings,

@@ -11,7 +11,7 @@ use crate::solver::ConstraintSolver;
 
 use super::spec::*;
 
-fn finite(key: String, v: &[f64]) -> Result<(), Invalid> {
+pub(super) fn finite(key: String, v: &[f64]) -> Result<(), Invalid> {
     match v.iter().find(|x| !x.is_finite()) {
         Some(x) => Err(Invalid::new(key, format!("{x} is not a finite number"))),
         None => Ok(()),
@@ -40,6 +40,7 @@ impl SceneFile {
         for (i, o) in self.obstacles.iter().enumerate() {
             o.validate(&format!("obstacle[{i}]"))?;
         }
+        self.validate_needles()?;
         self.validate_constraint_solver()?;
         self.validate_contact()?;
         self.render.validate()?;
@@ -178,6 +179,21 @@ impl SceneFile {
     }
 
     /// Each body, under a name no other body has.
+    /// `[[needle]]`: each into a body of the scene, on the CPU.
+    fn validate_needles(&self) -> Result<(), Invalid> {
+        let bodies: Vec<&str> = self.bodies.iter().map(|b| b.name.as_str()).collect();
+        for (i, n) in self.needles.iter().enumerate() {
+            n.validate(&format!("needle[{i}]"), &bodies)?;
+        }
+        if !self.needles.is_empty() && self.simulation.device == crate::Device::Gpu {
+            return Err(Invalid::new(
+                "simulation.device".into(),
+                "a needle's shaft is solved by the CPU's constraint solvers: device = \"cpu\"".into(),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_bodies(&self) -> Result<(), Invalid> {
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
@@ -207,6 +223,7 @@ impl SceneFile {
             ));
         }
         let constrained = !self.obstacles.is_empty()
+            || !self.needles.is_empty()
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attach.is_empty() || b.self_collision);
         if constrained && self.local_global.global_step == GlobalStepMethod::Jacobi {

@@ -137,11 +137,13 @@ pub(crate) fn max_violation(
         .fold(0.0, f64::max)
 }
 
-/// A group's violation at `δ`: an attachment's miss `|δ|`, a contact's
-/// penetration `max(0, −δₙ)` (m).
+/// A group's violation at `δ`: an attachment's miss `|δ|`, a shaft
+/// point's distance from the shaft's line, a contact's penetration
+/// `max(0, −δₙ)` (m).
 pub(crate) fn group_violation(law: &ConstraintGroup, d: Vector3<f64>) -> f64 {
     match law {
         ConstraintGroup::Attachment => d.norm(),
+        ConstraintGroup::Shaft { .. } => d.y.hypot(d.z),
         ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
     }
 }

@@ -252,7 +252,7 @@ impl NewtonSettings {
         s.rot.clear();
         s.rot.resize(laws.len(), [1.0, 0.0]);
         s.bilateral.clear();
-        s.bilateral.extend(laws.iter().map(|l| matches!(l, ConstraintGroup::Attachment)));
+        s.bilateral.extend(laws.iter().map(ConstraintGroup::is_bilateral));
         let mut out = NewtonSolve::default();
         let merit = match known {
             true => self.linearize_merit(laws, r, lambda, s),
@@ -334,6 +334,13 @@ impl NewtonSettings {
             match *law {
                 ConstraintGroup::Attachment => {
                     for j in i..i + 3 {
+                        (s.phi[j], s.omega[j], s.e[j]) = (s.delta[j], 1.0, 0.0);
+                    }
+                    s.rot[k] = [1.0, 0.0];
+                }
+                ConstraintGroup::Shaft { bound } => {
+                    (s.phi[i], s.omega[i], s.e[i]) = shaft_friction(s.delta[i], lambda[i], bound, r[i]);
+                    for j in i + 1..i + 3 {
                         (s.phi[j], s.omega[j], s.e[j]) = (s.delta[j], 1.0, 0.0);
                     }
                     s.rot[k] = [1.0, 0.0];
@@ -431,6 +438,7 @@ impl NewtonSettings {
 fn law_residual(laws: &[ConstraintGroup], phi: &[f64]) -> f64 {
     laws.iter().enumerate().fold(0.0, |m, (k, law)| match law {
         ConstraintGroup::Attachment => phi[3 * k..3 * k + 3].iter().fold(m, |m, p| m.max(p.abs())),
+        ConstraintGroup::Shaft { .. } => phi[3 * k + 1..3 * k + 3].iter().fold(m, |m, p| m.max(p.abs())),
         ConstraintGroup::Contact { .. } => m.max(phi[3 * k].abs()),
     })
 }
@@ -512,9 +520,25 @@ fn friction(dt: [f64; 2], lt: [f64; 2], ln: f64, mu: f64, r: f64) -> FrictionRow
     }
 }
 
-/// `λₙ ← max(λₙ, 0)`, `λₜ` scaled into the disc `‖λₜ‖ ≤ μ λₙ`.
+/// The row along a needle's shaft, `|λ| ≤ b` (N) against `δ`, by its
+/// natural map `φ = rλ − clamp(rλ − δ, −rb, rb)` (the one-dimensional
+/// disc of [`friction`]): `(φ, ω, E)` with `φ = δ` where the tissue holds
+/// to the shaft, `φ = r(λ ∓ b)` where the shaft slides.
+fn shaft_friction(delta: f64, lambda: f64, bound: f64, r: f64) -> (f64, f64, f64) {
+    let trial = r * lambda - delta;
+    if trial.abs() <= r * bound {
+        return (delta, 1.0, 0.0);
+    }
+    (r * (lambda - bound.copysign(trial)), 0.0, r)
+}
+
+/// `λₙ ← max(λₙ, 0)`, `λₜ` scaled into the disc `‖λₜ‖ ≤ μ λₙ`; a shaft
+/// point's friction clamped to its bound.
 fn project_on_cones(laws: &[ConstraintGroup], lambda: &mut [f64]) {
     for (k, law) in laws.iter().enumerate() {
+        if let ConstraintGroup::Shaft { bound } = *law {
+            lambda[3 * k] = lambda[3 * k].clamp(-bound, bound);
+        }
         if let ConstraintGroup::Contact { mu } = *law {
             let l = &mut lambda[3 * k..3 * k + 3];
             l[0] = l[0].max(0.0);

@@ -150,7 +150,24 @@ fn group_update(law: &ConstraintGroup, waa: &Matrix3<f64>, d: &Vector3<f64>) -> 
     match law {
         ConstraintGroup::Contact { mu } => resolve_contact(waa, d, *mu).0,
         ConstraintGroup::Attachment => waa.cholesky().map_or(Vector3::zeros(), |ch| ch.solve(&(-d))),
+        ConstraintGroup::Shaft { bound } => resolve_shaft(waa, d, *bound),
     }
+}
+
+/// A shaft point's λ: the attachment's where its friction stays within
+/// `bound`; otherwise the friction at `±bound` against the slip and the two
+/// rows across the shaft closed with it held.
+fn resolve_shaft(waa: &Matrix3<f64>, d: &Vector3<f64>, bound: f64) -> Vector3<f64> {
+    let Some(ch) = waa.cholesky() else { return Vector3::zeros() };
+    let mut lambda = ch.solve(&(-d));
+    if lambda.x.abs() <= bound {
+        return lambda;
+    }
+    lambda.x = bound.copysign(lambda.x);
+    let across = nalgebra::Matrix2::new(waa[(1, 1)], waa[(1, 2)], waa[(2, 1)], waa[(2, 2)]);
+    let rhs = -nalgebra::Vector2::new(d.y + waa[(1, 0)] * lambda.x, d.z + waa[(2, 0)] * lambda.x);
+    let l = across.cholesky().map_or(nalgebra::Vector2::zeros(), |c| c.solve(&rhs));
+    Vector3::new(lambda.x, l.x, l.y)
 }
 
 /// The diagonal blocks `(r0, W_αα)` of the groups, in `blocks`.

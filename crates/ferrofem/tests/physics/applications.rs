@@ -393,3 +393,62 @@ fn the_pulled_gingerbread_figure_passes_the_obstacles_and_springs_back() {
         assert!(s.max_penetration < 1e-2, "step {step}: {}", s.max_penetration);
     });
 }
+
+/// zeng2022 Fig. 16 (`needle-insertion`): the needle's force rises while
+/// its tip presses the surface in, reaches the puncture force, drops once
+/// the tip is through, then grows with the tissue on its shaft: each point
+/// that slides resists with its bound (`friction × spacing`), so during the
+/// insertion the force never exceeds the points' bounds summed and is
+/// within one bound of it (the newest point has not slipped yet) when the
+/// needle stops. Held still, static friction keeps a force below that
+/// sum. No tet inverts; every point stays on the shaft's line.
+#[test]
+fn the_needle_punctures_the_tissue_then_slides_on_its_shaft_friction() {
+    let mut steps = 0;
+    let mut w = common::builtin("needle-insertion", |s| steps = s.spec.simulation.steps);
+    let needle = w.model.needles[0].clone();
+    let bound = needle.friction * needle.spacing;
+    let (mut rising, mut peak, mut punctured_at) = (0.0, 0.0, None);
+    for step in 0..steps {
+        let s = w.step().unwrap();
+        let n = &s.needles[0];
+        assert_eq!(s.inverted_elements, 0, "step {}", s.step);
+        assert!(s.constraint_violation < 1e-6, "step {}: {}", s.step, s.constraint_violation);
+        match punctured_at {
+            None if n.punctured => {
+                assert!(n.force >= needle.puncture_force, "punctured at {} N", n.force);
+                (peak, punctured_at) = (n.force, Some(step));
+            }
+            None => {
+                assert!(
+                    n.force >= rising - 1e-9,
+                    "step {}: the tip's force fell, {} → {}",
+                    s.step,
+                    rising,
+                    n.force
+                );
+                rising = n.force;
+            }
+            Some(at) => {
+                let sum = bound * n.shaft_points as f64;
+                assert!(
+                    n.force <= sum * (1.0 + 1e-6),
+                    "step {}: {} N over the bounds' {sum} N",
+                    s.step,
+                    n.force
+                );
+                if step == at + 1 {
+                    assert!(n.force < 0.5 * peak, "no drop after the puncture: {} → {} N", peak, n.force);
+                }
+                if (s.time - 1.2).abs() < 1e-9 {
+                    assert!(n.shaft_points >= 6, "{} points after 3 cm", n.shaft_points);
+                    assert!(n.force >= sum - bound * (1.0 + 1e-6), "stopping: {} N of {sum} N", n.force);
+                }
+                if s.time > 1.25 {
+                    assert!(n.force > 0.5 * sum, "held still: {} N of {sum} N", n.force);
+                }
+            }
+        }
+    }
+    assert!(punctured_at.is_some(), "the tip never punctured the surface");
+}

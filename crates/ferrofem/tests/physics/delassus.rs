@@ -296,7 +296,7 @@ fn factored_w_applies_the_assembled_w() {
     let compliances: Vec<Option<Compliance>> =
         (0..2).map(|b| common::local_global(&w).global_solver(b).compliance()).collect();
     let mut space = ConstraintSpace::new(model);
-    space.assemble(model, w.contacts(), &w.state.bodies, w.state.time);
+    space.assemble(model, w.contacts(), &w.state);
     let c = 3 * space.problem.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
@@ -361,7 +361,7 @@ fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
     let compliances: Vec<Option<Compliance>> =
         (0..3).map(|b| Some(Compliance::Ldlt(factor(&w, b)))).collect();
     let mut space = ConstraintSpace::new(model);
-    space.assemble(model, w.contacts(), &w.state.bodies, w.state.time);
+    space.assemble(model, w.contacts(), &w.state);
     let v = |_: usize, d: usize| [0.05, -0.03, -0.2][d % 3];
     row_gaps(&space.problem.groups, h, v, &mut space.problem.free_gaps);
     let c = space.problem.free_gaps.len();

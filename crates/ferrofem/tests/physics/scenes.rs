@@ -101,6 +101,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x8ce7e0cc2c971fc9),
     ("needle", 0xdf7a966fa1f64482),
+    ("needle-insertion", 0x9eb79ac7b64f509d),
     ("pad-on-sphere", 0xabe65eb28ed427fa),
     ("rolling-cylinder", 0xd4c7f89961d3c9d9),
     ("sharp-corner", 0x650e7ea4e62310b5),
@@ -246,6 +247,21 @@ fn invalid_values_are_named() {
         );
         assert!(msg.contains("body[0].contact_spacing") && msg.contains("positive"), "{spacing}: {msg}");
     }
+    let needle = |body: &str, extra: &str| {
+        format!(
+            "{GOOD}[[needle]]\nname = \"n\"\nbody = \"{body}\"\ntip = [0.0, 0.0, 1.0]\ndirection = [0.0, 0.0, -1.0]\n\
+             length = 0.1\npuncture_force = 1.0\nfriction = 10.0\nspacing = 0.01\n{extra}"
+        )
+    };
+    let msg = scene_error(&needle("liver", ""));
+    assert!(msg.contains("needle[0].body") && msg.contains("liver"), "{msg}");
+    let msg = scene_error(&needle("b", "motion = { angular_velocity = [0.0, 0.0, 1.0] }\n"));
+    assert!(msg.contains("needle[0].motion") && msg.contains("translates"), "{msg}");
+    let msg = scene_error(&needle("b", "").replace("spacing = 0.01", "spacing = 0.0"));
+    assert!(msg.contains("needle[0].spacing") && msg.contains("positive"), "{msg}");
+    let msg =
+        scene_error(&needle("b", "").replace("direction = [0.0, 0.0, -1.0]", "direction = [0.0, 0.0, 0.0]"));
+    assert!(msg.contains("needle[0].direction"), "{msg}");
 }
 
 /// Implicit Euler runs co-rotational and stable Neo-Hookean bodies; the

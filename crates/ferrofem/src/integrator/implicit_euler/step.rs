@@ -91,7 +91,7 @@ impl ImplicitEuler {
             })?;
             body.guard(step, Stage::FreeMotion, "velocity change", &w.dv)?;
         }
-        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, t));
+        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, state));
         if !space.problem.groups.is_empty() {
             rayon::scope(|_| self.resolve_constraints(model, state, space, times, step))?;
         }

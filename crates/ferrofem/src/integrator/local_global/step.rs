@@ -178,7 +178,7 @@ impl LocalGlobal {
     ) -> Result<(), SimError> {
         let (step, t_next) = (state.step + 1, state.time + model.time_step);
         self.predict_all(model, state, &mut observe);
-        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, &state.bodies, state.time));
+        times.time(Stage::AssembleConstraints, || space.assemble(model, contacts, state));
         let constrained = self.begin_constraints(model, state, space, times)?;
         let mut total = ConstraintSolve::default();
         let quasi_newton = self.settings.acceleration == Acceleration::Lbfgs && !constrained;

@@ -172,3 +172,37 @@ fn attachments_close_their_gap_in_one_step() {
         assert!(gap.abs() < 1e-12, "{gap:e}");
     }
 }
+
+/// A needle's shaft point: where the tissue would need more friction than
+/// the bound, Newton ends on PGS's answer (the friction at the bound,
+/// against the slide, the rows across closed); within it, the tissue
+/// holds (all three rows closed).
+#[test]
+fn a_shaft_point_slides_at_its_bound_and_holds_within_it() {
+    let w = [2.0, 0.5, 0.0, 0.5, 1.0, 0.1, 0.0, 0.1, 3.0];
+    for (free, bound, slides) in [([-3.0, 0.2, -0.1], 1.0, true), ([-0.5, 0.2, -0.1], 1.0, false)] {
+        let law = [ConstraintGroup::Shaft { bound }];
+        let mut reference = [0.0; 3];
+        crate::solver::Pgs::default().solve(&w, &free, &law, &mut reference);
+        let mut lambda = [0.0; 3];
+        let settings = NewtonSettings { iterations: 20, ..NewtonSettings::default() };
+        settings.solve(
+            &mut pair(&w, &mut Vec::new()),
+            &free,
+            &law,
+            &[1.0; 3],
+            &mut lambda,
+            &mut NewtonScratch::default(),
+        );
+        let gap = |l: &[f64; 3], i: usize| free[i] + (0..3).map(|j| w[i * 3 + j] * l[j]).sum::<f64>();
+        for l in [&reference, &lambda] {
+            assert!(gap(l, 1).abs() < 1e-10 && gap(l, 2).abs() < 1e-10, "across: {l:?}");
+            match slides {
+                true => assert!(l[0] == bound && gap(l, 0) < -1e-3, "sliding: {l:?}, δ₀ {}", gap(l, 0)),
+                false => assert!(l[0].abs() < bound && gap(l, 0).abs() < 1e-10, "holding: {l:?}"),
+            }
+        }
+        let err = (0..3).map(|i| (lambda[i] - reference[i]).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10, "Newton {lambda:?} against PGS {reference:?}");
+    }
+}

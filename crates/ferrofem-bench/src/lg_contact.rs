@@ -212,6 +212,21 @@ fn external_cases() -> [Case; 4] {
     ]
 }
 
+/// The meshes of the pulled rows, the shared meshes read from `meshes`:
+/// (the paper's example, its vertices, our mesh). The bunny stands in for
+/// the wooper (zeng2025 Table 2–3 at its sizes).
+pub(crate) fn pulled_meshes(meshes: &Path) -> Vec<(&'static str, &'static str, MeshSpec)> {
+    let example = |scene| if scene == "pulling-bunny" { "wooper" } else { "gingerbread man" };
+    let at = |mesh: MeshSpec| match mesh {
+        MeshSpec::File { path, tetrahedralize } => {
+            MeshSpec::File { path: meshes.join(path).display().to_string(), tetrahedralize }
+        }
+        mesh => mesh,
+    };
+    let rows = external_cases().into_iter().map(|c| (example(c.scene), c.paper_vertices.unwrap_or(""), at(c.mesh)));
+    rows.collect()
+}
+
 /// The scene of a case with `solver`; `None` when it needs the shared
 /// meshes and `meshes` is not their folder.
 fn scene(case: &Case, solver: ConstraintSolver, meshes: &Path) -> Result<Option<Scene>, BenchError> {

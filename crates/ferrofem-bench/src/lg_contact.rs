@@ -223,7 +223,8 @@ pub(crate) fn pulled_meshes(meshes: &Path) -> Vec<(&'static str, &'static str, M
         }
         mesh => mesh,
     };
-    let rows = external_cases().into_iter().map(|c| (example(c.scene), c.paper_vertices.unwrap_or(""), at(c.mesh)));
+    let rows =
+        external_cases().into_iter().map(|c| (example(c.scene), c.paper_vertices.unwrap_or(""), at(c.mesh)));
     rows.collect()
 }
 

@@ -54,6 +54,29 @@ fn run_writes_paraview_series_and_stats() {
     assert!(lines[5]["error"].is_null());
 }
 
+/// A scene with a needle writes it as a line per frame (`needles.pvd`),
+/// and its stats carry the needle's figures.
+#[test]
+fn needles_are_written_as_lines_beside_the_bodies() {
+    let dir = tmp("needle");
+    let out = ferrofem()
+        .args(["--threads", "2", "run", "needle-insertion", "--steps", "2", "--out"])
+        .arg(&dir)
+        .arg("--stats")
+        .arg(dir.join("stats.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pvd = std::fs::read_to_string(dir.join("needles.pvd")).unwrap();
+    assert_eq!(pvd.matches("<DataSet").count(), 2, "{pvd}");
+    let vtp = std::fs::read_to_string(dir.join("needles_00001.vtp")).unwrap();
+    assert!(vtp.contains("<Lines>") && vtp.contains("force") && vtp.contains("punctured"), "{vtp}");
+    let lines = stats_lines(&std::fs::read_to_string(dir.join("stats.json")).unwrap());
+    let needle = &lines[2]["needles"][0];
+    assert_eq!((needle["name"].as_str(), needle["punctured"].as_bool()), (Some("needle"), Some(false)));
+    assert!(lines[0].get("needles").is_none(), "the header has no needles");
+}
+
 /// A stats file's lines, each a JSON value (docs/stats.md).
 fn stats_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()

@@ -12,7 +12,7 @@ mod vtk;
 use std::path::Path;
 
 pub use pvd::PvdSeries;
-pub use vtk::{write_vtp_points, write_vtu_frame, PointField};
+pub use vtk::{write_vtp_lines, write_vtp_points, write_vtu_frame, PointField};
 
 use crate::{MeshError, TetMesh, TriMesh, ValidationOptions};
 

@@ -226,3 +226,26 @@ fn frame_point_data_is_read_back() {
     assert_eq!(e.field("velocity").map(|f| (f.components, f.values.clone())), Some((3, velocity)));
     assert!(e.field("pressure").is_none());
 }
+
+/// Segments come back as line cells over the points, their point data by
+/// name; a segment past the points is refused.
+#[test]
+fn line_segments_are_written_as_polydata_lines() {
+    use vtkio::model::{DataSet, Piece, VertexNumbers};
+    let points = [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]];
+    let force = [0.5, 0.5, 2.0, 2.0];
+    let dir = std::env::temp_dir().join(format!("ferrofem-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("needles.vtp");
+    let fields = [PointField { name: "force", components: 1, values: &force }];
+    write_vtp_lines(&path, &points, &[[0, 1], [2, 3]], &fields).unwrap();
+    let bad = write_vtp_lines(&dir.join("bad.vtp"), &points, &[[0, 4]], &fields);
+    let vtk = vtkio::Vtk::import(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.unwrap_err().to_string().contains("[0, 4]"));
+    let DataSet::PolyData { pieces, .. } = vtk.data else { panic!("not polydata") };
+    let Piece::Inline(piece) = &pieces[0] else { panic!("not inline") };
+    let Some(VertexNumbers::XML { connectivity, offsets }) = &piece.lines else { panic!("no lines") };
+    assert_eq!((connectivity.as_slice(), offsets.as_slice()), (&[0, 1, 2, 3][..], &[2, 4][..]));
+    assert!(piece.verts.is_none() && piece.data.point.len() == 1);
+}

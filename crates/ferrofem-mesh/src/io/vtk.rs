@@ -378,23 +378,50 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), MeshError> {
 /// Writes points as a `.vtp` polydata (one vertex cell per point) with
 /// per-point fields, e.g. contact points with their normals and forces.
 pub fn write_vtp_points(path: &Path, points: &[[f64; 3]], fields: &[PointField]) -> Result<(), MeshError> {
+    let n = points.len() as u64;
+    let verts = VertexNumbers::XML { connectivity: (0..n).collect(), offsets: (1..=n).collect() };
+    write_vtp(path, points, (Some(verts), None), fields)
+}
+
+/// Writes line segments (pairs of indices into `points`) as a `.vtp`
+/// polydata with per-point fields, e.g. needles from their back to their tip.
+pub fn write_vtp_lines(
+    path: &Path,
+    points: &[[f64; 3]],
+    segments: &[[usize; 2]],
+    fields: &[PointField],
+) -> Result<(), MeshError> {
+    if let Some(s) = segments.iter().find(|s| s.iter().any(|&i| i >= points.len())) {
+        return Err(MeshError::parse(path, 0, format!("segment {s:?} names a point past {}", points.len())));
+    }
+    let connectivity = segments.iter().flatten().map(|&i| i as u64).collect();
+    let offsets = (1..=segments.len() as u64).map(|k| 2 * k).collect();
+    write_vtp(path, points, (None, Some(VertexNumbers::XML { connectivity, offsets })), fields)
+}
+
+/// A `.vtp` polydata of `points` with vertex cells and/or line cells.
+fn write_vtp(
+    path: &Path,
+    points: &[[f64; 3]],
+    (verts, lines): (Option<VertexNumbers>, Option<VertexNumbers>),
+    fields: &[PointField],
+) -> Result<(), MeshError> {
     for f in fields {
         if f.values.len() != f.components as usize * points.len() {
             return Err(MeshError::parse(path, 0, format!("field {} has the wrong length", f.name)));
         }
     }
-    let n = points.len() as u64;
     let piece = PolyDataPiece {
         points: IOBuffer::F64(points.iter().flatten().copied().collect()),
-        verts: Some(VertexNumbers::XML { connectivity: (0..n).collect(), offsets: (1..=n).collect() }),
-        lines: None,
+        verts,
+        lines,
         polys: None,
         strips: None,
         data: Attributes { point: point_attributes(fields), cell: Vec::new() },
     };
     let vtk = Vtk {
         version: Version::new((1, 0)),
-        title: String::from("ferrofem contacts"),
+        title: String::from("ferrofem"),
         byte_order: ByteOrder::LittleEndian,
         data: DataSet::inline(piece),
         file_path: None,

@@ -1,6 +1,7 @@
 //! Frames a user can open in ParaView: per body, one `.vtu` per frame with
 //! point data (velocity, displacement, contact force in N) and a `.pvd`
-//! series; the contact points; the posed surfaces of mesh obstacles; and
+//! series; the contact points; the needles; the posed surfaces of mesh
+//! obstacles; and
 //! `obstacles.jsonl`, every obstacle's shape and its pose per frame (what
 //! a replay draws the analytic ones from). Or the run as one USD stage
 //! ([`UsdWriter`]).
@@ -12,7 +13,7 @@ pub use usd::{UsdField, UsdWriter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ferrofem_mesh::io::{write_vtp_points, write_vtu_frame, PointField, PvdSeries};
+use ferrofem_mesh::io::{write_vtp_lines, write_vtp_points, write_vtu_frame, PointField, PvdSeries};
 
 use crate::obstacle::Geometry;
 use crate::{SimError, World};
@@ -23,6 +24,8 @@ pub struct FrameWriter {
     dir: PathBuf,
     series: Vec<PvdSeries>,
     contacts: Option<PvdSeries>,
+    /// `needles.pvd` (absent without needles).
+    needles: Option<PvdSeries>,
     /// Mesh obstacles (index into the model's obstacles) and their series.
     obstacles: Vec<(usize, PvdSeries)>,
     frame: usize,
@@ -49,8 +52,9 @@ struct ObstaclePoses {
 
 impl FrameWriter {
     /// Creates `dir` and one `<body>.pvd` series per body (plus
-    /// `contacts.pvd` where the scene can have constraint rows, and one
-    /// `<obstacle>.pvd` per mesh obstacle).
+    /// `contacts.pvd` where the scene can have constraint rows,
+    /// `needles.pvd` where it has needles, and one `<obstacle>.pvd` per
+    /// mesh obstacle).
     pub fn new(dir: &Path, world: &World) -> Result<FrameWriter, SimError> {
         std::fs::create_dir_all(dir)
             .map_err(|source| SimError::Io { path: dir.display().to_string(), source })?;
@@ -59,6 +63,7 @@ impl FrameWriter {
             model.bodies.iter().map(|b| PvdSeries::new(dir.join(format!("{}.pvd", b.name)))).collect();
         // Only a scene that can have constraint rows has contact points.
         let contacts = model.constrained().then(|| PvdSeries::new(dir.join("contacts.pvd")));
+        let needles = (!model.needles.is_empty()).then(|| PvdSeries::new(dir.join("needles.pvd")));
         let obstacles = model
             .obstacles
             .iter()
@@ -71,6 +76,7 @@ impl FrameWriter {
             dir: dir.to_path_buf(),
             series,
             contacts,
+            needles,
             obstacles,
             frame: 0,
             displacement: Vec::new(),
@@ -89,7 +95,8 @@ impl FrameWriter {
         match result {
             Ok(()) => {
                 let t = world.state.time;
-                let series = self.series.iter_mut().chain(self.contacts.as_mut());
+                let series =
+                    self.series.iter_mut().chain(self.contacts.as_mut()).chain(self.needles.as_mut());
                 let all = series.chain(self.obstacles.iter_mut().map(|(_, s)| s));
                 for (s, file) in all.zip(&written) {
                     s.push(t, file)?;
@@ -108,7 +115,7 @@ impl FrameWriter {
     }
 
     /// The frame's files, in the order of the series (bodies, contacts,
-    /// mesh obstacles), their names pushed to `written` as they land.
+    /// needles, mesh obstacles), their names pushed to `written` as they land.
     fn write_files(&mut self, world: &World, written: &mut Vec<String>) -> Result<(), SimError> {
         let state = &world.state;
         for (b, (body, s)) in world.model.bodies.iter().zip(&state.bodies).enumerate() {
@@ -128,6 +135,9 @@ impl FrameWriter {
         }
         if self.contacts.is_some() {
             written.push(self.write_contacts(world)?);
+        }
+        if self.needles.is_some() {
+            written.push(self.write_needles(world)?);
         }
         self.write_obstacles(world, written)
     }
@@ -167,17 +177,42 @@ impl FrameWriter {
         Ok(file)
     }
 
+    /// `needles_<frame>.vtp`: each needle as a segment from its back to its
+    /// tip, with the `force` of the tissue against it (N) and `punctured`
+    /// (0 or 1) at both ends.
+    fn write_needles(&mut self, world: &World) -> Result<String, SimError> {
+        let (t, mut points, mut force, mut punctured) =
+            (world.state.time, Vec::new(), Vec::new(), Vec::new());
+        for (needle, s) in world.model.needles.iter().zip(&world.state.needles) {
+            let tip = needle.tip_at(t);
+            let back = tip - needle.axis * needle.length;
+            points.extend([back, tip].map(|p| [p.x, p.y, p.z]));
+            force.extend([s.force; 2]);
+            punctured.extend([f64::from(u8::from(s.punctured)); 2]);
+        }
+        let segments: Vec<[usize; 2]> = (0..world.model.needles.len()).map(|k| [2 * k, 2 * k + 1]).collect();
+        let file = format!("needles_{:05}.vtp", self.frame);
+        let fields = [
+            PointField { name: "force", components: 1, values: &force },
+            PointField { name: "punctured", components: 1, values: &punctured },
+        ];
+        write_vtp_lines(&self.dir.join(&file), &points, &segments, &fields)?;
+        Ok(file)
+    }
+
     /// Frames written so far.
     pub fn frames(&self) -> usize {
         self.frame
     }
 
-    /// The `.pvd` files: one per body, then the contact points, then the mesh obstacles.
+    /// The `.pvd` files: one per body, then the contact points, the
+    /// needles, the mesh obstacles.
     pub fn series_paths(&self) -> Vec<PathBuf> {
         let obstacles = self.obstacles.iter().map(|(_, s)| s);
         self.series
             .iter()
             .chain(self.contacts.as_ref())
+            .chain(self.needles.as_ref())
             .chain(obstacles)
             .map(|s| s.path().to_path_buf())
             .collect()

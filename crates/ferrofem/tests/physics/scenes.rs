@@ -101,7 +101,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("heterogeneous-beam", 0x1a8b5a2a4ab94b39),
     ("multi-body", 0x8ce7e0cc2c971fc9),
     ("needle", 0xdf7a966fa1f64482),
-    ("needle-insertion", 0x9eb79ac7b64f509d),
+    ("needle-insertion", 0xcbb11366736b2df5),
     ("pad-on-sphere", 0xabe65eb28ed427fa),
     ("rolling-cylinder", 0xd4c7f89961d3c9d9),
     ("sharp-corner", 0x650e7ea4e62310b5),

@@ -72,6 +72,9 @@ pub struct QualityReport {
     pub min_edge: f64,
     /// Longest edge.
     pub max_edge: f64,
+    /// Mean edge length over the tets' six edges each (an edge shared by
+    /// several tets counts once per tet).
+    pub mean_edge: f64,
     /// Boundary triangles.
     pub boundary_triangles: usize,
     /// Vertices used by no tet.
@@ -192,6 +195,7 @@ impl TetMesh {
             slivers: 0,
             min_edge: f64::INFINITY,
             max_edge: 0.0,
+            mean_edge: 0.0,
             boundary_triangles: self.boundary().mesh.triangles.len(),
             unused_vertices: self.unused_vertex_count(),
         };
@@ -208,6 +212,7 @@ impl TetMesh {
                 sq += l2;
                 r.min_edge = r.min_edge.min(l2.sqrt());
                 r.max_edge = r.max_edge.max(l2.sqrt());
+                r.mean_edge += l2.sqrt() / (6 * self.tets.len()) as f64;
             }
             let l_rms = (sq / 6.0).sqrt();
             let q = 6.0 * std::f64::consts::SQRT_2 * v / l_rms.powi(3);
@@ -250,6 +255,13 @@ mod tests {
             vertices: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
             tets: vec![[0, 1, 2, 3]],
         }
+    }
+
+    #[test]
+    fn mean_edge_of_the_unit_tet_is_its_three_legs_and_three_diagonals() {
+        let q = unit_tet().quality();
+        assert!((q.mean_edge - (3.0 + 3.0 * std::f64::consts::SQRT_2) / 6.0).abs() < 1e-15, "{q:?}");
+        assert_eq!((q.min_edge, q.max_edge), (1.0, std::f64::consts::SQRT_2));
     }
 
     #[test]

@@ -269,7 +269,7 @@ fn applications() -> [Application; 9] {
             scene: Some(needle_liver),
             note: "`scenes/external/needle-liver.toml` on fTetWild's 2.8k-vertex liver of the shared meshes: \
                    the needle's tip presses the surface to its 1 N puncture, then a point of tissue every \
-                   3 mm is held on the shaft (two bilateral rows across it, friction along it); constraints \
+                   mean tet edge (1 cm) is held on the shaft (two bilateral rows across it, friction along it); constraints \
                    count the tip's contact and the shaft's points",
             ..app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86)
         },

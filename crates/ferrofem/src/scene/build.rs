@@ -31,13 +31,13 @@ pub(super) fn world(scene: &Scene, backend: Option<SharedBackend>) -> Result<Wor
         .enumerate()
         .map(|(i, n)| {
             let b = spec.bodies.iter().position(|b| b.name == n.body).expect("validated: the body exists");
-            match bodies[b].tets.is_empty() {
-                true => Err(scene_err(
+            match bodies[b].tet_mesh() {
+                None => Err(scene_err(
                     scene,
                     format!("needle[{i}].body"),
                     "a needle goes into a solid (tets)".into(),
                 )),
-                false => Ok(n.build(b)),
+                Some(mesh) => Ok(n.build(b, mesh.quality().mean_edge)),
             }
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -32,8 +32,11 @@ pub struct NeedleSpec {
     pub puncture_force: f64,
     /// Friction along the shaft per length of tissue it passes through (N/m).
     pub friction: f64,
-    /// Distance between the points of tissue held on the shaft (m).
-    pub spacing: f64,
+    /// Distance between the points of tissue held on the shaft (m; default
+    /// the body's mean tet edge at rest: points closer than the mesh's
+    /// edges make the rows across the shaft nearly dependent, and PGS stalls).
+    #[serde(default)]
+    pub spacing: Option<f64>,
     /// Coulomb coefficient of the tip on the surface before the puncture.
     #[serde(default)]
     pub tip_friction: f64,
@@ -57,7 +60,7 @@ impl NeedleSpec {
         }
         for (field, v, zero_ok) in [
             ("length", self.length, false),
-            ("spacing", self.spacing, false),
+            ("spacing", self.spacing.unwrap_or(1.0), false),
             ("puncture_force", self.puncture_force, true),
             ("friction", self.friction, true),
             ("tip_friction", self.tip_friction, true),
@@ -70,8 +73,9 @@ impl NeedleSpec {
         Ok(())
     }
 
-    /// The model's needle, into body `body` (its index).
-    pub(super) fn build(&self, body: usize) -> Needle {
+    /// The model's needle, into body `body` (its index) whose mean tet edge
+    /// at rest is `mean_edge` (the default spacing).
+    pub(super) fn build(&self, body: usize, mean_edge: f64) -> Needle {
         Needle {
             name: self.name.clone(),
             body,
@@ -81,7 +85,7 @@ impl NeedleSpec {
             motion: self.motion.clone(),
             puncture_force: self.puncture_force,
             friction: self.friction,
-            spacing: self.spacing,
+            spacing: self.spacing.unwrap_or(mean_edge),
             tip_friction: self.tip_friction,
         }
     }

@@ -264,6 +264,20 @@ fn invalid_values_are_named() {
     assert!(msg.contains("needle[0].direction"), "{msg}");
 }
 
+/// A needle without `spacing` leaves a point of tissue every mean tet edge
+/// of its body at rest (the unit cube of 2×2×2 cells: 6 tets a cell,
+/// edges of 0.5 m, 0.71 m and 0.87 m).
+#[test]
+fn needle_spacing_defaults_to_the_mean_tet_edge() {
+    let text = format!(
+        "{GOOD}[[needle]]\nname = \"n\"\nbody = \"b\"\ntip = [0.0, 0.0, 1.0]\ndirection = [0.0, 0.0, -1.0]\n\
+         length = 0.1\npuncture_force = 1.0\nfriction = 10.0\n"
+    );
+    let w = Scene::from_toml(&text, ".".into(), "needle").unwrap().build().unwrap();
+    let mean = w.model.bodies[0].tet_mesh().unwrap().quality().mean_edge;
+    assert!((0.5..0.87).contains(&mean) && w.model.needles[0].spacing == mean, "{mean}");
+}
+
 /// Implicit Euler runs co-rotational and stable Neo-Hookean bodies; the
 /// local-global-only models are refused with their key and the way out.
 #[test]

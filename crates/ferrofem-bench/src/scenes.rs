@@ -9,7 +9,7 @@ use ferrofem::scene::{MeshSpec, Scene};
 use crate::BenchError;
 
 /// (name, file content) of the templates the cases start from.
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 11] = [
     ("drop-5k-rt", include_str!("../../../benchmarks/scenes/drop-5k-rt.toml")),
     ("raptor-60k", include_str!("../../../benchmarks/scenes/raptor-60k.toml")),
     ("bench-beam", include_str!("../../../benchmarks/scenes/bench-beam.toml")),
@@ -20,6 +20,7 @@ const TEMPLATES: [(&str, &str); 10] = [
     ("lg-beam", include_str!("../../../benchmarks/scenes/lg-beam.toml")),
     ("et-bowling", include_str!("../../../benchmarks/scenes/et-bowling.toml")),
     ("et-spin", include_str!("../../../benchmarks/scenes/et-spin.toml")),
+    ("et-snowman", include_str!("../../../benchmarks/scenes/et-snowman.toml")),
 ];
 
 /// (name, file content) of the scenes under `scenes/external/` the benches

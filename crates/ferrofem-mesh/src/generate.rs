@@ -40,6 +40,33 @@ pub fn ball(radius: f64, resolution: usize) -> Result<TetMesh, MeshError> {
     })
 }
 
+/// Cells across each ball's surface in [`balls`]: fine enough that the
+/// winding numbers see spheres, not polyhedra, at the resolutions a
+/// union is filled at.
+const BALL_SURFACE_CELLS: usize = 24;
+
+/// The union of balls `[x, y, z, radius]` (m) filled with tets by isosurface
+/// stuffing, `resolution` cells along the union's longest side: a snowman,
+/// a dumbbell. Where balls overlap, the winding number of their surfaces is
+/// above one, so the overlap is inside and their hidden faces cut nothing.
+pub fn balls(balls: &[[f64; 4]], resolution: usize) -> Result<TetMesh, MeshError> {
+    if balls.is_empty() {
+        return Err(MeshError::Generator("a union of balls needs at least one ball".into()));
+    }
+    let mut surface = TriMesh { vertices: Vec::new(), triangles: Vec::new() };
+    for &[x, y, z, r] in balls {
+        positive("radius", &[r])?;
+        if ![x, y, z].iter().all(|c| c.is_finite()) {
+            return Err(MeshError::Generator(format!("a ball's centre must be finite, got {:?}", [x, y, z])));
+        }
+        let sphere = ball(r, BALL_SURFACE_CELLS)?.boundary().mesh;
+        let offset = surface.vertices.len();
+        surface.vertices.extend(sphere.vertices.iter().map(|p| [p[0] + x, p[1] + y, p[2] + z]));
+        surface.triangles.extend(sphere.triangles.iter().map(|t| t.map(|i| i + offset)));
+    }
+    crate::stuffing::tetrahedralize(&surface, crate::stuffing::Fineness::Resolution(resolution))
+}
+
 /// Cylinder along z of `radius` and `length`, with `resolution` cells across
 /// its diameter and `length_cells` along its axis.
 pub fn cylinder(
@@ -229,6 +256,29 @@ impl KuhnGrid {
 mod tests {
     use super::*;
     use std::f64::consts::PI;
+
+    /// Two balls overlapping by half a radius fill their union: the volume
+    /// of two spheres less their lens, within the stuffing's error; one
+    /// connected body, no inverted tet; a union needs a ball.
+    #[test]
+    fn a_union_of_balls_is_one_solid_of_their_volume() {
+        let (r, d) = (0.1, 0.15);
+        let m = balls(&[[0.0, 0.0, 0.0, r], [0.0, 0.0, d, r]], 24).unwrap();
+        let q = m.quality();
+        let h = r - d / 2.0;
+        let lens = 2.0 * PI * h * h * (3.0 * r - h) / 3.0;
+        let exact = 2.0 * 4.0 / 3.0 * PI * r.powi(3) - lens;
+        assert!((q.total_volume / exact - 1.0).abs() < 0.03, "{} against {exact}", q.total_volume);
+        assert_eq!(q.inverted, 0);
+        let b = m.boundary().mesh;
+        assert_eq!(
+            b.vertices.len() as i64 - b.triangles.len() as i64 / 2,
+            2,
+            "one closed surface (V − F/2 = 2)"
+        );
+        assert!(balls(&[], 8).is_err());
+        assert!(balls(&[[0.0, 0.0, 0.0, -1.0]], 8).is_err());
+    }
 
     #[test]
     fn box_volume_and_counts() {

@@ -32,7 +32,7 @@ const EXAMPLES: [Example; 3] = [
     Example {
         name: "Snowman",
         vertices: 508,
-        scene: None,
+        scene: Some("et-snowman"),
         rows: [
             ("zero", "0", [0.334, 0.466, 0.840, 1.469, 8.991, 71.0]),
             ("explicit", "v(t)+f", [0.211, 0.216, 0.279, 1.465, 7.464, 58.0]),

@@ -228,6 +228,7 @@ fn volume_mesh(scene: &Scene, mesh: &MeshSpec, reorient_inverted: bool) -> Resul
     match mesh {
         MeshSpec::Box { size, cells } => generate::box_mesh(*size, *cells),
         MeshSpec::Ball { radius, resolution } => generate::ball(*radius, *resolution),
+        MeshSpec::Balls { balls, resolution } => generate::balls(balls, *resolution),
         MeshSpec::Cylinder { radius, length, resolution, length_cells } => {
             generate::cylinder(*radius, *length, *resolution, *length_cells)
         }

@@ -293,6 +293,14 @@ pub enum MeshSpec {
         /// Cells across the diameter.
         resolution: usize,
     },
+    /// A union of balls filled with tets (isosurface stuffing): a snowman,
+    /// a dumbbell.
+    Balls {
+        /// `[x, y, z, radius]` per ball (m).
+        balls: Vec<[f64; 4]>,
+        /// Cells along the union's longest side.
+        resolution: usize,
+    },
     /// Cylinder along z, centred at the origin.
     Cylinder {
         /// Radius (m).

@@ -75,6 +75,18 @@ fn needles_are_written_as_lines_beside_the_bodies() {
     let needle = &lines[2]["needles"][0];
     assert_eq!((needle["name"].as_str(), needle["punctured"].as_bool()), (Some("needle"), Some(false)));
     assert!(lines[0].get("needles").is_none(), "the header has no needles");
+    let usd = tmp("needle-usd");
+    let out = ferrofem()
+        .args(["--threads", "2", "run", "needle-insertion", "--steps", "2", "--format", "usd", "--out"])
+        .arg(&usd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stage = std::fs::read_to_string(usd.join("needle-insertion.usda")).unwrap();
+    assert!(
+        stage.contains("def BasisCurves \"needle_needle\"") && stage.contains("points.timeSamples"),
+        "{stage}"
+    );
 }
 
 /// A stats file's lines, each a JSON value (docs/stats.md).

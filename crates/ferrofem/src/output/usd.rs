@@ -3,7 +3,8 @@
 //! time-sampled `points`, a per-vertex colour of a chosen field
 //! (`primvars:displayColor`) and the field itself (`primvars:<field>`);
 //! per obstacle a prim of its shape (`Sphere`, `Cube`, `Cylinder`,
-//! `Capsule`, or a `Mesh`) with a time-sampled pose. Time codes are step
+//! `Capsule`, or a `Mesh`) with a time-sampled pose; per needle a linear
+//! `BasisCurves` from its back to its tip, time-sampled. Time codes are step
 //! numbers, `timeCodesPerSecond` is `1/h`: playback runs in real time.
 //!
 //! Frames are gathered in memory (surface points in `f32`) and the stage
@@ -76,14 +77,19 @@ impl UsdField {
 }
 
 /// One frame: its time code, per body its surface points and field values,
-/// per obstacle its pose (translation, rotation as `(w, x, y, z)`).
+/// per obstacle its pose (translation, rotation as `(w, x, y, z)`), per
+/// needle its back and tip.
 #[derive(Debug)]
 struct Frame {
     code: usize,
     points: Vec<Vec<[f32; 3]>>,
     values: Vec<Vec<f32>>,
     poses: Vec<([f64; 3], [f32; 4])>,
+    needles: Vec<[[f32; 3]; 2]>,
 }
+
+/// Width (m) of a needle's curve in the stage.
+const NEEDLE_WIDTH: f64 = 1e-3;
 
 /// Gathers a run's frames and writes them as one `.usda` stage.
 #[derive(Debug)]
@@ -104,8 +110,13 @@ impl UsdWriter {
     /// Adds the world's current state as a frame at time code `step`.
     pub fn push(&mut self, world: &World) {
         let model = &world.model;
-        let mut frame =
-            Frame { code: world.state.step, points: Vec::new(), values: Vec::new(), poses: Vec::new() };
+        let mut frame = Frame {
+            code: world.state.step,
+            points: Vec::new(),
+            values: Vec::new(),
+            poses: Vec::new(),
+            needles: Vec::new(),
+        };
         for (b, body) in model.bodies.iter().enumerate() {
             let x = &world.state.bodies[b].positions;
             let surface = &body.surface.volume_vertex;
@@ -116,6 +127,11 @@ impl UsdWriter {
             let (r, c) = o.pose(world.state.time);
             let q = UnitQuaternion::from_rotation_matrix(&r);
             frame.poses.push(([c.x, c.y, c.z], [q.w as f32, q.i as f32, q.j as f32, q.k as f32]));
+        }
+        for n in &model.needles {
+            let tip = n.tip_at(world.state.time);
+            let back = tip - n.axis * n.length;
+            frame.needles.push([back, tip].map(|p| [p.x as f32, p.y as f32, p.z as f32]));
         }
         self.frames.push(frame);
     }
@@ -166,6 +182,16 @@ impl UsdWriter {
         }
         for (o, obstacle) in model.obstacles.iter().enumerate() {
             self.obstacle_prim(&mut s, o, &obstacle.name, &obstacle.geometry);
+        }
+        for (n, needle) in model.needles.iter().enumerate() {
+            let _ = writeln!(s, "    def BasisCurves \"needle_{}\"\n    {{", prim_name(&needle.name));
+            let _ =
+                writeln!(s, "        uniform token type = \"linear\"\n        int[] curveVertexCounts = [2]");
+            let _ = writeln!(s, "        float[] widths = [{NEEDLE_WIDTH}] (\n            interpolation = \"constant\"\n        )");
+            samples(&mut s, "point3f[] points", &self.frames, |s, f| {
+                write_array(s, f.needles[n].iter().copied())
+            });
+            s.push_str("    }\n");
         }
         s.push_str("}\n");
         s

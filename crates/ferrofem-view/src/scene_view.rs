@@ -32,6 +32,7 @@ pub fn scene_view(live: &Live) -> SceneView {
             shape: shape_view(&o.geometry, extent),
             draggable: spec.draggable,
         })
+        .chain(world.model.needles.iter().map(needle_view))
         .collect();
     SceneView {
         kind: "scene",
@@ -46,6 +47,14 @@ pub fn scene_view(live: &Live) -> SceneView {
         extent,
         center,
     }
+}
+
+/// A needle as the page draws it: a thin cylinder of its shaft (a
+/// hundredth of its length across), posed after the obstacles
+/// ([`ferrofem::needle::Needle::pose`]).
+fn needle_view(n: &ferrofem::needle::Needle) -> ObstacleView {
+    let shape = ShapeView::Cylinder { radius: 0.005 * n.length, length: n.length };
+    ObstacleView { name: n.name.clone(), shape, draggable: false }
 }
 
 /// An obstacle's geometry as the page draws it; a half-space as a square

@@ -316,7 +316,8 @@ impl Live {
             bodies.push((x, self.values.iter().map(|&v| v as f32).collect()));
         }
         let t = world.state.time;
-        let poses = world.model.obstacles.iter().map(|o| pose(o.pose(t))).collect();
+        let needles = world.model.needles.iter().map(|n| pose(n.pose(t)));
+        let poses = world.model.obstacles.iter().map(|o| pose(o.pose(t))).chain(needles).collect();
         let c = world.constraint_points();
         let arrows = (0..c.points.len())
             .filter(|&k| !c.attachment[k])

@@ -88,6 +88,17 @@ impl Needle {
         self.tip + self.motion.offset(t).0
     }
 
+    /// The shaft's pose at time `t`: the rotation taking the local z axis
+    /// onto the axis, and the shaft's midpoint (a cylinder of its length
+    /// along local z, centred at the origin, drawn there is the needle).
+    pub fn pose(&self, t: f64) -> (nalgebra::Rotation3<f64>, Vector3<f64>) {
+        let z = Vector3::z();
+        let r = nalgebra::Rotation3::rotation_between(&z, &self.axis).unwrap_or_else(|| {
+            nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
+        });
+        (r, self.tip_at(t) - self.axis * (0.5 * self.length))
+    }
+
     /// How far (m) the tip is behind the surface of `surface` (at
     /// positions `x`) along the axis at time `t`, and the surface point
     /// the needle's line enters through (`None`: it meets no surface facing

@@ -53,6 +53,18 @@ fn a_point_inside_is_located_by_the_weights_that_give_it_back() {
 }
 
 #[test]
+fn the_pose_puts_a_shaft_along_local_z_from_the_back_to_the_tip() {
+    for axis in [-Vector3::z(), Vector3::z(), Vector3::new(1.0, 2.0, -0.5).normalize()] {
+        let n = Needle { axis, ..needle() };
+        let (r, c) = n.pose(0.3);
+        let tip = r * Vector3::new(0.0, 0.0, 0.5 * n.length) + c;
+        let back = r * Vector3::new(0.0, 0.0, -0.5 * n.length) + c;
+        assert!((tip - n.tip_at(0.3)).norm() < 1e-15, "{axis:?}: {tip:?}");
+        assert!((back - (n.tip_at(0.3) - axis * n.length)).norm() < 1e-15, "{axis:?}: {back:?}");
+    }
+}
+
+#[test]
 fn the_tip_punctures_at_its_force_and_then_leaves_points_behind_it() {
     let (body, n) = (cube(), needle());
     let x = body.rest_positions();

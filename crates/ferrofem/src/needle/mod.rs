@@ -88,6 +88,12 @@ impl Needle {
         self.tip + self.motion.offset(t).0
     }
 
+    /// The shaft at time `t`: its back end, then its tip (m).
+    pub fn segment(&self, t: f64) -> [Vector3<f64>; 2] {
+        let tip = self.tip_at(t);
+        [tip - self.axis * self.length, tip]
+    }
+
     /// The shaft's pose at time `t`: the rotation taking the local z axis
     /// onto the axis, and the shaft's midpoint (a cylinder of its length
     /// along local z, centred at the origin, drawn there is the needle).
@@ -96,7 +102,8 @@ impl Needle {
         let r = nalgebra::Rotation3::rotation_between(&z, &self.axis).unwrap_or_else(|| {
             nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
         });
-        (r, self.tip_at(t) - self.axis * (0.5 * self.length))
+        let [back, tip] = self.segment(t);
+        (r, 0.5 * (back + tip))
     }
 
     /// How far (m) the tip is behind the surface of `surface` (at
@@ -110,7 +117,7 @@ impl Needle {
         t: f64,
         reach: f64,
     ) -> Option<(f64, MaterialPoint)> {
-        let back = self.tip_at(t) - self.axis * self.length;
+        let [back, _] = self.segment(t);
         let (s, point) = surface_hit(surface, x, &back, &self.axis, self.length + reach)?;
         Some((s - self.length, point))
     }

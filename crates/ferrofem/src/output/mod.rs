@@ -184,9 +184,7 @@ impl FrameWriter {
         let (t, mut points, mut force, mut punctured) =
             (world.state.time, Vec::new(), Vec::new(), Vec::new());
         for (needle, s) in world.model.needles.iter().zip(&world.state.needles) {
-            let tip = needle.tip_at(t);
-            let back = tip - needle.axis * needle.length;
-            points.extend([back, tip].map(|p| [p.x, p.y, p.z]));
+            points.extend(needle.segment(t).map(|p| [p.x, p.y, p.z]));
             force.extend([s.force; 2]);
             punctured.extend([f64::from(u8::from(s.punctured)); 2]);
         }

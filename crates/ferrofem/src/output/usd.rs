@@ -129,9 +129,7 @@ impl UsdWriter {
             frame.poses.push(([c.x, c.y, c.z], [q.w as f32, q.i as f32, q.j as f32, q.k as f32]));
         }
         for n in &model.needles {
-            let tip = n.tip_at(world.state.time);
-            let back = tip - n.axis * n.length;
-            frame.needles.push([back, tip].map(|p| [p.x as f32, p.y as f32, p.z as f32]));
+            frame.needles.push(n.segment(world.state.time).map(|p| [p.x as f32, p.y as f32, p.z as f32]));
         }
         self.frames.push(frame);
     }

@@ -46,29 +46,20 @@ impl Scene {
 
     /// Parses and validates scene text; `label` names it in messages.
     pub fn from_toml(text: &str, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
-        let err = |key: String, message: String| SimError::Scene { file: label.to_string(), key, message };
-        let de = toml::Deserializer::parse(text).map_err(|e| err("(file)".into(), flat(&e.to_string())))?;
-        let spec: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            let inner = e.into_inner();
-            let line = inner.span().map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count());
-            let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
-            err(top_level(key), format!("{}{at}", flat(inner.message())))
-        })?;
-        let given = || text.parse().map_err(|e: toml::de::Error| err("(file)".into(), flat(&e.to_string())));
+        let spec = parse(text, label, true)?;
+        let given =
+            || text.parse().map_err(|e: toml::de::Error| scene_error(label, "(file)", &e.to_string()));
         Scene::finish(spec, given, base_dir, label)
     }
 
     /// Validates a scene given as a table (the same schema and errors as
     /// the file, without line numbers): what a binding builds from its
-    /// language's dictionaries.
+    /// language's dictionaries. The table goes through its TOML text, so
+    /// that one deserializer reads both (half the code serde generates
+    /// for the scene format).
     pub fn from_table(table: toml::Table, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
-        let err = |key: String, message: String| SimError::Scene { file: label.to_string(), key, message };
-        let spec: SceneFile =
-            serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
-                let key = e.path().to_string();
-                err(top_level(key), flat(e.into_inner().message()))
-            })?;
+        let text = toml::to_string(&table).map_err(|e| scene_error(label, "(top level)", &e.to_string()))?;
+        let spec = parse(&text, label, false)?;
         Scene::finish(spec, || Ok(table), base_dir, label)
     }
 
@@ -151,6 +142,25 @@ impl Scene {
 }
 
 /// The key path of an error, `(top level)` for the root.
+/// A scene's structures from its TOML text; errors name the key path and,
+/// with `lines`, the line.
+fn parse(text: &str, label: &str, lines: bool) -> Result<SceneFile, SimError> {
+    let de = toml::Deserializer::parse(text).map_err(|e| scene_error(label, "(file)", &e.to_string()))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = top_level(e.path().to_string());
+        let inner = e.into_inner();
+        let line =
+            inner.span().filter(|_| lines).map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count());
+        let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
+        SimError::Scene { file: label.to_string(), key, message: format!("{}{at}", flat(inner.message())) }
+    })
+}
+
+/// A scene error at `key`, its message on one line.
+fn scene_error(label: &str, key: &str, message: &str) -> SimError {
+    SimError::Scene { file: label.to_string(), key: key.to_string(), message: flat(message) }
+}
+
 fn top_level(key: String) -> String {
     if key == "." {
         "(top level)".into()

@@ -179,12 +179,13 @@ fn auto_ordering_keeps_the_cheaper_factorization() {
 /// factor reaches the same f64 tolerance as with the f64 factor: on the
 /// cantilever, the twisting bar and the drop (with contact), a factor
 /// refreshed every five steps and a 1e-11 relative residual, the velocities
-/// of the runs agree to 1e-8 of the largest speed after 30 steps.
+/// of the runs agree to 1e-8 of the largest speed after 20 steps (30 for the
+/// drop: 11 of them in contact).
 #[test]
 fn rounded_factors_converge_to_the_double_precision_solution() {
     use ferrofem::integrator::{PreconditionerKind, Refresh};
     use ferrofem_linalg::Precision;
-    for name in ["cantilever", "twisting-bar", "drop"] {
+    for (name, steps) in [("cantilever", 20), ("twisting-bar", 20), ("drop", 30)] {
         let run = |precision: Precision| {
             let mut w = common::builtin(name, |s| {
                 let ie = &mut s.spec.implicit_euler;
@@ -194,7 +195,7 @@ fn rounded_factors_converge_to_the_double_precision_solution() {
                 ie.max_iterations = Some(500);
                 ie.rel_tolerance = Some(1e-11);
             });
-            let iterations: usize = (0..30).map(|_| w.step().unwrap().cg_iterations).sum();
+            let iterations: usize = (0..steps).map(|_| w.step().unwrap().cg_iterations).sum();
             (w.state.bodies[0].velocities.clone(), iterations)
         };
         let (double, its_double) = run(Precision::Double);

@@ -28,7 +28,13 @@ def cantilever(cells):
     length, side, young, rho, g = 1.0, 0.1, 5e7, 1000.0, 9.81
     scene = {
         "simulation": {"time_step": 1.0, "steps": 6, "gravity": [0.0, 0.0, -g]},
-        "implicit_euler": {"max_iterations": 20000, "rel_tolerance": 1e-10},
+        # PCG to 1e-10, preconditioned by the first step's LDLᵀ (as the Rust test).
+        "implicit_euler": {
+            "max_iterations": 20000,
+            "rel_tolerance": 1e-10,
+            "preconditioner": "ldlt",
+            "refresh": {"every": 6},
+        },
         "body": [
             {
                 "name": "beam",

@@ -1,9 +1,10 @@
 //! Replay of a folder written by `ferrofem run`: each body's `.pvd`
 //! series, its `.vtu` frames read on demand, with the displacement from
 //! the first frame, the velocity and the contact force (the frames' point
-//! data) as fields, the contact forces of `contacts.pvd` as arrows, and
-//! the obstacles of `obstacles.jsonl` at their poses (a mesh obstacle's
-//! surface from its own series).
+//! data) as fields, the contact forces of `contacts.pvd` as arrows, the
+//! obstacles of `obstacles.jsonl` at their poses (a mesh obstacle's
+//! surface from its own series) and the needles of `needles.pvd` (each a
+//! segment from its back to its tip) drawn as the live viewer draws them.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -18,8 +19,9 @@ use tokio::sync::watch;
 
 use crate::error::ViewError;
 use crate::frame::{bounds, BodyView, Figures, Frame, ObstacleView, SceneView, ShapeView};
-use crate::scene_view::analytic_view;
-use crate::session::{Command, Reply};
+use crate::scene_view::{analytic_view, needle_shape};
+use crate::session::{pose, Command, Reply};
+use ferrofem::needle::shaft_pose;
 use ferrofem::obstacle::Shape;
 
 /// One body's series: its name, topology and frames `(time, file)`.
@@ -41,6 +43,9 @@ pub struct Replay {
     poses: Vec<Poses>,
     /// `contacts.pvd`'s frames, if the run wrote them.
     contacts: Vec<(f64, PathBuf)>,
+    /// `needles.pvd`'s frames, if the run had needles (drawn after the
+    /// obstacles, posed frame by frame from their segments).
+    needles: Vec<(f64, PathBuf)>,
     frame: usize,
     playing: bool,
     field: Field,
@@ -117,7 +122,18 @@ fn mesh_in_its_frame(dir: &Path, name: &str, pose: Option<&[f64; 7]>) -> Result<
         })
         .collect();
     let triangles = e.triangles.as_flattened().iter().map(|&i| i as u32).collect();
-    Ok(Some(Drawn::Mesh(ShapeView::Mesh { vertices, triangles })))
+    Ok(Some(Drawn::Shape(ShapeView::Mesh { vertices, triangles })))
+}
+
+/// The needles' segments `[back, tip]` in a frame of `needles.pvd` (two
+/// points a needle, in the scene's order).
+fn read_needles(path: &Path) -> Result<Vec<[Vector3<f64>; 2]>, ViewError> {
+    let e = read_frame(path)?;
+    if e.vertices.len() % 2 != 0 {
+        let n = e.vertices.len();
+        return Err(ViewError::Replay(format!("{}: {n} points, not two a needle", path.display())));
+    }
+    Ok(e.vertices.chunks_exact(2).map(|p| [Vector3::from(p[0]), Vector3::from(p[1])]).collect())
 }
 
 /// An obstacle as a replay draws it.
@@ -125,8 +141,9 @@ fn mesh_in_its_frame(dir: &Path, name: &str, pose: Option<&[f64; 7]>) -> Result<
 enum Drawn {
     /// An analytic shape (sized for the scene when drawn).
     Analytic(Shape),
-    /// A triangle surface in the obstacle's frame.
-    Mesh(ShapeView),
+    /// A shape drawn as given, in its own frame: a mesh obstacle's
+    /// surface, a needle's shaft.
+    Shape(ShapeView),
 }
 
 /// A replay's obstacles and their poses per frame.
@@ -186,7 +203,7 @@ impl Replay {
             .filter(|p| p.extension().is_some_and(|x| x == "pvd"))
             .filter(|p| {
                 let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                stem != "contacts" && !stem.starts_with("obstacle-")
+                stem != "contacts" && stem != "needles" && !stem.starts_with("obstacle-")
             })
             .collect();
         pvds.sort();
@@ -212,15 +229,25 @@ impl Replay {
             let name = pvd.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             series.push(Series { name, triangles, frames, first: e.vertices.as_flattened().to_vec() });
         }
-        let Obstacles { shapes: obstacles, poses } = read_obstacles(dir)?;
+        let Obstacles { shapes: mut obstacles, poses } = read_obstacles(dir)?;
         let contacts = dir.join("contacts.pvd");
         let contacts = if contacts.exists() { read_pvd(&contacts)? } else { Vec::new() };
+        let needles = dir.join("needles.pvd");
+        let needles = if needles.exists() { read_pvd(&needles)? } else { Vec::new() };
+        // The folder keeps no needle names: they are numbered.
+        if let Some((_, first)) = needles.first() {
+            let shafts = read_needles(first)?.into_iter().enumerate();
+            obstacles.extend(shafts.map(|(k, [back, tip])| {
+                (format!("needle {}", k + 1), Drawn::Shape(needle_shape((tip - back).norm())))
+            }));
+        }
         Ok(Replay {
             dir: dir.to_path_buf(),
             series,
             obstacles,
             poses,
             contacts,
+            needles,
             frame: 0,
             playing: false,
             field: Field::Displacement,
@@ -259,7 +286,7 @@ impl Replay {
                     name: name.clone(),
                     shape: match drawn {
                         Drawn::Analytic(shape) => analytic_view(*shape, extent),
-                        Drawn::Mesh(mesh) => mesh.clone(),
+                        Drawn::Shape(shape) => shape.clone(),
                     },
                     draggable: false,
                 })
@@ -348,7 +375,10 @@ impl Replay {
             field: (field.name(), field.unit(), lo.min(hi), hi.max(lo)),
             ..Default::default()
         };
-        let poses = self.poses.get(k).cloned().unwrap_or_default();
+        let mut poses = self.poses.get(k).cloned().unwrap_or_default();
+        if let Some((_, path)) = self.needles.get(k) {
+            poses.extend(read_needles(path)?.iter().map(|[back, tip]| pose(shaft_pose(back, tip))));
+        }
         Ok(Frame { seq: 0, figures, bodies, poses, arrows: self.arrows(k)? })
     }
 

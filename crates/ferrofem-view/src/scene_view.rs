@@ -49,12 +49,16 @@ pub fn scene_view(live: &Live) -> SceneView {
     }
 }
 
-/// A needle as the page draws it: a thin cylinder of its shaft (a
-/// hundredth of its length across), posed after the obstacles
+/// A needle as the page draws it, posed after the obstacles
 /// ([`ferrofem::needle::Needle::pose`]).
 fn needle_view(n: &ferrofem::needle::Needle) -> ObstacleView {
-    let shape = ShapeView::Cylinder { radius: 0.005 * n.length, length: n.length };
-    ObstacleView { name: n.name.clone(), shape, draggable: false }
+    ObstacleView { name: n.name.clone(), shape: needle_shape(n.length), draggable: false }
+}
+
+/// A needle's shaft as drawn: a thin cylinder along local z, a hundredth
+/// of its `length` across (a replay's too).
+pub fn needle_shape(length: f64) -> ShapeView {
+    ShapeView::Cylinder { radius: 0.005 * length, length }
 }
 
 /// An obstacle's geometry as the page draws it; a half-space as a square

@@ -272,3 +272,43 @@ fn replay_draws_mesh_obstacles_at_their_poses() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A replay draws the needles of `needles.pvd` as the live page does: a
+/// cylinder of the needle's length, posed in every frame so that its ends
+/// are the needle's back and tip at that frame's time (to f32 rounding);
+/// the needles' series is not taken for a body.
+#[test]
+fn replay_draws_needles_at_their_poses() {
+    use ferrofem_view::frame::ShapeView;
+    use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+    let dir = std::env::temp_dir().join(format!("ferrofem-view-replay-needle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut world = builtin::load("needle-insertion").unwrap().build().unwrap();
+    let mut writer = ferrofem::output::FrameWriter::new(&dir, &world).unwrap();
+    let mut ends = Vec::new();
+    for _ in 0..4 {
+        writer.write(&world).unwrap();
+        ends.push(world.model.needles[0].segment(world.state.time));
+        (0..10).for_each(|_| drop(world.step().unwrap()));
+    }
+    assert!((ends[3][1] - ends[0][1]).norm() > 1e-3, "the needle advances");
+    let replay = ferrofem_view::replay::Replay::open(&dir).unwrap();
+    let view = replay.scene_view();
+    let bodies: Vec<&str> = view.bodies.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(bodies, ["tissue"]);
+    let names: Vec<&str> = view.obstacles.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["needle 1"]);
+    let ShapeView::Cylinder { length, .. } = view.obstacles[0].shape else {
+        panic!("a needle is a cylinder")
+    };
+    assert!((length - world.model.needles[0].length).abs() < 1e-12, "length {length}");
+    for (k, [back, tip]) in ends.iter().enumerate() {
+        let p = replay.frame_of(k, ferrofem::fields::Field::Displacement).unwrap().poses[0].map(|v| v as f64);
+        let rotation = UnitQuaternion::from_quaternion(Quaternion::new(p[6], p[3], p[4], p[5]));
+        let (centre, half) =
+            (Vector3::new(p[0], p[1], p[2]), rotation * Vector3::new(0.0, 0.0, 0.5 * length));
+        assert!((centre + half - tip).norm() < 1e-5, "frame {k}: tip {:?} against {tip:?}", centre + half);
+        assert!((centre - half - back).norm() < 1e-5, "frame {k}: back {:?} against {back:?}", centre - half);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

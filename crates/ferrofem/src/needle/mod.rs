@@ -98,12 +98,8 @@ impl Needle {
     /// onto the axis, and the shaft's midpoint (a cylinder of its length
     /// along local z, centred at the origin, drawn there is the needle).
     pub fn pose(&self, t: f64) -> (nalgebra::Rotation3<f64>, Vector3<f64>) {
-        let z = Vector3::z();
-        let r = nalgebra::Rotation3::rotation_between(&z, &self.axis).unwrap_or_else(|| {
-            nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
-        });
         let [back, tip] = self.segment(t);
-        (r, 0.5 * (back + tip))
+        shaft_pose(&back, &tip)
     }
 
     /// How far (m) the tip is behind the surface of `surface` (at
@@ -160,6 +156,15 @@ impl Needle {
         state.points.push(ShaftPoint { id: state.next_id, point, bound: self.friction * self.spacing });
         state.next_id += 1;
     }
+}
+
+/// The pose of a shaft from `back` to `tip`: the rotation taking the
+/// local z axis onto `tip − back`, and the midpoint (what [`Needle::pose`]
+/// gives, and what a replay makes of a needle's segment in `needles.pvd`).
+pub fn shaft_pose(back: &Vector3<f64>, tip: &Vector3<f64>) -> (nalgebra::Rotation3<f64>, Vector3<f64>) {
+    let r = nalgebra::Rotation3::rotation_between(&Vector3::z(), &(tip - back))
+        .unwrap_or_else(|| nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI));
+    (r, 0.5 * (back + tip))
 }
 
 #[cfg(test)]

@@ -87,7 +87,10 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// previous build's kinetic energy at every step, but `squeezing-ball`,
 /// 3e-12 relative from step 85, where four interior vertices moving at a
 /// roller get inactive contacts). `hetero-stack`, `pad-on-sphere`,
-/// `rolling-cylinder` and `ten-tori` recorded when they were added (issue #50).
+/// `rolling-cylinder` and `ten-tori` recorded when they were added (issue #50);
+/// `rolling-cylinder` again when its factor became refreshed every 10 steps
+/// in the background and warped (as zeng2022 runs it, so that `W` is reused;
+/// it still rolls with under 1 % slip).
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -103,7 +106,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("needle", 0xdf7a966fa1f64482),
     ("needle-insertion", 0xcbb11366736b2df5),
     ("pad-on-sphere", 0xabe65eb28ed427fa),
-    ("rolling-cylinder", 0xd4c7f89961d3c9d9),
+    ("rolling-cylinder", 0x4006d0829b59aaa7),
     ("sharp-corner", 0x650e7ea4e62310b5),
     ("sliding-indenter", 0x39b448a259bbaa17),
     ("slope", 0x4553ca86ed6019f9),

@@ -55,8 +55,8 @@ impl Scene {
     /// Validates a scene given as a table (the same schema and errors as
     /// the file, without line numbers): what a binding builds from its
     /// language's dictionaries. The table goes through its TOML text, so
-    /// that one deserializer reads both (half the code serde generates
-    /// for the scene format).
+    /// that one deserializer reads both (serde's code for the scene format
+    /// generated once instead of twice).
     pub fn from_table(table: toml::Table, base_dir: PathBuf, label: &str) -> Result<Scene, SimError> {
         let text = toml::to_string(&table).map_err(|e| scene_error(label, "(top level)", &e.to_string()))?;
         let spec = parse(&text, label, false)?;
@@ -141,7 +141,6 @@ impl Scene {
     }
 }
 
-/// The key path of an error, `(top level)` for the root.
 /// A scene's structures from its TOML text; errors name the key path and,
 /// with `lines`, the line.
 fn parse(text: &str, label: &str, lines: bool) -> Result<SceneFile, SimError> {
@@ -161,6 +160,7 @@ fn scene_error(label: &str, key: &str, message: &str) -> SimError {
     SimError::Scene { file: label.to_string(), key: key.to_string(), message: flat(message) }
 }
 
+/// The key path of an error, `(top level)` for the root.
 fn top_level(key: String) -> String {
     if key == "." {
         "(top level)".into()

@@ -473,6 +473,24 @@ mod tests {
         Scene::from_toml(&text, ".".into(), "t").unwrap()
     }
 
+    /// A scene given as a table (what the bindings pass) reads as its text
+    /// does, and a bad key is named by the same path, without a line.
+    #[test]
+    fn a_table_reads_as_its_text() {
+        let text = "[simulation]\ntime_step = 0.01\nsteps = 1\n[[body]]\nname = \"b\"\n\
+                    mesh = { box = { size = [0.1, 0.1, 0.1], cells = [1, 1, 1] } }\n\
+                    material = { young = 1e5, poisson = 0.3, density = 1000.0 }\n";
+        let table = |t: &str| t.parse::<toml::Table>().unwrap();
+        let (file, dict) =
+            (Scene::from_toml(text, ".".into(), "t"), Scene::from_table(table(text), ".".into(), "t"));
+        assert_eq!(format!("{:?}", file.unwrap().spec), format!("{:?}", dict.unwrap().spec));
+        let bad = text.replace("poisson", "poison");
+        let file = Scene::from_toml(&bad, ".".into(), "t").unwrap_err().to_string();
+        let dict = Scene::from_table(table(&bad), ".".into(), "t").unwrap_err().to_string();
+        assert!(file.contains("body[0].material.poison") && file.contains("(line 7)"), "{file}");
+        assert!(dict.contains("body[0].material.poison") && !dict.contains("(line"), "{dict}");
+    }
+
     /// The preset fills what the file leaves out; what the file writes wins.
     #[test]
     fn preset_fills_only_the_keys_left_out() {

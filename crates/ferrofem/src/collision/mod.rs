@@ -20,7 +20,7 @@ mod reach;
 mod settings;
 mod tree;
 
-use geometry::point;
+pub(crate) use geometry::point;
 pub use geometry::{closest_on_triangle, tangents, BodyPoint, Weights};
 pub use pairs::{detect_pair_contacts, PairContact};
 pub use penetration::{Penetrated, Penetration};

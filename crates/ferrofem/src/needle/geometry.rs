@@ -4,6 +4,7 @@
 use ferrofem_mesh::BoundarySurface;
 use nalgebra::{Matrix3, Vector3};
 
+use crate::collision::point;
 use crate::element::TetElement;
 
 /// A material point of a body: `p = Σ wᵢ xᵢ` over up to four vertices (a
@@ -17,7 +18,7 @@ pub struct MaterialPoint {
 impl MaterialPoint {
     /// `p` at flat positions `x`.
     pub fn position(&self, x: &[f64]) -> Vector3<f64> {
-        self.pairs.iter().map(|&(v, w)| vertex(x, v) * w).sum()
+        self.pairs.iter().map(|&(v, w)| point(x, v) * w).sum()
     }
 }
 
@@ -36,7 +37,7 @@ pub fn surface_hit(
     let mut best: Option<(f64, MaterialPoint)> = None;
     for tri in &surface.mesh.triangles {
         let v = tri.map(volume);
-        let [a, b, c] = v.map(|i| vertex(x, i));
+        let [a, b, c] = v.map(|i| point(x, i));
         let (e1, e2) = (b - a, c - a);
         if e1.cross(&e2).dot(dir) >= 0.0 {
             continue;
@@ -58,7 +59,7 @@ pub fn surface_hit(
 /// weights over its four vertices; where several do (on shared faces),
 /// the one it lies deepest in. `None` outside the body.
 pub fn locate_in_tets(tets: &[TetElement], x: &[f64], q: &Vector3<f64>) -> Option<MaterialPoint> {
-    let at = |i: usize| vertex(x, i);
+    let at = |i: usize| point(x, i);
     let mut best: Option<(f64, [f64; 4], [usize; 4])> = None;
     for tet in tets {
         let v = tet.vertices;
@@ -72,9 +73,4 @@ pub fn locate_in_tets(tets: &[TetElement], x: &[f64], q: &Vector3<f64>) -> Optio
         }
     }
     best.map(|(_, w, v)| MaterialPoint { pairs: [0, 1, 2, 3].map(|k| (v[k], w[k])) })
-}
-
-/// Vertex `i` of flat positions `x`.
-fn vertex(x: &[f64], i: usize) -> Vector3<f64> {
-    Vector3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])
 }

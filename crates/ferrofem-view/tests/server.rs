@@ -276,7 +276,8 @@ fn replay_draws_mesh_obstacles_at_their_poses() {
 /// A replay draws the needles of `needles.pvd` as the live page does: a
 /// cylinder of the needle's length, posed in every frame so that its ends
 /// are the needle's back and tip at that frame's time (to f32 rounding);
-/// the needles' series is not taken for a body.
+/// the needles' series is not taken for a body. A malformed needles frame
+/// is an error that names the file.
 #[test]
 fn replay_draws_needles_at_their_poses() {
     use ferrofem_view::frame::ShapeView;
@@ -310,5 +311,10 @@ fn replay_draws_needles_at_their_poses() {
         assert!((centre + half - tip).norm() < 1e-5, "frame {k}: tip {:?} against {tip:?}", centre + half);
         assert!((centre - half - back).norm() < 1e-5, "frame {k}: back {:?} against {back:?}", centre - half);
     }
+    // A needles frame with a stray point is refused by name.
+    let three = [[0.0; 3], [0.0, 0.0, 0.1], [0.0, 0.1, 0.0]];
+    ferrofem_mesh::io::write_vtp_lines(&dir.join("needles_00000.vtp"), &three, &[[0, 1]], &[]).unwrap();
+    let err = ferrofem_view::replay::Replay::open(&dir).unwrap_err().to_string();
+    assert!(err.contains("needles_00000.vtp") && err.contains("3 points, not two a needle"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -156,8 +156,38 @@ fn cases(quick: bool) -> Vec<Case> {
             ),
         ]);
         cases.extend(external_cases());
+        cases.extend(grabbing_cases());
     }
     cases
+}
+
+/// Frames before the grabbing raptor's contacts peak (gripped on the floor).
+const GRABBING_LEAD: usize = 45;
+
+/// The grabbing raptor (`scenes/external/grabbing-raptor.toml`) on
+/// fTetWild's raptors of the shared meshes nearest the paper's sizes.
+fn grabbing_cases() -> [Case; 3] {
+    let grabbed = |mesh: &str, paper, vertices| Case {
+        external: true,
+        ..Case::new("grabbing-raptor", MeshSpec::file(mesh), GRABBING_LEAD, Some(paper), Some(vertices))
+    };
+    [
+        grabbed(
+            "generated/raptor_tet_10k.msh",
+            [2.42, 1.72, 0.23, 0.37, 0.62, 0.28, 1.27, 21.49, 140.0],
+            "10.3k",
+        ),
+        grabbed(
+            "generated/raptor_tet_14k.msh",
+            [2.43, 2.63, 0.45, 0.62, 0.71, 0.51, 1.84, 29.68, 130.0],
+            "15.3k",
+        ),
+        grabbed(
+            "generated/raptor_tet_20k.msh",
+            [2.62, 3.51, 0.80, 1.08, 0.63, 0.89, 2.61, 38.62, 140.0],
+            "20.4k",
+        ),
+    ]
 }
 
 /// Isosurface-stuffing resolutions of the bunny at the wooper's 5.3k and

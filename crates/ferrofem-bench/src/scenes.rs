@@ -25,9 +25,10 @@ const TEMPLATES: [(&str, &str); 11] = [
 
 /// (name, file content) of the scenes under `scenes/external/` the benches
 /// run: their meshes are read from the folder given on the command line.
-const EXTERNAL: [(&str, &str); 5] = [
+const EXTERNAL: [(&str, &str); 6] = [
     ("hetero-armadillo", include_str!("../../../scenes/external/hetero-armadillo.toml")),
     ("gripper-raptor", include_str!("../../../scenes/external/gripper-raptor.toml")),
+    ("grabbing-raptor", include_str!("../../../scenes/external/grabbing-raptor.toml")),
     ("needle-liver", include_str!("../../../scenes/external/needle-liver.toml")),
     ("pulling", include_str!("../../../scenes/external/pulling.toml")),
     ("pulling-bunny", include_str!("../../../scenes/external/pulling-bunny.toml")),

@@ -56,7 +56,7 @@ impl World {
     pub fn constraint_points(&self) -> ConstraintPoints {
         let space = self.constraints();
         let mut c = ConstraintPoints::default();
-        for (k, g) in space.problem.groups.iter().enumerate() {
+        for (k, g) in space.problem.groups.iter().enumerate().filter(|(_, g)| g.path().is_empty()) {
             let (b, pts) = &g.parts()[0];
             let x = &self.state.bodies[*b].positions;
             c.points.push(pts.iter().fold([0.0; 3], |p, &(v, w)| [0, 1, 2].map(|d| p[d] + w * x[3 * v + d])));

@@ -10,6 +10,7 @@
 
 pub mod batch;
 pub mod body;
+pub mod cable;
 pub mod collision;
 pub mod constraint;
 pub mod constraint_stack;

@@ -19,6 +19,8 @@ pub struct Model {
     pub obstacles: Vec<Obstacle>,
     /// Needles inserted into the bodies.
     pub needles: Vec<crate::needle::Needle>,
+    /// Cables through the bodies.
+    pub cables: Vec<crate::cable::Cable>,
     /// Contact detection: distances and friction between bodies.
     pub contact: ContactSettings,
     /// Constraint solving: solver, stopping rule, Delassus method.
@@ -41,6 +43,7 @@ impl Model {
             time_step: h,
             obstacles: Vec::new(),
             needles: Vec::new(),
+            cables: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
             device: crate::Device::Cpu,
@@ -54,12 +57,21 @@ impl Model {
     }
 
     /// Whether the scene can have constraint rows: obstacles, other
-    /// bodies, attachments or self-collision.
+    /// bodies, attachments, needles, cables or self-collision.
     pub fn constrained(&self) -> bool {
         !self.obstacles.is_empty()
             || !self.needles.is_empty()
+            || !self.cables.is_empty()
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attachments.is_empty() || b.self_collision)
+    }
+
+    /// Whether body `b` carries constraint rows besides contacts: its
+    /// attachments, a needle or a cable (its factor then serves `W`).
+    pub fn holds(&self, b: usize) -> bool {
+        !self.bodies[b].attachments.is_empty()
+            || self.needles.iter().any(|n| n.body == b)
+            || self.cables.iter().any(|c| c.body == b)
     }
 
     /// Whether contact detection needs the bodies' surface triangles: other

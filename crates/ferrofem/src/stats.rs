@@ -122,6 +122,22 @@ pub struct StepStats {
     /// Per-needle figures, in scene order (absent without needles).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub needles: Vec<NeedleStepStats>,
+    /// Per-cable figures, in scene order (absent without cables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cables: Vec<CableStepStats>,
+}
+
+/// One cable's figures at the end of a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CableStepStats {
+    /// The cable's name.
+    pub name: String,
+    /// Its length at the end of the step (m).
+    pub length: f64,
+    /// The length it is held to then: rest length less the displacement (m).
+    pub target: f64,
+    /// Its tension over the step (N; negative: it pushes).
+    pub tension: f64,
 }
 
 /// One needle's figures at the end of a step.

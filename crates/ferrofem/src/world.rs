@@ -9,7 +9,7 @@ use crate::constraint_stack::ConstraintSpace;
 use crate::integrator::{ImplicitEuler, Integrator, LocalGlobal};
 use crate::solver::SolverMethod;
 use crate::state::{BodyState, State};
-use crate::stats::{BodyStepStats, NeedleStepStats, Stage, StageTimes, StepStats};
+use crate::stats::{BodyStepStats, CableStepStats, NeedleStepStats, Stage, StageTimes, StepStats};
 use crate::{Model, SimError};
 
 /// Model, state, constraint stack and integrator of a simulation.
@@ -198,6 +198,7 @@ impl World {
             constraint_converged: (!space.problem.groups.is_empty()).then_some(space.outcome.solve.converged),
             bodies,
             needles: model.needles.iter().zip(&state.needles).map(needle_stats).collect(),
+            cables: model.cables.iter().enumerate().map(|c| cable_stats(c, state, space)).collect(),
         }
     }
 
@@ -304,6 +305,22 @@ fn advance_needles(model: &Model, state: &mut State, space: &ConstraintSpace) {
         let (body, x) = (&model.bodies[needle.body], &state.bodies[needle.body].positions);
         let reaction = crate::constraint::needle_reaction(n, &problem.groups, &problem.impulses);
         needle.advance(s, &body.tets, x, t, reaction);
+    }
+}
+
+/// Cable `c`'s figures at the end of the step: its length and target at
+/// the state's time, its tension from the step's forces.
+fn cable_stats(
+    (c, cable): (usize, &crate::cable::Cable),
+    state: &State,
+    space: &ConstraintSpace,
+) -> CableStepStats {
+    let p = &space.problem;
+    CableStepStats {
+        name: cable.name.clone(),
+        length: cable.length(&state.bodies[cable.body].positions, state.time),
+        target: cable.target(state.time),
+        tension: crate::constraint::cable_tension(c, &p.groups, &p.impulses),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Constraint groups (zeng2022 §3.2): three rows per contact (normal, t1,
-//! t2), attachment (x, y, z) or needle shaft point (along, across ×2), in
-//! world numbering, gathered from the step's contacts, the bodies'
-//! attachments and the needles.
+//! t2), attachment (x, y, z), needle shaft point (along, across ×2) or
+//! cable (its length, two empty rows), in world numbering, gathered from
+//! the step's contacts, the bodies' attachments, the needles and cables.
 
 use nalgebra::Vector3;
 
@@ -30,6 +30,10 @@ pub struct Group {
     pub obstacle_shift: [f64; 3],
     /// Warm-start key.
     pub key: GroupKey,
+    /// A cable's row 0: its points on body `parts[0].0` (whose weights are
+    /// then empty), each with the direction the row takes there; empty for
+    /// the groups of points.
+    path: Vec<(Weights, [f64; 3])>,
 }
 
 impl Group {
@@ -43,13 +47,53 @@ impl Group {
         key: GroupKey,
     ) -> Group {
         let parts = [part, (part.0, Weights::default())];
-        Group { law, frame, offset, parts, part_count: 1, obstacle_shift, key }
+        Group { law, frame, offset, parts, part_count: 1, obstacle_shift, key, path: Vec::new() }
+    }
+
+    /// A cable's group on body `b`: row 0 is `Σ_k dₖᵀ pₖ` over the `path`'s
+    /// points `pₖ = Σ wᵢ xᵢ` and directions `dₖ`, at `offset` (m) before
+    /// the free motion; rows 1 and 2 are empty.
+    pub fn cable(b: usize, path: Vec<(Weights, [f64; 3])>, offset: f64, key: GroupKey) -> Group {
+        let empty = (b, Weights::default());
+        let (law, frame) = (ConstraintGroup::Cable, [[0.0; 3]; 3]);
+        let parts = [empty, empty];
+        Group {
+            law,
+            frame,
+            offset: [offset, 0.0, 0.0],
+            parts,
+            part_count: 1,
+            obstacle_shift: [0.0; 3],
+            key,
+            path,
+        }
     }
 
     /// The points the group acts on: (body, weights) with `p = Σ wᵢ xᵢ`,
     /// weights negative on the far side of a body–body contact.
     pub fn parts(&self) -> &[(usize, Weights)] {
         &self.parts[..self.part_count]
+    }
+
+    /// A cable's points and their directions in row 0 (empty for the
+    /// groups of points).
+    pub fn path(&self) -> &[(Weights, [f64; 3])] {
+        &self.path
+    }
+
+    /// Row `row`'s points: (body, weights, direction), the row being the
+    /// sum over them of `directionᵀ Σ wᵢ xᵢ`.
+    pub fn row_points(&self, row: usize) -> impl Iterator<Item = (usize, &Weights, [f64; 3])> + '_ {
+        let points = self.parts().iter().map(move |(b, w)| (*b, w, self.frame[row]));
+        let path = self.path.iter().filter(move |_| row == 0);
+        points.chain(path.map(|(w, d)| (self.parts[0].0, w, *d)))
+    }
+
+    /// The (body, vertex) pairs the group's rows touch.
+    pub fn vertices(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let path = self.path.iter().map(|(w, _)| (self.parts[0].0, w));
+        let points = self.parts().iter().map(|(b, w)| (*b, w)).chain(path);
+        points.flat_map(|(b, w)| w.iter().map(move |&(v, _)| (b, v)))
     }
 
     /// Whether this is a contact acting on body `b`.
@@ -111,6 +155,7 @@ pub fn gather_groups(model: &Model, contacts: &Contacts, state: &State, groups: 
             part_count: 2,
             obstacle_shift: [0.0; 3],
             key: (c.a, c.vertex, Partner::Body(c.b)),
+            path: Vec::new(),
         });
     }
 }

@@ -19,4 +19,6 @@ pub enum Partner {
     NeedleTip(usize),
     /// A needle's shaft (the key's vertex is the shaft point's id).
     NeedleShaft(usize),
+    /// Cable `c` of the model (the key's vertex is unused: `usize::MAX`).
+    Cable(usize),
 }

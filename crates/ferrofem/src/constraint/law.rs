@@ -1,6 +1,7 @@
 //! The law of a constraint group (zeng2022 §3.3): Signorini–Coulomb
-//! contact, a bilateral attachment, or a point of tissue on a needle's
-//! shaft (zeng2022 §6.2.5), three rows each.
+//! contact, a bilateral attachment, a point of tissue on a needle's
+//! shaft (zeng2022 §6.2.5) or a cable (zeng2025 §7, Fig. 11), three rows
+//! each.
 
 /// One group of consecutive constraint rows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,6 +22,11 @@ pub enum ConstraintGroup {
         /// The largest friction force along the shaft (N).
         bound: f64,
     },
+    /// A cable through a body (SoftRobots' `CableConstraint`, zeng2025
+    /// Fig. 11): row 0 holds its length to its target (bilateral: it pulls
+    /// and pushes, λ its tension); rows 1 and 2 are empty and their λ stays
+    /// 0, so that every group keeps the solvers' 3×3 blocks.
+    Cable,
 }
 
 impl ConstraintGroup {

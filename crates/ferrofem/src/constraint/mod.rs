@@ -1,8 +1,9 @@
 //! The constraint stack, shared by both integrators (zeng2022 §3.2–3.3):
-//! constraint groups from contacts and attachments, each body's rows `H_b`
+//! constraint groups from contacts, attachments, needles and cables, each body's rows `H_b`
 //! and its [`Compliance`] (how `A⁻¹` is applied): the *problem* part of
 //! the constraint stack ([`crate::constraint_stack`]).
 
+mod cable;
 mod compliance;
 mod groups;
 mod jacobian;
@@ -14,6 +15,7 @@ pub mod proximity;
 mod rows;
 mod warp;
 
+pub use cable::{cable_groups, cable_tension};
 pub use compliance::Compliance;
 pub use groups::{gather_groups, Group};
 pub use jacobian::ConstraintJacobian;

@@ -1,7 +1,7 @@
 //! The *problem* part of the constraint stack: the step's groups, each
 //! body's rows `H_b`, the free gaps and the impulses (zeng2022 §3.2–3.3).
 
-use super::{gather_groups, needle_groups, BodyRows, Group};
+use super::{cable_groups, gather_groups, needle_groups, BodyRows, Group};
 use crate::collision::Contacts;
 use crate::{Model, State};
 
@@ -26,11 +26,12 @@ impl ConstraintProblem {
     }
 
     /// Stage `assemble_constraints`: the groups of the step's contacts,
-    /// attachments and needles at the state's time (start of the step),
+    /// attachments, needles and cables at the state's time (start of the step),
     /// then each body's rows `H_b`; the impulses are cleared.
     pub fn assemble(&mut self, model: &Model, contacts: &Contacts, state: &State) {
         gather_groups(model, contacts, state, &mut self.groups);
         needle_groups(model, state, &mut self.groups);
+        cable_groups(model, state, &mut self.groups);
         for (b, rows) in self.bodies.iter_mut().enumerate() {
             rows.assemble(b, &self.groups);
         }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use nalgebra::Vector3;
 
-use super::jacobian::{clear_rows, push_point};
+use super::jacobian::{clear_rows, path_terms, push_path, push_point};
 use super::ConstraintGroup;
 use super::{ConstraintJacobian, Group, Partner};
 use crate::collision::tangents;
@@ -66,8 +66,7 @@ impl Proximity {
         h: f64,
     ) {
         self.vertices.clear();
-        let points = groups.iter().flat_map(|g| g.parts().iter());
-        self.vertices.extend(points.flat_map(|(b, w)| w.iter().map(move |&(v, _)| (*b, v))));
+        self.vertices.extend(groups.iter().flat_map(Group::vertices));
         self.vertices.sort_unstable();
         self.vertices.dedup();
         self.index.clear();
@@ -126,7 +125,10 @@ impl Proximity {
             weights.clear();
             let points = g.parts().iter().flat_map(|(b, w)| w.iter().map(move |&(v, wt)| ((*b, v), wt)));
             weights.extend(points.map(|(bv, wt)| (index[&bv], wt)));
-            push_point(j, &weights, g.frame);
+            match g.path() {
+                [] => push_point(j, &weights, g.frame),
+                path => push_path(j, path_terms(path, &|v| index[&(g.parts()[0].0, v)])),
+            }
         }
     }
 }
@@ -190,7 +192,7 @@ pub fn linearize(
                 shift: tip - needle.tip_at(t),
             }
         }
-        Partner::Target | Partner::NeedleShaft(_) => return None,
+        Partner::Target | Partner::NeedleShaft(_) | Partner::Cable(_) => return None,
     })
 }
 

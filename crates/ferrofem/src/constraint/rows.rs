@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::{CsrMatrix, Ldlt, Precision};
 
-use super::jacobian::{clear_rows, push_point};
+use super::jacobian::{clear_rows, path_terms, push_path, push_point};
 use super::{Compliance, ConstraintJacobian, Group};
 use crate::delassus::DelassusWorkspace;
 
@@ -62,7 +62,10 @@ impl BodyRows {
         self.rows.clear();
         for (k, g) in groups.iter().enumerate() {
             for (_, pts) in g.parts().iter().filter(|(body, _)| *body == b) {
-                push_point(&mut self.jacobian, pts, g.frame);
+                match g.path() {
+                    [] => push_point(&mut self.jacobian, pts, g.frame),
+                    path => push_path(&mut self.jacobian, path_terms(path, &|v| v)),
+                }
                 self.rows.extend([3 * k, 3 * k + 1, 3 * k + 2]);
             }
         }

@@ -74,8 +74,8 @@ impl DeviceConstraintSolver {
     }
 }
 
-/// A group's law as the device reads it; a needle's shaft has no device
-/// law (scenes with needles are refused under `device = "gpu"`).
+/// A group's law as the device reads it; a needle's shaft and a cable
+/// have no device law (scenes with them are refused under `device = "gpu"`).
 impl TryFrom<ConstraintGroup> for GroupLaw {
     type Error = DeviceError;
 
@@ -85,6 +85,9 @@ impl TryFrom<ConstraintGroup> for GroupLaw {
             ConstraintGroup::Attachment => Ok(GroupLaw::Attachment),
             ConstraintGroup::Shaft { .. } => {
                 Err(DeviceError::Input("a needle's shaft is solved on the CPU: device = \"cpu\"".into()))
+            }
+            ConstraintGroup::Cable => {
+                Err(DeviceError::Input("a cable is solved on the CPU: device = \"cpu\"".into()))
             }
         }
     }

@@ -41,9 +41,32 @@ pub(super) fn world(scene: &Scene, backend: Option<SharedBackend>) -> Result<Wor
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let cables = spec
+        .cables
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let b = spec.bodies.iter().position(|b| b.name == c.body).expect("validated: the body exists");
+            let body = &bodies[b];
+            if body.tet_mesh().is_none() {
+                return Err(scene_err(
+                    scene,
+                    format!("cable[{i}].body"),
+                    "a cable runs through a solid (tets)".into(),
+                ));
+            }
+            let (x, t) = (body.rest_positions(), &spec.bodies[b].transform);
+            let place = |p: &[f64; 3]| {
+                t.rotation() * nalgebra::Vector3::from(*p) * t.scale + nalgebra::Vector3::from(t.translation)
+            };
+            c.build(b, &body.tets, &x, place)
+                .map_err(|(field, message)| scene_err(scene, format!("cable[{i}].{field}"), message))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let model = Model {
         bodies,
         needles,
+        cables,
         gravity: spec.simulation.gravity,
         time_step: spec.simulation.time_step,
         obstacles,

@@ -50,6 +50,7 @@ impl SceneBuilder {
             bodies: Vec::new(),
             obstacles: Vec::new(),
             needles: Vec::new(),
+            cables: Vec::new(),
             contact: ContactSettings::default(),
             constraint_solver: ConstraintSolverSettings::default(),
             render: super::RenderSettings::default(),

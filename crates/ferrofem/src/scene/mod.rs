@@ -5,6 +5,7 @@
 mod build;
 mod builder;
 pub mod builtin;
+mod cable;
 mod needle;
 mod render;
 mod schema;
@@ -14,6 +15,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use builder::SceneBuilder;
+pub use cable::CableSpec;
 pub use needle::NeedleSpec;
 pub use render::{Camera, RenderSettings};
 pub use schema::schema;

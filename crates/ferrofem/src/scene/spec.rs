@@ -41,6 +41,9 @@ pub struct SceneFile {
     /// `[[needle]]`: needles inserted into the bodies.
     #[serde(default, rename = "needle")]
     pub needles: Vec<super::needle::NeedleSpec>,
+    /// `[[cable]]`: cables through the bodies.
+    #[serde(default, rename = "cable")]
+    pub cables: Vec<super::cable::CableSpec>,
     /// `[contact]`: proximity distances and friction between bodies.
     #[serde(default)]
     pub contact: ContactSettings,

@@ -41,6 +41,7 @@ impl SceneFile {
             o.validate(&format!("obstacle[{i}]"))?;
         }
         self.validate_needles()?;
+        self.validate_cables()?;
         self.validate_constraint_solver()?;
         self.validate_contact()?;
         self.render.validate()?;
@@ -178,7 +179,21 @@ impl SceneFile {
         Ok(())
     }
 
-    /// Each body, under a name no other body has.
+    /// `[[cable]]`: each through a body of the scene, on the CPU.
+    fn validate_cables(&self) -> Result<(), Invalid> {
+        let bodies: Vec<&str> = self.bodies.iter().map(|b| b.name.as_str()).collect();
+        for (i, c) in self.cables.iter().enumerate() {
+            c.validate(&format!("cable[{i}]"), &bodies)?;
+        }
+        if !self.cables.is_empty() && self.simulation.device == crate::Device::Gpu {
+            return Err(Invalid::new(
+                "simulation.device".into(),
+                "a cable is solved by the CPU's constraint solvers: device = \"cpu\"".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// `[[needle]]`: each into a body of the scene, on the CPU.
     fn validate_needles(&self) -> Result<(), Invalid> {
         let bodies: Vec<&str> = self.bodies.iter().map(|b| b.name.as_str()).collect();
@@ -194,6 +209,7 @@ impl SceneFile {
         Ok(())
     }
 
+    /// Each body, under a name no other body has.
     fn validate_bodies(&self) -> Result<(), Invalid> {
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {
@@ -224,6 +240,7 @@ impl SceneFile {
         }
         let constrained = !self.obstacles.is_empty()
             || !self.needles.is_empty()
+            || !self.cables.is_empty()
             || self.bodies.len() > 1
             || self.bodies.iter().any(|b| !b.attach.is_empty() || b.self_collision);
         if constrained && self.local_global.global_step == GlobalStepMethod::Jacobi {

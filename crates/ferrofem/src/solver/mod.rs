@@ -79,11 +79,11 @@ impl From<NewtonSolve> for ConstraintSolve {
 pub fn row_gaps(groups: &[Group], scale: f64, u: impl Fn(usize, usize) -> f64, out: &mut Vec<f64>) {
     out.clear();
     for g in groups {
-        for (row, dir) in g.frame.iter().enumerate() {
+        for row in 0..3 {
             let mut delta = g.offset[row] - g.obstacle_shift[row];
-            for (b, pts) in g.parts() {
+            for (b, pts, dir) in g.row_points(row) {
                 for &(i, wgt) in pts.iter() {
-                    delta += wgt * scale * (0..3).map(|d| dir[d] * u(*b, 3 * i + d)).sum::<f64>();
+                    delta += wgt * scale * (0..3).map(|d| dir[d] * u(b, 3 * i + d)).sum::<f64>();
                 }
             }
             out.push(delta);
@@ -138,12 +138,13 @@ pub(crate) fn max_violation(
 }
 
 /// A group's violation at `δ`: an attachment's miss `|δ|`, a shaft
-/// point's distance from the shaft's line, a contact's penetration
-/// `max(0, −δₙ)` (m).
+/// point's distance from the shaft's line, a cable's length off its
+/// target, a contact's penetration `max(0, −δₙ)` (m).
 pub(crate) fn group_violation(law: &ConstraintGroup, d: Vector3<f64>) -> f64 {
     match law {
         ConstraintGroup::Attachment => d.norm(),
         ConstraintGroup::Shaft { .. } => d.y.hypot(d.z),
+        ConstraintGroup::Cable => d.x.abs(),
         ConstraintGroup::Contact { .. } => (-d[0]).max(0.0),
     }
 }

@@ -338,6 +338,14 @@ impl NewtonSettings {
                     }
                     s.rot[k] = [1.0, 0.0];
                 }
+                ConstraintGroup::Cable => {
+                    (s.phi[i], s.omega[i], s.e[i]) = (s.delta[i], 1.0, 0.0);
+                    for j in i + 1..i + 3 {
+                        // The empty rows: λ = 0 (Δλ = −λ).
+                        (s.phi[j], s.omega[j], s.e[j]) = (lambda[j], 0.0, 1.0);
+                    }
+                    s.rot[k] = [1.0, 0.0];
+                }
                 ConstraintGroup::Shaft { bound } => {
                     (s.phi[i], s.omega[i], s.e[i]) = shaft_friction(s.delta[i], lambda[i], bound, r[i]);
                     for j in i + 1..i + 3 {
@@ -439,7 +447,7 @@ fn law_residual(laws: &[ConstraintGroup], phi: &[f64]) -> f64 {
     laws.iter().enumerate().fold(0.0, |m, (k, law)| match law {
         ConstraintGroup::Attachment => phi[3 * k..3 * k + 3].iter().fold(m, |m, p| m.max(p.abs())),
         ConstraintGroup::Shaft { .. } => phi[3 * k + 1..3 * k + 3].iter().fold(m, |m, p| m.max(p.abs())),
-        ConstraintGroup::Contact { .. } => m.max(phi[3 * k].abs()),
+        ConstraintGroup::Contact { .. } | ConstraintGroup::Cable => m.max(phi[3 * k].abs()),
     })
 }
 

@@ -151,6 +151,8 @@ fn group_update(law: &ConstraintGroup, waa: &Matrix3<f64>, d: &Vector3<f64>) -> 
         ConstraintGroup::Contact { mu } => resolve_contact(waa, d, *mu).0,
         ConstraintGroup::Attachment => waa.cholesky().map_or(Vector3::zeros(), |ch| ch.solve(&(-d))),
         ConstraintGroup::Shaft { bound } => resolve_shaft(waa, d, *bound),
+        ConstraintGroup::Cable if waa[(0, 0)] > 0.0 => Vector3::new(-d.x / waa[(0, 0)], 0.0, 0.0),
+        ConstraintGroup::Cable => Vector3::zeros(),
     }
 }
 

@@ -9,6 +9,7 @@
 mod common;
 
 mod applications;
+mod cable;
 mod cantilever;
 mod contact;
 mod delassus;

@@ -72,7 +72,7 @@ impl ImplicitEuler {
             times.time(Stage::Assemble, || rayon::scope(|_| assemble(body, s, w, &inputs)));
             body.guard(step, Stage::Assemble, "right-hand side", &w.rhs)?;
             body.guard(step, Stage::Assemble, "system matrix", &w.system.values)?;
-            let constrained = contacts.involve(b) || !body.attachments.is_empty();
+            let constrained = contacts.involve(b) || model.holds(b);
             times
                 .time(Stage::Factorize, || factorize(w, body, &s.rotations, step, &settings, constrained))
                 .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;

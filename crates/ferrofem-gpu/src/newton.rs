@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::kernel::{fits, grid, read_back, zeros, LANES};
 use crate::Gpu;
 use ferrofem::device::{DeviceError, GroupLaw, NewtonParams, Offset};
+use ferrofem::solver::newton::{GROWTH, LINE_SEARCH_HALVINGS};
 use ferrofem::solver::NewtonSolve;
 
 /// Vectors of `newton.wgsl`'s `v`.
@@ -34,9 +35,6 @@ const LAMBDA: usize = 0;
 const FREE: usize = 2;
 const SCALE: usize = 19;
 const MU: usize = 20;
-
-/// Step halvings of the line search (as `solver::newton`).
-const LINE_SEARCH_HALVINGS: usize = 8;
 
 /// How a kernel of `newton.wgsl` is dispatched.
 #[derive(Debug, Clone, Copy)]
@@ -279,16 +277,15 @@ impl DeviceNewton {
                 break;
             }
             self.run(&direction, None)?;
-            let mut alpha = 1.0;
+            let (mut alpha, start, mut last) = (1.0, merit, merit);
             for _ in 0..LINE_SEARCH_HALVINGS {
                 self.gpu.queue.write_buffer(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
                 s = self.run_and_measure(&[TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE])?;
-                let trial = s[MERIT];
-                if trial <= (1.0 - 1e-4 * alpha) * merit {
-                    merit = trial;
+                merit = s[MERIT];
+                if merit <= (1.0 - 1e-4 * alpha) * last && merit <= GROWTH * start {
                     break;
                 }
-                merit = trial;
+                last = merit;
                 alpha *= 0.5;
             }
             out.iterations = it;

@@ -207,7 +207,7 @@ fn stand_in(scene: &str) -> &'static str {
     match scene {
         "pulling" => "`scenes/external/pulling.toml`: a procedural gingerbread stand-in (the paper's mesh is not public) between two posts and two rollers; ",
         "pulling-bunny" => "`scenes/external/pulling-bunny.toml`: the Stanford bunny filled with tets here stands in for the wooper (no public mesh); ",
-        "grabbing-raptor" => "`scenes/external/grabbing-raptor.toml`: cable-driven fingers (the 1.2k-vertex SoftRobots finger) grip fTetWild's raptor on the floor, timed under the paper's non-smooth Newton before the lift (the scene runs PGS: the Newton loses the grip later, see its comment); ",
+        "grabbing-raptor" => "`scenes/external/grabbing-raptor.toml`: cable-driven fingers (the 1.2k-vertex SoftRobots finger) grip fTetWild's raptor on the floor, timed under the paper's non-smooth Newton before the lift (the scene runs PGS, the more accurate here: see its comment); ",
         _ => "",
     }
 }

@@ -218,7 +218,16 @@ const OMEGA_ZERO: f64 = 1e-12;
 const REGULARIZATION: f64 = 1e-4;
 
 /// Step halvings of the line search before the last trial is taken anyway.
-const LINE_SEARCH_HALVINGS: usize = 8;
+pub const LINE_SEARCH_HALVINGS: usize = 8;
+
+/// The most a Newton step may multiply the merit `‖Φ‖²` by. The line
+/// search tests each halving against the last trial (a non-monotone
+/// search: a step through a friction kink may raise the merit), but never
+/// takes a step past this multiple of the step's starting merit: without
+/// the bound, single-step solves (local-global's early iterations) could
+/// take steps that drove contacts centimetres deep in a light body, which
+/// the final solve could not recover.
+pub const GROWTH: f64 = 4.0;
 
 impl NewtonSettings {
     /// Solves `δ = free + W λ` under the groups' laws with complementarity
@@ -273,18 +282,17 @@ impl NewtonSettings {
             out.linear_iterations += self.newton_direction(w, s);
             s.base.clear();
             s.base.extend_from_slice(lambda);
-            let mut alpha = 1.0;
+            let (mut alpha, start, mut last) = (1.0, merit, merit);
             for _ in 0..LINE_SEARCH_HALVINGS {
                 for ((l, b), d) in lambda.iter_mut().zip(&s.base).zip(&s.dlambda) {
                     *l = b + alpha * d;
                 }
                 project_on_cones(laws, lambda);
-                let trial = self.evaluate(w, free, laws, r, lambda, s);
-                if trial <= (1.0 - 1e-4 * alpha) * merit {
-                    merit = trial;
+                merit = self.evaluate(w, free, laws, r, lambda, s);
+                if merit <= (1.0 - 1e-4 * alpha) * last && merit <= GROWTH * start {
                     break;
                 }
-                merit = trial;
+                last = merit;
                 alpha *= 0.5;
             }
             let change = lambda.iter().zip(&s.base).fold(0.0f64, |m, (l, b)| m.max((l - b).abs()));

@@ -112,7 +112,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("slope", 0x4553ca86ed6019f9),
     ("squeezing-ball", 0x659f62673a5a1f2a),
     ("stack", 0xff7415cfa790b9cd),
-    ("stick-slide", 0xce79abc47a089904),
+    ("stick-slide", 0xb5ebbda7ee5cc0af),
     ("ten-tori", 0x5d9e4a53747af730),
     ("torus-pass", 0x4da92ded4b74b730),
     ("twisting-bar", 0xc391d9cf206b7143),

@@ -451,7 +451,7 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
     (
         &["run", "long-step-contact.toml", "--no-output"],
         1,
-        &["stage solve_constraints", "time step (h = 10 s) is too long", "shorten time_step"],
+        &["stage solve_constraints", "time step (h = 1000 s) is too long", "shorten time_step"],
     ),
     (&["run", "dorp", "--no-output"], 1, &["did you mean the built-in `drop`", "ferrofem scenes"]),
     (&["run", "drop", "--steps", "1e12"], 2, &["invalid digit"]),

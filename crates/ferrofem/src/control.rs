@@ -35,7 +35,8 @@ fn named<'a>(
     })
 }
 
-/// The last step's constraint groups as points, one per group: what
+/// The last step's constraint groups as points, one per group of points
+/// (a cable, a row over many points, is left out): what
 /// `contacts_<frame>.vtp` holds and what a binding hands its user.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConstraintPoints {

@@ -25,41 +25,31 @@ pub(super) fn world(scene: &Scene, backend: Option<SharedBackend>) -> Result<Wor
         .enumerate()
         .map(|(i, o)| obstacle(scene, o, i))
         .collect::<Result<Vec<_>, _>>()?;
+    let solid = |name: &str, key: String, what: &str| {
+        let b = spec.bodies.iter().position(|b| b.name == name).expect("validated: the body exists");
+        let mesh = bodies[b].tet_mesh().ok_or_else(|| scene_err(scene, key, what.into()))?;
+        Ok::<_, SimError>((b, mesh))
+    };
     let needles = spec
         .needles
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let b = spec.bodies.iter().position(|b| b.name == n.body).expect("validated: the body exists");
-            match bodies[b].tet_mesh() {
-                None => Err(scene_err(
-                    scene,
-                    format!("needle[{i}].body"),
-                    "a needle goes into a solid (tets)".into(),
-                )),
-                Some(mesh) => Ok(n.build(b, mesh.quality().mean_edge)),
-            }
+            let (b, mesh) = solid(&n.body, format!("needle[{i}].body"), "a needle goes into a solid (tets)")?;
+            Ok(n.build(b, mesh.quality().mean_edge))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, SimError>>()?;
     let cables = spec
         .cables
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let b = spec.bodies.iter().position(|b| b.name == c.body).expect("validated: the body exists");
-            let body = &bodies[b];
-            if body.tet_mesh().is_none() {
-                return Err(scene_err(
-                    scene,
-                    format!("cable[{i}].body"),
-                    "a cable runs through a solid (tets)".into(),
-                ));
-            }
-            let (x, t) = (body.rest_positions(), &spec.bodies[b].transform);
+            let (b, _) = solid(&c.body, format!("cable[{i}].body"), "a cable runs through a solid (tets)")?;
+            let (x, t) = (bodies[b].rest_positions(), &spec.bodies[b].transform);
             let place = |p: &[f64; 3]| {
                 t.rotation() * nalgebra::Vector3::from(*p) * t.scale + nalgebra::Vector3::from(t.translation)
             };
-            c.build(b, &body.tets, &x, place)
+            c.build(b, &bodies[b].tets, &x, place)
                 .map_err(|(field, message)| scene_err(scene, format!("cable[{i}].{field}"), message))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -40,8 +40,7 @@ impl SceneFile {
         for (i, o) in self.obstacles.iter().enumerate() {
             o.validate(&format!("obstacle[{i}]"))?;
         }
-        self.validate_needles()?;
-        self.validate_cables()?;
+        self.validate_needles_and_cables()?;
         self.validate_constraint_solver()?;
         self.validate_contact()?;
         self.render.validate()?;
@@ -179,34 +178,24 @@ impl SceneFile {
         Ok(())
     }
 
-    /// `[[cable]]`: each through a body of the scene, on the CPU.
-    fn validate_cables(&self) -> Result<(), Invalid> {
-        let bodies: Vec<&str> = self.bodies.iter().map(|b| b.name.as_str()).collect();
-        for (i, c) in self.cables.iter().enumerate() {
-            c.validate(&format!("cable[{i}]"), &bodies)?;
-        }
-        if !self.cables.is_empty() && self.simulation.device == crate::Device::Gpu {
-            return Err(Invalid::new(
-                "simulation.device".into(),
-                "a cable is solved by the CPU's constraint solvers: device = \"cpu\"".into(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// `[[needle]]`: each into a body of the scene, on the CPU.
-    fn validate_needles(&self) -> Result<(), Invalid> {
+    /// `[[needle]]` and `[[cable]]`: each in a body of the scene, on the
+    /// CPU (their laws have no device path).
+    fn validate_needles_and_cables(&self) -> Result<(), Invalid> {
         let bodies: Vec<&str> = self.bodies.iter().map(|b| b.name.as_str()).collect();
         for (i, n) in self.needles.iter().enumerate() {
             n.validate(&format!("needle[{i}]"), &bodies)?;
         }
-        if !self.needles.is_empty() && self.simulation.device == crate::Device::Gpu {
-            return Err(Invalid::new(
-                "simulation.device".into(),
-                "a needle's shaft is solved by the CPU's constraint solvers: device = \"cpu\"".into(),
-            ));
+        for (i, c) in self.cables.iter().enumerate() {
+            c.validate(&format!("cable[{i}]"), &bodies)?;
         }
-        Ok(())
+        let cpu_only = [(self.needles.is_empty(), "a needle's shaft"), (self.cables.is_empty(), "a cable")];
+        match cpu_only.iter().find(|(none, _)| !none) {
+            Some((_, what)) if self.simulation.device == crate::Device::Gpu => Err(Invalid::new(
+                "simulation.device".into(),
+                format!("{what} is solved by the CPU's constraint solvers: device = \"cpu\""),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Each body, under a name no other body has.

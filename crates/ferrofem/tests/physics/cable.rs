@@ -58,8 +58,9 @@ fn a_hanging_cube_rides_its_cable_and_the_tension_carries_its_weight() {
     }
 }
 
-/// A cable point outside its body, a pull point on its first point and
-/// keyframes out of order are refused, each naming its key.
+/// A cable point outside its body, a pull point on its first point,
+/// keyframes out of order and a cable under `device = "gpu"` are refused,
+/// each naming its key.
 #[test]
 fn a_cable_off_its_body_or_out_of_order_is_refused_by_name() {
     let scene = |cable: &str| {
@@ -91,4 +92,15 @@ fn a_cable_off_its_body_or_out_of_order_is_refused_by_name() {
     assert!(e.contains("cable[0].points") && e.contains("zero length"), "{e}");
     let e = scene("points = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01]]\ndisplacement = [[0.5, 0.0], [0.5, 0.01]]");
     assert!(e.contains("cable[0].displacement") && e.contains("increase"), "{e}");
+    let gpu = ferrofem::scene::Scene::from_toml(
+        "[simulation]\nname = \"c\"\ntime_step = 0.01\nsteps = 1\ndevice = \"gpu\"\n\
+         [[body]]\nname = \"cube\"\nmesh = { box = { size = [0.1, 0.1, 0.1], cells = [2, 2, 2] } }\n\
+         material = { young = 1e5, poisson = 0.3, density = 1000.0 }\n\
+         [[cable]]\nname = \"c\"\nbody = \"cube\"\npoints = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01]]\n\
+         displacement = [[0.0, 0.0]]\n",
+        ".".into(),
+        "test",
+    );
+    let e = gpu.expect_err("refused before any device is looked for").to_string();
+    assert!(e.contains("simulation.device") && e.contains("a cable is solved by the CPU"), "{e}");
 }

@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 25] = [
+pub const SCENES: [(&str, &str); 27] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -33,6 +33,8 @@ pub const SCENES: [(&str, &str); 25] = [
     ("rolling-cylinder", include_str!("../../../../scenes/rolling-cylinder.toml")),
     ("ten-tori", include_str!("../../../../scenes/ten-tori.toml")),
     ("hetero-stack", include_str!("../../../../scenes/hetero-stack.toml")),
+    ("stack-256", include_str!("../../../../scenes/stack-256.toml")),
+    ("stack-4096", include_str!("../../../../scenes/stack-4096.toml")),
 ];
 
 /// Each scene's name and the first comment line of its file.

@@ -87,7 +87,8 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// previous build's kinetic energy at every step, but `squeezing-ball`,
 /// 3e-12 relative from step 85, where four interior vertices moving at a
 /// roller get inactive contacts). `hetero-stack`, `pad-on-sphere`,
-/// `rolling-cylinder` and `ten-tori` recorded when they were added (issue #50);
+/// `rolling-cylinder`, `ten-tori`, `stack-256` and `stack-4096` recorded when
+/// they were added (issue #50);
 /// `rolling-cylinder` again when its factor became refreshed every 10 steps
 /// in the background and warped (as zeng2022 runs it, so that `W` is reused;
 /// it still rolls with under 1 % slip).
@@ -112,6 +113,8 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("slope", 0x4553ca86ed6019f9),
     ("squeezing-ball", 0x659f62673a5a1f2a),
     ("stack", 0xff7415cfa790b9cd),
+    ("stack-256", 0x543ec87992abb5b5),
+    ("stack-4096", 0xed13d57d2c67cb22),
     ("stick-slide", 0xb5ebbda7ee5cc0af),
     ("ten-tori", 0x5d9e4a53747af730),
     ("torus-pass", 0x4da92ded4b74b730),

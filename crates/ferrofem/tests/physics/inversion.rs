@@ -163,7 +163,7 @@ fn the_scenes_that_inverted_run_their_full_length_without() {
 
 /// Every built-in scene, its full length, with no inverted tet at any step.
 #[test]
-#[ignore = "about 170 s on 2 cores: cargo test --release -p ferrofem --test physics -- --ignored full_length"]
+#[ignore = "about 200 s on 2 cores: cargo test --release -p ferrofem --test physics -- --ignored full_length"]
 fn every_builtin_scene_runs_its_full_length_without_inverting() {
     for entry in std::fs::read_dir(common::scenes_dir()).unwrap() {
         let path = entry.unwrap().path();

@@ -173,7 +173,7 @@ fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     scratch.proximity.assemble_jacobian(&space.problem.groups);
     let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
     let w = space.delassus.assembled.whole_mut(space.problem.groups.len());
-    expand(&scratch.proximity.jacobian, |d| d, &wh, &mut scratch.t, w);
+    expand(&scratch.proximity.jacobian, |d| d, &wh, w);
     space.delassus.unbuilt.clear();
 }
 

@@ -6,14 +6,13 @@ use ferrofem_linalg::ldlt::IsodofColumns;
 use ferrofem_linalg::Ldlt;
 
 /// The large buffers of one body's Delassus builds — the solves (`A⁻¹ Hᵀ`
-/// or the isodof columns), `W̄`, `T = Ĥ W̄` and the result `W` — kept from
+/// or the isodof columns), `W̄` and the result `W` — kept from
 /// step to step: at thousands of constraints each is tens of megabytes,
 /// and memory the process has not touched yet costs a page fault per 4 KiB.
 #[derive(Debug, Clone, Default)]
 pub struct DelassusBuffers {
     pub(super) solves: Vec<f64>,
     pub(super) wbar: Vec<f64>,
-    pub(super) t: Vec<f64>,
     pub(super) w: Vec<f64>,
     /// The last `isodof` build's columns `S̄`, and the factor they belong
     /// to when a body's build made them (for its correction).

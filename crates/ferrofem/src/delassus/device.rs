@@ -44,7 +44,7 @@ impl DeviceDelassus {
         let pos: HashMap<usize, usize> = dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
         let m = dofs.len();
         let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
-        expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
+        expand(h, |d| pos[&d], &wbar, &mut buf.w);
         Ok((&buf.w, IsodofReuse { isodofs: dofs.len(), reused }))
     }
 

@@ -33,7 +33,7 @@ pub fn isodof<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> (&'b
     let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &d)| (d, i)).collect();
     let m = cols.len();
     let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
-    expand(h, |d| pos[&d], &wbar, &mut buf.t, &mut buf.w);
+    expand(h, |d| pos[&d], &wbar, &mut buf.w);
     buf.columns = Some(cols);
     (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }
@@ -49,7 +49,7 @@ pub fn isodof_reuse<'b>(
     let reuse = cache.update(f, &isodofs(h));
     let (values, ld) = cache.wbar();
     let wbar = SlotMatrix { values, ld, len: cache.len() };
-    expand(h, |d| cache.slot(d).expect("updated"), &wbar, &mut buf.t, &mut buf.w);
+    expand(h, |d| cache.slot(d).expect("updated"), &wbar, &mut buf.w);
     (&buf.w, reuse)
 }
 
@@ -64,45 +64,33 @@ pub struct SlotMatrix<'a> {
 }
 
 /// `W = Ĥ W̄ Ĥᵀ` (eq. 25) into `w` (row-major `c × c`, exactly
-/// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: rows
-/// of `T = Ĥ W̄` (`t`, `c × len`) as combinations of columns of `W̄` (a row
-/// of `Ĥ` with one entry reads its column of `W̄` in place instead), then
-/// the upper half `W[r, q] = Ĥ_q · T_r` with `Ĥ`'s rows padded to one
-/// width, mirrored. Both buffers are reused and every entry of `W` is
-/// written, so neither is cleared first.
-pub fn expand(
-    h: &CsrMatrix,
-    slot: impl Fn(usize) -> usize,
-    wbar: &SlotMatrix,
-    t: &mut Vec<f64>,
-    w: &mut Vec<f64>,
-) {
+/// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: for
+/// each row `r`, `T_r = Ĥ_r W̄` as a combination of columns of `W̄` (a row
+/// of `Ĥ` with one entry reads its column of `W̄` in place instead) in a
+/// buffer of the thread, then the upper half `W[r, q] = Ĥ_q · T_r` with
+/// `Ĥ`'s rows padded to one width; mirrored. `T` is never stored whole (at
+/// thousands of rows it is tens of megabytes written and read back). `w`
+/// is reused and every entry written, so it is not cleared first.
+pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, w: &mut Vec<f64>) {
     let (c, len) = (h.nrows(), wbar.len);
     let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
     let slots: Vec<usize> = h.pattern.col_idx.iter().map(|&d| slot(d as usize)).collect();
     let column = |p: usize| &wbar.values[slots[p] * wbar.ld..slots[p] * wbar.ld + len];
-    let single = |r: usize| row_ptr[r + 1] - row_ptr[r] == 1;
-    // `T_r` of a row with one entry is that entry times a column of `W̄`,
-    // read in place below; the other rows are formed here.
-    if (0..c).any(|r| !single(r)) {
-        t.resize(c * len, 0.0);
-        t.par_chunks_mut(len.max(1)).enumerate().filter(|(r, _)| !single(*r)).for_each(|(r, tr)| {
-            let (first, end) = (row_ptr[r], row_ptr[r + 1]);
-            if first == end {
-                tr.fill(0.0);
-                return;
-            }
-            tr.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
-            (first + 1..end).for_each(|p| axpy(values[p], column(p), tr));
-        });
-    }
     let padded = PaddedRows::new(h, &slots);
     w.resize(c * c, 0.0);
-    w.par_chunks_mut(c.max(1)).enumerate().for_each(|(r, wr)| {
-        let (tr, scale) = if single(r) {
-            (column(row_ptr[r]), values[row_ptr[r]])
+    w.par_chunks_mut(c.max(1)).enumerate().for_each_init(Vec::new, |t, (r, wr)| {
+        let (first, end) = (row_ptr[r], row_ptr[r + 1]);
+        let (tr, scale) = if end - first == 1 {
+            (column(first), values[first])
         } else {
-            (&t[r * len..(r + 1) * len], 1.0)
+            t.resize(len, 0.0);
+            if first == end {
+                t.fill(0.0);
+            } else {
+                t.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
+                (first + 1..end).for_each(|p| axpy(values[p], column(p), t));
+            }
+            (&t[..], 1.0)
         };
         match padded.width {
             0 => wr[r..].fill(0.0),

@@ -52,9 +52,9 @@ fn expand_axes(
     buf: &mut DelassusBuffers,
 ) {
     let mut part = std::mem::take(&mut buf.solves);
-    expand(&axis_rows(h, 0), slot, wbar, &mut buf.t, &mut buf.w);
+    expand(&axis_rows(h, 0), slot, wbar, &mut buf.w);
     for d in 1..3 {
-        expand(&axis_rows(h, d), slot, wbar, &mut buf.t, &mut part);
+        expand(&axis_rows(h, d), slot, wbar, &mut part);
         buf.w.iter_mut().zip(&part).for_each(|(w, p)| *w += p);
     }
     buf.solves = part;

@@ -43,7 +43,6 @@ pub struct CorrectiveScratch {
     pub(crate) starts: Vec<Vector3<f64>>,
     /// Each group's linearization at the iterate.
     pub(crate) linearizations: Vec<Option<Linearization>>,
-    /// `T = J W_H` (scratch of the expansion) and `Jᵀ λ`.
-    pub(crate) t: Vec<f64>,
+    /// `Jᵀ λ`.
     pub(crate) u: Vec<f64>,
 }

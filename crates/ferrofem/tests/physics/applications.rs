@@ -165,8 +165,8 @@ fn bottom_face_reaction(w: &ferrofem::World, b: usize) -> f64 {
 /// Steps built-in stack `name` to `steps`; from step `settled` on, each
 /// box's bottom face carries the weight of that box and those above it
 /// within `tolerance` (relative; the floor the whole stack's) and no box
-/// sinks into another by `penetration`. Returns the worst relative miss.
-fn stack_carries_the_weight(name: &str, steps: usize, settled: usize, tolerance: f64, penetration: f64) -> f64 {
+/// sinks into another by `penetration`; prints the worst relative miss.
+fn stack_carries_the_weight(name: &str, steps: usize, settled: usize, tolerance: f64, penetration: f64) {
     let mut w = common::builtin(name, |_| {});
     let weights: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
     let mut worst = 0.0_f64;
@@ -184,7 +184,6 @@ fn stack_carries_the_weight(name: &str, steps: usize, settled: usize, tolerance:
         }
     }
     eprintln!("{name}: worst relative miss {worst:.2e} from step {settled}");
-    worst
 }
 
 /// zeng2022 Fig. 18, bottom (`hetero-stack`): five pads, alternately 10×

@@ -221,8 +221,9 @@ fn count_note(scene: &str, ratio: f64) -> &'static str {
     }
     match scene {
         "squeezing-ball" => "; contacts: the paper's count exceeds the surface vertices of our balls (1,946 of 6,859, \
-            3,176 of 13,824 vertices: a generated ball's surface is coarser than an unstructured mesh's), of which the \
-            two rollers touch a third at the peak",
+            3,176 of 13,824), of which the two rollers touch a third at the peak, and even those of gmsh's balls at the \
+            paper's sizes in the shared meshes (2,474 of 7,130, 4,313 of 15,198): it must count more than one contact \
+            per surface vertex",
         "cloth-on-knives" => "; contacts: our blades are 3 cm rods, which the cloth wraps, so its contacts grow with \
             its area (the paper's with its side, as along thin edges); 1 cm rods give the paper's counts (0.48k, 1.6k, \
             2.0k) but let the 5.1k cloth slip between its vertices past a blade's edge (contact is vertex against \

@@ -3,8 +3,9 @@
 //! zeng2025 §5).
 
 use super::space::ConstraintSpace;
-use crate::constraint::Compliance;
-use crate::constraint::ConstraintProblem;
+use rayon::prelude::*;
+
+use crate::constraint::{BodyRows, Compliance, ConstraintProblem};
 use crate::delassus::{Delassus, DelassusMethod};
 use crate::device::DeviceError;
 
@@ -29,15 +30,26 @@ pub fn build_delassus(
     factored.reset(3 * groups.len());
     unbuilt.clear();
     let sweeps = solve.iterations.max(10) as f64;
-    for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
-        let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-        let (compliance, rows) = compliance.factor_frame(&body.jacobian, &mut body.factor_rows);
-        let wb = body.delassus.build(&compliance, rows, method, sweeps, assembled)?;
+    // The bodies' parts side by side (a pile of small bodies gives each
+    // build too little to split), then added in body order: the same `W`.
+    let built: Vec<(usize, &[usize], Result<&[f64], DeviceError>)> = bodies
+        .par_iter_mut()
+        .enumerate()
+        .filter(|(_, r)| !r.is_empty())
+        .map(|(b, body)| {
+            let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
+            let BodyRows { jacobian, rows, factor_rows, delassus, .. } = body;
+            let (compliance, frame) = compliance.factor_frame(jacobian, factor_rows);
+            (b, &rows[..], delassus.build(&compliance, frame, method, sweeps, assembled))
+        })
+        .collect();
+    for (b, rows, wb) in built {
+        let wb = wb?;
         if wb.is_empty() {
             unbuilt.push(b);
             continue;
         }
-        delassus.add_body(b, &body.rows, wb, h * h);
+        delassus.add_body(b, rows, wb, h * h);
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub fn build_delassus(
     let sweeps = solve.iterations.max(10) as f64;
     // The bodies' parts side by side (a pile of small bodies gives each
     // build too little to split), then added in body order: the same `W`.
-    let built: Vec<(usize, &[usize], Result<&[f64], DeviceError>)> = bodies
+    let built: Vec<_> = bodies
         .par_iter_mut()
         .enumerate()
         .filter(|(_, r)| !r.is_empty())

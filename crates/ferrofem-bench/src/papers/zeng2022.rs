@@ -179,8 +179,14 @@ fn torus_pass(_: &Path) -> Result<Option<Scene>, BenchError> {
     // the background every 10 steps as the paper's asynchronous preconditioner.
     let mut scene = builtin::load("torus-pass")?;
     scene.spec.bodies[0].mesh = MeshSpec::Ball { radius: 0.12, resolution: 21 };
-    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
+    in_background(&mut scene);
     Ok(Some(scene))
+}
+
+/// The factor refreshed in the background every 10 steps (the paper's
+/// asynchronous preconditioner), so that W is reused between refreshes.
+fn in_background(scene: &mut Scene) {
+    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
 }
 
 fn pad_on_sphere(_: &Path) -> Result<Option<Scene>, BenchError> {
@@ -203,7 +209,7 @@ fn stacking(_: &Path) -> Result<Option<Scene>, BenchError> {
         body.mesh = MeshSpec::Box { size: [0.1; 3], cells: [11, 11, 13] };
         body.contact_spacing = Some(0.04);
     }
-    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
+    in_background(&mut scene);
     Ok(Some(scene))
 }
 
@@ -238,7 +244,7 @@ fn gripper_raptor(meshes: &Path) -> Result<Option<Scene>, BenchError> {
 }
 
 fn applications() -> [Application; 9] {
-    let app = |example, dofs, constraints, step, w, speedup, scene| Application {
+    let app = |example, dofs, constraints, step, w, speedup, scene, note| Application {
         example,
         dofs,
         constraints,
@@ -246,70 +252,68 @@ fn applications() -> [Application; 9] {
         w,
         speedup,
         scene,
-        note: "",
+        note,
     };
     [
-        Application {
-            note:
-                "built-in `torus-pass`, its ball at the paper's DOFs (a generated ball, not the armadillo); \
+        app(
+            "Pass Torus", "31,302", 227.7, 109.2, 2.19, 12.89, torus_pass,
+            "built-in `torus-pass`, its ball at the paper's DOFs (a generated ball, not the armadillo); \
                    the pusher and the ring touch ≈ 1,000 of its surface vertices where the paper's collision \
                    model has ≈ 76 contacts, and W's cost grows with their square; contact points 3 cm apart on \
                    the ball with the ring as a triangle mesh (so that its tube cannot pass between them) give \
                    1,509 constraints, 1.7 cm of penetration and W in 85 ms",
-            ..app("Pass Torus", "31,302", 227.7, 109.2, 2.19, 12.89, torus_pass)
-        },
-        Application {
-            note: "built-in `ten-tori`: ten generated tori of 960 DOFs each (the paper's have 3,357; \
+        ),
+        app(
+            "Multi-torus", "3,357 × 10", 323.28, 89.81, 8.83, 3.87, ten_tori,
+            "built-in `ten-tori`: ten generated tori of 960 DOFs each (the paper's have 3,357; \
                    at that size every torus surface vertex is a contact candidate and the pile's W has \
                    ≈ 9,000 rows, a quarter of a minute a step; with contact points 2 or 3 cm apart, \
                    1,269 or 805 constraints, and the tori sink 8–9 mm into each other, past their 4 mm \
                    alarm distance: the paper's 323 need a coarser collision model than a torus of \
                    4.4 cm tubes allows)",
-            ..app("Multi-torus", "3,357 × 10", 323.28, 89.81, 8.83, 3.87, ten_tori)
-        },
-        Application {
-            note:
-                "built-in `rolling-cylinder` at the paper's DOFs, h = 5 ms (the paper's step is not stated); \
+        ),
+        app(
+            "Rolling", "26,082", 537.99, 36.56, 5.06, 14.27, rolling_cylinder,
+            "built-in `rolling-cylinder` at the paper's DOFs, h = 5 ms (the paper's step is not stated); \
                    W by reuse, measured inside (medians): ≈ 60 of the step's ≈ 540 isodofs are new and solved \
                    through the cylinder's top separators (8 ms, BLAS-3 per supernode), their \
                    products with the cached columns 2.4 ms, W's expansion 1.1 ms; a factor refreshed every \
                    10 steps rebuilds all of them (≈ 40 ms)",
-            ..app("Rolling", "26,082", 537.99, 36.56, 5.06, 14.27, rolling_cylinder)
-        },
-        Application {
-            note: "`scenes/external/hetero-armadillo.toml`: fTetWild's 8.8k-vertex armadillo of the shared \
+        ),
+        app(
+            "Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84, hetero_armadillo,
+            "`scenes/external/hetero-armadillo.toml`: fTetWild's 8.8k-vertex armadillo of the shared \
                    meshes (the paper's has 10.4k), a 10× stiffer torso and head, an icosphere pushed into its belly",
-            ..app("Hetero-Material", "31,302", 270.96, 156.17, 2.14, 19.84, hetero_armadillo)
-        },
-        Application {
-            note: "`scenes/external/needle-liver.toml` on fTetWild's 2.8k-vertex liver of the shared meshes: \
+        ),
+        app(
+            "Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86, needle_liver,
+            "`scenes/external/needle-liver.toml` on fTetWild's 2.8k-vertex liver of the shared meshes: \
                    the needle's tip presses the surface to its 1 N puncture, then a point of tissue every \
                    mean tet edge (1 cm) is held on the shaft (two bilateral rows across it, friction along it); constraints \
                    count the tip's contact and the shaft's points",
-            ..app("Needle Insertion", "12,555", 96.84, 25.56, 3.29, 1.86, needle_liver)
-        },
-        Application {
-            note: "built-in `pad-on-sphere`: the 27×27×3 pad dropped on a rigid sphere",
-            ..app("Rich Contact", "6,561", 1235.40, 24.95, 2.03, 14.98, pad_on_sphere)
-        },
-        Application {
-            note: "built-in `stack-256` (five boxes, each 4× heavier than the one under it, under the \
+        ),
+        app(
+            "Rich Contact", "6,561", 1235.40, 24.95, 2.03, 14.98, pad_on_sphere,
+            "built-in `pad-on-sphere`: the 27×27×3 pad dropped on a rigid sphere",
+        ),
+        app(
+            "Stacking", "30,240", 163.26, 121.54, 4.00, 1.00, stacking,
+            "built-in `stack-256` (five boxes, each 4× heavier than the one under it, under the \
                    non-smooth Newton) at the paper's DOFs, contact points 4 cm apart on each face, the factor \
                    refreshed every 10 steps in the background",
-            ..app("Stacking", "30,240", 163.26, 121.54, 4.00, 1.00, stacking)
-        },
-        Application {
-            note: "built-in `hetero-stack` at the paper's DOFs with `contact_spacing = 0.06` on each pad \
+        ),
+        app(
+            "Hetero-Stacking", "2,205", 240.0, 18.86, 1.69, 1.04, hetero_stack,
+            "built-in `hetero-stack` at the paper's DOFs with `contact_spacing = 0.06` on each pad \
                    (a contact point every 6 cm of a face, ≈ 220 constraints; every face vertex would make \
                    1,323 and a 349 ms step); PGS still ends most steps at its 1,000-sweep cap",
-            ..app("Hetero-Stacking", "2,205", 240.0, 18.86, 1.69, 1.04, hetero_stack)
-        },
-        Application {
-            note: "`scenes/external/gripper-raptor.toml`: two soft fingers of 474 DOFs (SoftRobots' \
+        ),
+        app(
+            "Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00, gripper_raptor,
+            "`scenes/external/gripper-raptor.toml`: two soft fingers of 474 DOFs (SoftRobots' \
                    CableGripper finger) driven by their bases squeeze, lift, carry and set down fTetWild's \
                    9.5k-vertex raptor of the shared meshes; PGS at its 300-sweep cap in most steps",
-            ..app("Catch Raptor", "30,033", 486.59, 144.76, 0.73, 64.00, gripper_raptor)
-        },
+        ),
     ]
 }
 
@@ -321,7 +325,7 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     let mut rows = Vec::new();
     for app in applications() {
         let paper_size = format!("{} DOFs, {} constraints", app.dofs, app.constraints);
-        let runs = Some(app.scene).filter(|_| !a.quick || app.example == "Rich Contact");
+        let runs = (!a.quick || app.example == "Rich Contact").then_some(app.scene);
         // A run that fails is reported in its rows' note, and the table goes on.
         let measured = runs.map(|scene| {
             scene(&a.meshes).and_then(|s| s.map(|s| run_application(s, a.frames.min(3))).transpose())

@@ -137,7 +137,7 @@ fn measure(
     // steps, and is timed after one untimed call that sizes them.
     let mut buf = DelassusBuffers::default();
     let dense_ms = warm_median_ms(if cost.dense_ms > 5e3 { 1 } else { repeats }, || {
-        delassus::dense(&compliance, &h, &mut buf);
+        delassus::dense(&compliance, &h, &mut buf, 1.0);
     });
     let w_dense = buf.w().to_vec();
     let mut buf = DelassusBuffers::default();
@@ -161,7 +161,7 @@ fn measure(
     };
     let mut out = vec![record("dense", dense_ms, 0, 0.0, cost.dense_ms, None)];
     let ms = warm_median_ms(repeats, || {
-        delassus::isodof(f, &h, &mut buf);
+        delassus::isodof(f, &h, &mut buf, 1.0);
     });
     out.push(record("isodof", ms, 0, rel_max_diff(buf.w(), &w_dense), cost.isodof_ms, None));
     let mut reused = 0;
@@ -170,7 +170,7 @@ fn measure(
         for _ in 0..=repeats.max(1) {
             let mut cache = warmed.clone();
             let s = Instant::now();
-            reused = delassus::isodof_reuse(&mut cache, f, &h, &mut buf).1.reused;
+            reused = delassus::isodof_reuse(&mut cache, f, &h, &mut buf, 1.0).1.reused;
             t.push(s.elapsed().as_secs_f64() * 1e3);
         }
         median_p90(&mut t[1..]).0
@@ -211,7 +211,7 @@ where
     let new = || delassus::DeviceDelassus::new(ferrofem_gpu::backend());
     let (mut device, mut error) = (new(), None);
     let ms = warm_median_ms(repeats, || {
-        if let Err(e) = device.isodof(f, h, &mut buf, false) {
+        if let Err(e) = device.isodof(f, h, &mut buf, false, 1.0) {
             error.get_or_insert(e);
         }
     });
@@ -222,9 +222,9 @@ where
     let mut t = Vec::new();
     let reused = (0..=repeats.max(1)).try_fold(0, |_, _| {
         let mut device = new();
-        device.isodof(f, previous, &mut buf, true)?;
+        device.isodof(f, previous, &mut buf, true, 1.0)?;
         let s = Instant::now();
-        let reused = device.isodof(f, h, &mut buf, true)?.1.reused;
+        let reused = device.isodof(f, h, &mut buf, true, 1.0)?.1.reused;
         t.push(s.elapsed().as_secs_f64() * 1e3);
         Ok::<_, ferrofem::device::DeviceError>(reused)
     });

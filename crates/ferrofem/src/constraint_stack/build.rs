@@ -11,7 +11,8 @@ use crate::device::DeviceError;
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
 /// every body with rows, by the body's compliance and `method`, kept by
-/// blocks of coupled groups ([`crate::delassus::DelassusBlocks`]); bodies
+/// blocks of coupled groups ([`crate::delassus::DelassusBlocks`]; a body
+/// alone in its block hands its `W_b` over without a copy); bodies
 /// left unbuilt are listed for the solver, which applies them through
 /// their factor; `assembled`: every body's part is built (the non-smooth
 /// Newton needs `W` itself). A device build's failure is returned.
@@ -38,18 +39,19 @@ pub fn build_delassus(
         .filter(|(_, r)| !r.is_empty())
         .map(|(b, body)| {
             let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
-            let BodyRows { jacobian, rows, factor_rows, delassus, .. } = body;
+            let BodyRows { jacobian, factor_rows, delassus, .. } = body;
             let (compliance, frame) = compliance.factor_frame(jacobian, factor_rows);
-            (b, &rows[..], delassus.build(&compliance, frame, method, sweeps, assembled))
+            delassus.build(&compliance, frame, method, sweeps, assembled, h * h).map(|w| (b, !w.is_empty()))
         })
         .collect();
-    for (b, rows, wb) in built {
-        let wb = wb?;
-        if wb.is_empty() {
-            unbuilt.push(b);
-            continue;
+    for built in built {
+        match built? {
+            (b, true) => {
+                let body = &mut bodies[b];
+                delassus.add_body(b, &body.rows, body.delassus.buffers.w_mut());
+            }
+            (b, false) => unbuilt.push(b),
         }
-        delassus.add_body(b, rows, wb, h * h);
     }
     Ok(())
 }

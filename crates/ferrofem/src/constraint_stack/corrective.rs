@@ -155,12 +155,12 @@ fn build_mapping(
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");
         let body = &mut space.problem.bodies[b];
         let (compliance, rows) = compliance.factor_frame(rows, &mut body.factor_rows);
-        let wb = body.delassus.build(&compliance, rows, method, sweeps, true)?;
+        let wb = body.delassus.build(&compliance, rows, method, sweeps, true, h * h)?;
         let first = 3 * p.vertices.partition_point(|&(c, _)| c < b);
         let m = rows.nrows();
         for i in 0..m {
             let row = &mut scratch.mapping[(first + i) * n + first..(first + i) * n + first + m];
-            row.iter_mut().zip(&wb[i * m..(i + 1) * m]).for_each(|(x, w)| *x = h * h * w);
+            row.copy_from_slice(&wb[i * m..(i + 1) * m]);
         }
     }
     Ok(())
@@ -173,7 +173,7 @@ fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     scratch.proximity.assemble_jacobian(&space.problem.groups);
     let wh = SlotMatrix { values: &scratch.mapping, ld: n, len: n };
     let w = space.delassus.assembled.whole_mut(space.problem.groups.len());
-    expand(&scratch.proximity.jacobian, |d| d, &wh, w);
+    expand(&scratch.proximity.jacobian, |d| d, &wh, 1.0, w);
     space.delassus.unbuilt.clear();
 }
 

@@ -42,6 +42,10 @@ pub struct DelassusBlocks {
     of_group: Vec<(usize, usize)>,
     /// Per body: its block (`usize::MAX` when no group touches it).
     of_body: Vec<usize>,
+    /// The largest storage [`Self::clear`] took from a block, its length
+    /// kept, for [`Self::add_body`] to hand back (so that a body's next
+    /// `W_b` is written without zeroing tens of megabytes first).
+    spare: Vec<f64>,
 }
 
 impl DelassusBlocks {
@@ -109,6 +113,9 @@ impl DelassusBlocks {
     /// Forgets every block's `W` (the partition stays).
     pub fn clear(&mut self) {
         for block in &mut self.blocks {
+            if block.values.len() > self.spare.len() {
+                self.spare = std::mem::take(&mut block.values);
+            }
             block.values.clear();
             block.single.clear();
         }
@@ -145,19 +152,27 @@ impl DelassusBlocks {
         self.blocks.iter().map(|b| b.values.len()).sum()
     }
 
-    /// `W[rows[i], rows[j]] += s · W_b[i, j]` for body `b` (`W_b` row-major
+    /// `W[rows[i], rows[j]] += W_b[i, j]` for body `b` (`W_b` row-major
     /// over `rows`, world rows of `b`'s block; a self-contact lists a row
-    /// once per side).
-    pub fn add_body(&mut self, b: usize, rows: &[usize], wb: &[f64], s: f64) {
+    /// once per side). A body alone in its block, its rows the block's in
+    /// order, hands `wb` over instead (the sum would be `0 + W_b`, the same
+    /// bits): `wb` then holds storage of an earlier `W` (contents
+    /// unspecified), for reuse.
+    pub fn add_body(&mut self, b: usize, rows: &[usize], wb: &mut Vec<f64>) {
         let of_group = &self.of_group;
         let block = &mut self.blocks[self.of_body[b]];
         let n = block.rows();
+        block.single.clear();
+        let local: Vec<usize> = rows.iter().map(|&r| 3 * of_group[r / 3].1 + r % 3).collect();
+        if block.values.is_empty() && local.len() == n && local.iter().enumerate().all(|(i, &l)| i == l) {
+            std::mem::swap(&mut block.values, wb);
+            std::mem::swap(wb, &mut self.spare);
+            return;
+        }
         if block.values.is_empty() {
             block.values.resize(n * n, 0.0);
         }
-        block.single.clear();
-        let local: Vec<usize> = rows.iter().map(|&r| 3 * of_group[r / 3].1 + r % 3).collect();
-        add_rows(&mut block.values, n, &local, wb, s);
+        add_rows(&mut block.values, n, &local, wb);
     }
 
     /// `(block, row in the block)` of world row `r`.
@@ -267,24 +282,24 @@ impl DelassusBlocks {
     }
 }
 
-/// `W[rows[i], rows[j]] += s · W_b[i, j]` (`W` row-major `c × c`, `W_b`
+/// `W[rows[i], rows[j]] += W_b[i, j]` (`W` row-major `c × c`, `W_b`
 /// row-major over `rows`): its rows side by side when `rows` are
 /// distinct; in order otherwise (a self-contact lists a row once per side).
-fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64], s: f64) {
+fn add_rows(w: &mut [f64], c: usize, rows: &[usize], wb: &[f64]) {
     let m = rows.len();
     let mut of_row = vec![usize::MAX; c];
     let distinct = rows.iter().enumerate().all(|(i, &g)| std::mem::replace(&mut of_row[g], i) == usize::MAX);
     if !distinct {
         for (i, &gi) in rows.iter().enumerate() {
             for (j, &gj) in rows.iter().enumerate() {
-                w[gi * c + gj] += s * wb[i * m + j];
+                w[gi * c + gj] += wb[i * m + j];
             }
         }
         return;
     }
     w.par_chunks_mut(c.max(1)).zip(&of_row).filter(|(_, &i)| i != usize::MAX).for_each(|(wr, &i)| {
         for (&gj, &x) in rows.iter().zip(&wb[i * m..(i + 1) * m]) {
-            wr[gj] += s * x;
+            wr[gj] += x;
         }
     });
 }

@@ -21,8 +21,15 @@ pub struct DelassusBuffers {
 }
 
 impl DelassusBuffers {
-    /// The last `W` built (row-major `c × c`; empty before the first build).
+    /// The last `W` built (row-major `c × c`; empty before the first
+    /// build), unless [`super::DelassusBlocks::add_body`] took it.
     pub fn w(&self) -> &[f64] {
         &self.w
+    }
+
+    /// The last `W` built, for [`super::DelassusBlocks::add_body`] to
+    /// take (handing back storage to reuse).
+    pub fn w_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.w
     }
 }

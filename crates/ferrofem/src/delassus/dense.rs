@@ -10,9 +10,15 @@ use crate::constraint::Compliance;
 /// The dense method (zeng2022 Algorithm 1, \[CAK14\]): `X = A⁻¹ Hᵀ` for all
 /// `c` right-hand sides at once by the compliance (with a supernodal
 /// factor: blocked, BLAS-3, parallel), then `W = H X` by sparse rows.
-/// Returns `W` row-major (`c × c`, in `buf`). Cost with a factor:
+/// Returns `scale · W` row-major (`c × c`, in `buf`; scaled once
+/// symmetrized). Cost with a factor:
 /// `c · 2 nnz(L)` flops in dense kernels, plus `c · nnz(H)`.
-pub fn dense<'b>(compliance: &Compliance, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> &'b [f64] {
+pub fn dense<'b>(
+    compliance: &Compliance,
+    h: &CsrMatrix,
+    buf: &'b mut DelassusBuffers,
+    scale: f64,
+) -> &'b [f64] {
     let n = h.pattern.ncols;
     let c = h.nrows();
     let hp = &h.pattern;
@@ -35,6 +41,9 @@ pub fn dense<'b>(compliance: &Compliance, h: &CsrMatrix, buf: &'b mut DelassusBu
         }
     });
     symmetrize(w, c);
+    if scale != 1.0 {
+        w.par_iter_mut().for_each(|x| *x *= scale);
+    }
     w
 }
 
@@ -65,7 +74,7 @@ mod tests {
         h.push_point(&[(0, 1.0)], frame);
         h.push_point(&[(3, 0.2), (4, 0.3), (7, 0.5)], [[0.6, 0.0, 0.8], [0.8, 0.0, -0.6], [0.0, 1.0, 0.0]]);
         let h = h.to_csr();
-        let wd = dense(&Compliance::Ldlt(Arc::new(f)), &h, &mut DelassusBuffers::default()).to_vec();
+        let wd = dense(&Compliance::Ldlt(Arc::new(f)), &h, &mut DelassusBuffers::default(), 1.0).to_vec();
         let ad = DMatrix::from_fn(n, n, |i, j| a.get(i, j));
         let hd = DMatrix::from_fn(h.nrows(), n, |i, j| h.get(i, j));
         let reference = &hd * ad.try_inverse().unwrap() * hd.transpose();

@@ -29,14 +29,15 @@ impl DeviceDelassus {
         DeviceDelassus { backend, factor: None }
     }
 
-    /// `W` row-major (`c × c`, in `buf`) with `W̄` from the device.
-    /// `reuse`: through the device's isodof cache.
+    /// `scale · W` row-major (`c × c`, in `buf`) with `W̄` from the
+    /// device. `reuse`: through the device's isodof cache.
     pub fn isodof<'b>(
         &mut self,
         f: &Arc<Ldlt>,
         h: &CsrMatrix,
         buf: &'b mut DelassusBuffers,
         reuse: bool,
+        scale: f64,
     ) -> Result<(&'b [f64], IsodofReuse), DeviceError> {
         let dofs = isodofs(h);
         let (wbar, reused) = self.wbar(f, &dofs, reuse)?;
@@ -44,7 +45,7 @@ impl DeviceDelassus {
         let pos: HashMap<usize, usize> = dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
         let m = dofs.len();
         let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
-        expand(h, |d| pos[&d], &wbar, &mut buf.w);
+        expand(h, |d| pos[&d], &wbar, scale, &mut buf.w);
         Ok((&buf.w, IsodofReuse { isodofs: dofs.len(), reused }))
     }
 

@@ -24,32 +24,39 @@ pub fn isodofs(h: &CsrMatrix) -> Vec<usize> {
     d
 }
 
-/// `W` row-major (`c × c`, in `buf`) by the isodof method, solving every
-/// isodof; the columns stay in `buf` (their storage is reused next time).
-pub fn isodof<'b>(f: &Ldlt, h: &CsrMatrix, buf: &'b mut DelassusBuffers) -> (&'b [f64], IsodofReuse) {
+/// `scale · W` row-major (`c × c`, in `buf`) by the isodof method, solving
+/// every isodof; the columns stay in `buf` (their storage is reused next
+/// time).
+pub fn isodof<'b>(
+    f: &Ldlt,
+    h: &CsrMatrix,
+    buf: &'b mut DelassusBuffers,
+    scale: f64,
+) -> (&'b [f64], IsodofReuse) {
     let storage = buf.columns.take().map(IsodofColumns::into_storage).unwrap_or_default();
     let cols = IsodofColumns::new_in(f, &isodofs(h), storage);
     cols.delassus_into(&mut buf.wbar);
     let pos: HashMap<usize, usize> = cols.dofs().iter().enumerate().map(|(i, &d)| (d, i)).collect();
     let m = cols.len();
     let wbar = SlotMatrix { values: &buf.wbar, ld: m, len: m };
-    expand(h, |d| pos[&d], &wbar, &mut buf.w);
+    expand(h, |d| pos[&d], &wbar, scale, &mut buf.w);
     buf.columns = Some(cols);
     (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }
 
-/// `W` row-major (in `buf`) by the isodof method, reusing the columns
-/// `cache` holds for factor `f`.
+/// `scale · W` row-major (in `buf`) by the isodof method, reusing the
+/// columns `cache` holds for factor `f`.
 pub fn isodof_reuse<'b>(
     cache: &mut IsodofCache,
     f: &Arc<Ldlt>,
     h: &CsrMatrix,
     buf: &'b mut DelassusBuffers,
+    scale: f64,
 ) -> (&'b [f64], IsodofReuse) {
     let reuse = cache.update(f, &isodofs(h));
     let (values, ld) = cache.wbar();
     let wbar = SlotMatrix { values, ld, len: cache.len() };
-    expand(h, |d| cache.slot(d).expect("updated"), &wbar, &mut buf.w);
+    expand(h, |d| cache.slot(d).expect("updated"), &wbar, scale, &mut buf.w);
     (&buf.w, reuse)
 }
 
@@ -63,15 +70,17 @@ pub struct SlotMatrix<'a> {
     pub len: usize,
 }
 
-/// `W = Ĥ W̄ Ĥᵀ` (eq. 25) into `w` (row-major `c × c`, exactly
-/// symmetric), `Ĥ` being `H` with DOF `d` moved to column `slot(d)`: for
+/// `W = s Ĥ W̄ Ĥᵀ` (eq. 25, `s` = `scale`, the world's h²) into `w`
+/// (row-major `c × c`, exactly symmetric), `Ĥ` being `H` with DOF `d`
+/// moved to column `slot(d)`: for
 /// each row `r`, `T_r = Ĥ_r W̄` as a combination of columns of `W̄` (a row
 /// of `Ĥ` with one entry reads its column of `W̄` in place instead) in a
 /// buffer of the thread, then the upper half `W[r, q] = Ĥ_q · T_r` with
 /// `Ĥ`'s rows padded to one width; mirrored. `T` is never stored whole (at
-/// thousands of rows it is tens of megabytes written and read back). `w`
-/// is reused and every entry written, so it is not cleared first.
-pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, w: &mut Vec<f64>) {
+/// thousands of rows it is tens of megabytes written and read back); `s`
+/// multiplies each row as it is finished, in cache. `w` is reused and
+/// every entry written, so it is not cleared first.
+pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s: f64, w: &mut Vec<f64>) {
     let (c, len) = (h.nrows(), wbar.len);
     let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
     let slots: Vec<usize> = h.pattern.col_idx.iter().map(|&d| slot(d as usize)).collect();
@@ -98,8 +107,8 @@ pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, w
             3 => padded.upper(3, tr, r, wr),
             n => padded.upper(n, tr, r, wr),
         }
-        if scale != 1.0 {
-            wr[r..].iter_mut().for_each(|x| *x *= scale);
+        if scale != 1.0 || s != 1.0 {
+            wr[r..].iter_mut().for_each(|x| *x = *x * scale * s);
         }
     });
     mirror(w, c, 0..c);

@@ -44,33 +44,36 @@ fn axis_rows(h: &CsrMatrix, d: usize) -> CsrMatrix {
     CsrMatrix { pattern, values }
 }
 
-/// `W = Σ_d H⁽ᵈ⁾ W̄_s H⁽ᵈ⁾ᵀ` (row-major, into `buf.w`), `W̄_s` over slots.
+/// `W = s Σ_d H⁽ᵈ⁾ W̄_s H⁽ᵈ⁾ᵀ` (row-major, into `buf.w`), `W̄_s` over
+/// slots; `s` multiplies the sum of the three axes.
 fn expand_axes(
     h: &CsrMatrix,
     slot: impl Fn(usize) -> usize + Copy,
     wbar: &SlotMatrix,
+    s: f64,
     buf: &mut DelassusBuffers,
 ) {
     let mut part = std::mem::take(&mut buf.solves);
-    expand(&axis_rows(h, 0), slot, wbar, &mut buf.w);
-    for d in 1..3 {
-        expand(&axis_rows(h, d), slot, wbar, &mut part);
-        buf.w.iter_mut().zip(&part).for_each(|(w, p)| *w += p);
-    }
+    expand(&axis_rows(h, 0), slot, wbar, 1.0, &mut buf.w);
+    expand(&axis_rows(h, 1), slot, wbar, 1.0, &mut part);
+    buf.w.iter_mut().zip(&part).for_each(|(w, p)| *w += p);
+    expand(&axis_rows(h, 2), slot, wbar, 1.0, &mut part);
+    buf.w.iter_mut().zip(&part).for_each(|(w, p)| *w = (*w + p) * s);
     buf.solves = part;
 }
 
-/// `W` by the isodof method on the scalar factor `f` of `A_s`, solving
-/// every touched vertex.
+/// `scale · W` by the isodof method on the scalar factor `f` of `A_s`,
+/// solving every touched vertex.
 pub fn kronecker_isodof<'b>(
     f: &Ldlt,
     h: &CsrMatrix,
     buf: &'b mut DelassusBuffers,
+    scale: f64,
 ) -> (&'b [f64], IsodofReuse) {
     let verts = isovertices(h);
     let cols = IsodofColumns::new(f, &verts);
     cols.delassus_into(&mut buf.wbar);
-    expand_built(h, cols.dofs(), buf)
+    expand_built(h, cols.dofs(), buf, scale)
 }
 
 /// The expansion of a `W̄_s` just built in `buf.wbar` (`m × m`, its slots
@@ -79,11 +82,12 @@ fn expand_built<'b>(
     h: &CsrMatrix,
     order: &[usize],
     buf: &'b mut DelassusBuffers,
+    scale: f64,
 ) -> (&'b [f64], IsodofReuse) {
     let pos: HashMap<usize, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
     let m = order.len();
     let wbar = std::mem::take(&mut buf.wbar);
-    expand_axes(h, |v| pos[&v], &SlotMatrix { values: &wbar, ld: m, len: m }, buf);
+    expand_axes(h, |v| pos[&v], &SlotMatrix { values: &wbar, ld: m, len: m }, scale, buf);
     buf.wbar = wbar;
     (&buf.w, IsodofReuse { isodofs: m, reused: 0 })
 }
@@ -94,22 +98,24 @@ pub fn kronecker_isodof_reuse<'b>(
     f: &Arc<Ldlt>,
     h: &CsrMatrix,
     buf: &'b mut DelassusBuffers,
+    scale: f64,
 ) -> (&'b [f64], IsodofReuse) {
     let reuse = cache.update(f, &isovertices(h));
     let (values, ld) = cache.wbar();
     let wbar = SlotMatrix { values, ld, len: cache.len() };
-    expand_axes(h, |v| cache.slot(v).expect("updated"), &wbar, buf);
+    expand_axes(h, |v| cache.slot(v).expect("updated"), &wbar, scale, buf);
     (&buf.w, reuse)
 }
 
-/// `W` from the stored sparse inverse: `W̄_s = (S P Īᵀ)ᵀ D⁻¹ (S P Īᵀ)` over
+/// `scale · W` from the stored sparse inverse: `W̄_s = (S P Īᵀ)ᵀ D⁻¹ (S P Īᵀ)` over
 /// the touched vertices (zeng2025 eq. 27), then the same expansion.
 pub fn kronecker_sparse_inverse<'b>(
     s: &SparseInverse,
     h: &CsrMatrix,
     buf: &'b mut DelassusBuffers,
+    scale: f64,
 ) -> (&'b [f64], IsodofReuse) {
     let verts = isovertices(h);
     s.gram(&verts, &mut buf.wbar);
-    expand_built(h, &verts, buf)
+    expand_built(h, &verts, buf, scale)
 }

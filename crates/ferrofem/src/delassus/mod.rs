@@ -61,9 +61,10 @@ impl DelassusWorkspace {
         self.device = Some(DeviceDelassus::new(backend));
     }
 
-    /// `W_b = H_b A_b⁻¹ H_bᵀ` by `method` (`auto`: the cheapest predicted,
-    /// with `sweeps` expected solver sweeps; never `unbuilt` when
-    /// `assembled`); an empty slice when the method leaves it unbuilt. A
+    /// `scale · W_b`, `W_b = H_b A_b⁻¹ H_bᵀ`, by `method` (`auto`: the
+    /// cheapest predicted, with `sweeps` expected solver sweeps; never
+    /// `unbuilt` when `assembled`), into [`DelassusBuffers`]' `W` (row-major);
+    /// an empty slice when the method leaves it unbuilt. A
     /// compliance of `A_s ⊗ I₃` (local-global) is built on its scalar
     /// factor ([`kronecker_isodof_reuse`] unless `dense` or `isodof` is
     /// named: its factor is constant, so the cache never goes stale).
@@ -74,14 +75,15 @@ impl DelassusWorkspace {
         method: DelassusMethod,
         sweeps: f64,
         assembled: bool,
+        scale: f64,
     ) -> Result<&[f64], DeviceError> {
         if let Some(f) = compliance.scalar_factor() {
-            return Ok(self.build_kronecker(compliance, f, h, method));
+            return Ok(self.build_kronecker(compliance, f, h, method, scale));
         }
         if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
             if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
                 let cached = method != DelassusMethod::Isodof;
-                let (w, reuse) = device.isodof(f, h, &mut self.buffers, cached)?;
+                let (w, reuse) = device.isodof(f, h, &mut self.buffers, cached, scale)?;
                 let name = if cached { "isodof-reuse-gpu" } else { "isodof-gpu" };
                 self.record = Some(record_named(name, h, reuse, None));
                 return Ok(w);
@@ -100,12 +102,12 @@ impl DelassusWorkspace {
         let buf = &mut self.buffers;
         buf.columns_factor = compliance.factor().filter(|_| chosen == DelassusMethod::Isodof).cloned();
         let (w, reuse) = match (chosen, compliance.factor()) {
-            (DelassusMethod::Isodof, Some(f)) => isodof(f, h, buf),
-            (DelassusMethod::IsodofReuse, Some(f)) => isodof_reuse(&mut self.cache, f, h, buf),
+            (DelassusMethod::Isodof, Some(f)) => isodof(f, h, buf, scale),
+            (DelassusMethod::IsodofReuse, Some(f)) => isodof_reuse(&mut self.cache, f, h, buf, scale),
             (DelassusMethod::Unbuilt, Some(_)) => {
                 (&[][..], IsodofReuse { isodofs: isodofs(h).len(), reused: 0 })
             }
-            _ => (dense(compliance, h, buf), Default::default()),
+            _ => (dense(compliance, h, buf, scale), Default::default()),
         };
         self.record = Some(record(chosen, h, reuse, predicted));
         Ok(w)
@@ -155,14 +157,15 @@ impl DelassusWorkspace {
         f: &std::sync::Arc<Ldlt>,
         h: &CsrMatrix,
         method: DelassusMethod,
+        scale: f64,
     ) -> &[f64] {
         let (inverse, chosen, predicted) = self.kronecker_method(compliance, f, h, method);
         let buf = &mut self.buffers;
         let (w, reuse) = match (chosen, inverse) {
-            (DelassusMethod::Dense, _) => (dense(compliance, h, buf), Default::default()),
-            (DelassusMethod::Isodof, _) => kronecker_isodof(f, h, buf),
-            (DelassusMethod::SparseInverse, Some(s)) => kronecker_sparse_inverse(s, h, buf),
-            _ => kronecker_isodof_reuse(&mut self.cache, f, h, buf),
+            (DelassusMethod::Dense, _) => (dense(compliance, h, buf, scale), Default::default()),
+            (DelassusMethod::Isodof, _) => kronecker_isodof(f, h, buf, scale),
+            (DelassusMethod::SparseInverse, Some(s)) => kronecker_sparse_inverse(s, h, buf, scale),
+            _ => kronecker_isodof_reuse(&mut self.cache, f, h, buf, scale),
         };
         self.record = Some(record(chosen, h, reuse, predicted));
         w

@@ -54,7 +54,7 @@ impl<'a> UnbuiltBody<'a> {
             pattern: CsrPattern::from_rows(hp.ncols, rows),
             values: self.jacobian.values[hp.row_ptr[r]..hp.row_ptr[r + 3]].to_vec(),
         };
-        Matrix3::from_row_slice(isodof(self.factor, &sub, &mut Default::default()).0)
+        Matrix3::from_row_slice(isodof(self.factor, &sub, &mut Default::default(), 1.0).0)
     }
 }
 

@@ -48,9 +48,9 @@ fn unbuilt_matrix(f: &Ldlt, h: &CsrMatrix) -> Vec<f64> {
 /// All four methods against the dense one for one body's `H`.
 fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
     let reference =
-        delassus::dense(&Compliance::Ldlt(f.clone()), h, &mut DelassusBuffers::default()).to_vec();
+        delassus::dense(&Compliance::Ldlt(f.clone()), h, &mut DelassusBuffers::default(), 1.0).to_vec();
     let mut buf = DelassusBuffers::default();
-    let (w, _) = delassus::isodof(f, h, &mut buf);
+    let (w, _) = delassus::isodof(f, h, &mut buf, 1.0);
     assert!(common::rel_diff(w, &reference) < 1e-10, "isodof, {what}");
     let mut cache = IsodofCache::default();
     // Warm the cache with half of the rows, then ask for all of them.
@@ -63,9 +63,9 @@ fn assert_all_methods_agree(f: &Arc<Ldlt>, h: &CsrMatrix, what: &str) {
                 .collect();
             first.push_point(&pts, [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
         }
-        delassus::isodof_reuse(&mut cache, f, &first.to_csr(), &mut buf);
+        delassus::isodof_reuse(&mut cache, f, &first.to_csr(), &mut buf, 1.0);
     }
-    let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h, &mut buf);
+    let (w, reuse) = delassus::isodof_reuse(&mut cache, f, h, &mut buf, 1.0);
     assert!(common::rel_diff(w, &reference) < 1e-10, "isodof-reuse, {what}");
     assert!(half == 0 || reuse.reused > 0, "the warm cache is used, {what}");
     assert!(common::rel_diff(&unbuilt_matrix(f, h), &reference) < 1e-10, "unbuilt, {what}");
@@ -174,11 +174,15 @@ fn reuse_over_200_steps_matches_a_fresh_build_every_step() {
         assert_eq!(record.method, "isodof-reuse");
         reused += record.reused_isodofs;
         fresh_steps += usize::from(record.reused_isodofs == 0);
-        let reference: Vec<f64> =
-            delassus::dense(&Compliance::Ldlt(factor(&w, 0)), &ws.jacobian, &mut DelassusBuffers::default())
-                .iter()
-                .map(|x| h2 * x)
-                .collect();
+        let reference: Vec<f64> = delassus::dense(
+            &Compliance::Ldlt(factor(&w, 0)),
+            &ws.jacobian,
+            &mut DelassusBuffers::default(),
+            1.0,
+        )
+        .iter()
+        .map(|x| h2 * x)
+        .collect();
         assert!(
             common::rel_diff(&w.constraints().delassus.assembled.to_dense(), &reference) < 1e-10,
             "step {}",
@@ -248,7 +252,7 @@ fn local_global_builders_agree() {
             if h.nrows() == 0 {
                 continue;
             }
-            let reference = delassus::dense(&compliance, h, &mut DelassusBuffers::default()).to_vec();
+            let reference = delassus::dense(&compliance, h, &mut DelassusBuffers::default(), 1.0).to_vec();
             for method in [
                 DelassusMethod::Isodof,
                 DelassusMethod::SparseInverse,
@@ -257,7 +261,7 @@ fn local_global_builders_agree() {
             ] {
                 let mut fresh = DelassusWorkspace::default();
                 let ws = if method == DelassusMethod::IsodofReuse { &mut reuse } else { &mut fresh };
-                let built = ws.build(&compliance, h, method, 10.0, true).unwrap().to_vec();
+                let built = ws.build(&compliance, h, method, 10.0, true, 1.0).unwrap().to_vec();
                 let err = common::rel_diff(&built, &reference);
                 assert!(err < 1e-12, "{name}: {method:?} differs from dense by {err:e}");
             }

@@ -42,10 +42,11 @@ pub struct DelassusBlocks {
     of_group: Vec<(usize, usize)>,
     /// Per body: its block (`usize::MAX` when no group touches it).
     of_body: Vec<usize>,
-    /// The largest storage [`Self::clear`] took from a block, its length
-    /// kept, for [`Self::add_body`] to hand back (so that a body's next
-    /// `W_b` is written without zeroing tens of megabytes first).
-    spare: Vec<f64>,
+    /// The storage [`Self::clear`] took from the blocks, lengths kept, for
+    /// [`Self::add_body`] to reuse: a block's next `W`, or a body's next
+    /// `W_b`, lands in memory already touched (no page faults, and no
+    /// zeroing where every entry is written).
+    spare: Vec<Vec<f64>>,
 }
 
 impl DelassusBlocks {
@@ -113,12 +114,14 @@ impl DelassusBlocks {
     /// Forgets every block's `W` (the partition stays).
     pub fn clear(&mut self) {
         for block in &mut self.blocks {
-            if block.values.len() > self.spare.len() {
-                self.spare = std::mem::take(&mut block.values);
+            if block.values.capacity() > 0 {
+                self.spare.push(std::mem::take(&mut block.values));
             }
-            block.values.clear();
             block.single.clear();
         }
+        // The largest first; no more than the blocks and one more to reuse.
+        self.spare.sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
+        self.spare.truncate(self.blocks.len() + 1);
     }
 
     /// Whether no block has been built.
@@ -166,11 +169,13 @@ impl DelassusBlocks {
         let local: Vec<usize> = rows.iter().map(|&r| 3 * of_group[r / 3].1 + r % 3).collect();
         if block.values.is_empty() && local.len() == n && local.iter().enumerate().all(|(i, &l)| i == l) {
             std::mem::swap(&mut block.values, wb);
-            std::mem::swap(wb, &mut self.spare);
+            if !self.spare.is_empty() {
+                *wb = self.spare.remove(0);
+            }
             return;
         }
         if block.values.is_empty() {
-            block.values.resize(n * n, 0.0);
+            block.values = zeroed(n * n, self.spare.pop().unwrap_or_default());
         }
         add_rows(&mut block.values, n, &local, wb);
     }
@@ -280,6 +285,14 @@ impl DelassusBlocks {
         }
         w
     }
+}
+
+/// `len` zeros in `storage` (its allocation reused), written side by side.
+fn zeroed(len: usize, mut storage: Vec<f64>) -> Vec<f64> {
+    storage.truncate(len);
+    storage.par_iter_mut().with_min_len(1 << 16).for_each(|x| *x = 0.0);
+    storage.resize(len, 0.0);
+    storage
 }
 
 /// `W[rows[i], rows[j]] += W_b[i, j]` (`W` row-major `c × c`, `W_b`

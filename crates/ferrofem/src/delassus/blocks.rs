@@ -104,11 +104,23 @@ impl DelassusBlocks {
         self.of_group.clear();
         self.of_group.extend((0..groups).map(|k| (0, k)));
         self.of_body.iter_mut().for_each(|b| *b = 0);
+        if self.blocks[0].values.is_empty() {
+            self.blocks[0].values = self.take_spare();
+        }
         let block = &mut self.blocks[0];
         block.groups.clear();
         block.groups.extend(0..groups);
         block.single.clear();
         &mut block.values
+    }
+
+    /// The largest storage [`Self::clear`] kept (contents unspecified),
+    /// or none.
+    fn take_spare(&mut self) -> Vec<f64> {
+        match self.spare.is_empty() {
+            true => Vec::new(),
+            false => self.spare.remove(0),
+        }
     }
 
     /// Forgets every block's `W` (the partition stays).
@@ -162,22 +174,18 @@ impl DelassusBlocks {
     /// bits): `wb` then holds storage of an earlier `W` (contents
     /// unspecified), for reuse.
     pub fn add_body(&mut self, b: usize, rows: &[usize], wb: &mut Vec<f64>) {
-        let of_group = &self.of_group;
-        let block = &mut self.blocks[self.of_body[b]];
-        let n = block.rows();
-        block.single.clear();
-        let local: Vec<usize> = rows.iter().map(|&r| 3 * of_group[r / 3].1 + r % 3).collect();
-        if block.values.is_empty() && local.len() == n && local.iter().enumerate().all(|(i, &l)| i == l) {
-            std::mem::swap(&mut block.values, wb);
-            if !self.spare.is_empty() {
-                *wb = self.spare.remove(0);
+        let k = self.of_body[b];
+        let n = self.blocks[k].rows();
+        let local: Vec<usize> = rows.iter().map(|&r| 3 * self.of_group[r / 3].1 + r % 3).collect();
+        self.blocks[k].single.clear();
+        if self.blocks[k].values.is_empty() {
+            if local.len() == n && local.iter().enumerate().all(|(i, &l)| i == l) {
+                self.blocks[k].values = std::mem::replace(wb, self.take_spare());
+                return;
             }
-            return;
+            self.blocks[k].values = zeroed(n * n, self.take_spare());
         }
-        if block.values.is_empty() {
-            block.values = zeroed(n * n, self.spare.pop().unwrap_or_default());
-        }
-        add_rows(&mut block.values, n, &local, wb);
+        add_rows(&mut self.blocks[k].values, n, &local, wb);
     }
 
     /// `(block, row in the block)` of world row `r`.

@@ -70,16 +70,16 @@ pub struct SlotMatrix<'a> {
     pub len: usize,
 }
 
-/// `W = s Ĥ W̄ Ĥᵀ` (eq. 25, `s` = `scale`, the world's h²) into `w`
-/// (row-major `c × c`, exactly symmetric), `Ĥ` being `H` with DOF `d`
-/// moved to column `slot(d)`: for
-/// each row `r`, `T_r = Ĥ_r W̄` as a combination of columns of `W̄` (a row
-/// of `Ĥ` with one entry reads its column of `W̄` in place instead) in a
-/// buffer of the thread, then the upper half `W[r, q] = Ĥ_q · T_r` with
-/// `Ĥ`'s rows padded to one width; mirrored. `T` is never stored whole (at
-/// thousands of rows it is tens of megabytes written and read back); `s`
-/// multiplies each row as it is finished, in cache. `w` is reused and
-/// every entry written, so it is not cleared first.
+/// `W = s Ĥ W̄ Ĥᵀ` (eq. 25; `s` the world's h²) into `w` (row-major
+/// `c × c`, exactly symmetric), `Ĥ` being `H` with DOF `d` moved to column
+/// `slot(d)`: for each row `r`, `T_r = Ĥ_r W̄` as a combination of columns
+/// of `W̄` (a row of `Ĥ` with one entry reads its column of `W̄` in place
+/// and scales the row of `W` instead) in a buffer of the thread, then the
+/// upper half `W[r, q] = Ĥ_q · T_r` with `Ĥ`'s rows padded to one width;
+/// mirrored. `T` is never stored whole (at thousands of rows it is tens of
+/// megabytes written and read back); `s` multiplies each row as it is
+/// finished, in cache. `w` is reused and every entry written, so it is not
+/// cleared first.
 pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s: f64, w: &mut Vec<f64>) {
     let (c, len) = (h.nrows(), wbar.len);
     let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
@@ -89,7 +89,7 @@ pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s
     w.resize(c * c, 0.0);
     w.par_chunks_mut(c.max(1)).enumerate().for_each_init(Vec::new, |t, (r, wr)| {
         let (first, end) = (row_ptr[r], row_ptr[r + 1]);
-        let (tr, scale) = if end - first == 1 {
+        let (tr, entry) = if end - first == 1 {
             (column(first), values[first])
         } else {
             t.resize(len, 0.0);
@@ -107,8 +107,8 @@ pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s
             3 => padded.upper(3, tr, r, wr),
             n => padded.upper(n, tr, r, wr),
         }
-        if scale != 1.0 || s != 1.0 {
-            wr[r..].iter_mut().for_each(|x| *x = *x * scale * s);
+        if entry != 1.0 || s != 1.0 {
+            wr[r..].iter_mut().for_each(|x| *x = *x * entry * s);
         }
     });
     mirror(w, c, 0..c);

@@ -107,20 +107,33 @@ macro_rules! dispatch {
     }};
 }
 
+/// [`dispatch`], taking the 512-bit build first where the processor has
+/// AVX-512 (the narrow stored types, whose widening bounds the 256-bit build).
+macro_rules! dispatch_wide {
+    ($name:ident::<$t:ty>($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        if wide::enabled() {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (checked just above).
+            return unsafe { wide::$name::<$t>($($arg),*) };
+        }
+        dispatch!($name::<$t>($($arg),*))
+    }};
+}
+
 macro_rules! stored {
-    ($t:ty) => {
+    ($t:ty, $four:ident) => {
         impl Stored for $t {
             fn axpy(a: f64, x: &[$t], y: &mut [f64]) {
                 dispatch!(axpy::<$t>(a, x, y))
             }
             fn axpy4(c: [&[$t]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
-                dispatch!(axpy4::<$t>(c, a, y))
+                $four!(axpy4::<$t>(c, a, y))
             }
             fn dot(a: &[$t], b: &[f64]) -> f64 {
                 dispatch!(dot::<$t>(a, b))
             }
             fn dot4(c: [&[$t]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
-                dispatch!(dot4::<$t>(c, g))
+                $four!(dot4::<$t>(c, g))
             }
             fn sub_rows4(c: [&[$t]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
                 dispatch!(sub_rows4::<$t>(c, x, rows))
@@ -131,9 +144,9 @@ macro_rules! stored {
         }
     };
 }
-stored!(f64);
-stored!(f32);
-stored!(Bf16);
+stored!(f64, dispatch);
+stored!(f32, dispatch_wide);
+stored!(Bf16, dispatch_wide);
 
 /// `y ← y + a x`.
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
@@ -461,12 +474,98 @@ mod avx {
 /// build: a register's halves are the 256-bit build's two accumulators.
 #[cfg(target_arch = "x86_64")]
 mod wide {
-    use super::COLUMNS;
+    use super::{Bf16, COLUMNS};
     use std::arch::x86_64::*;
 
     /// Whether these primitives can run here.
     pub(super) fn enabled() -> bool {
         is_x86_feature_detected!("avx512f") && super::fused()
+    }
+
+    /// A narrow stored type loaded eight at a time into one 512-bit
+    /// register of doubles: one widening per eight values where the
+    /// 256-bit build spends two (bfloat16: four), all on the shuffle port,
+    /// which bounded a sweep over a factor read in bfloat16 below the
+    /// memory's rate.
+    pub(super) trait Load8: super::avx::Load {
+        /// Eight values from `p`, widened to double.
+        ///
+        /// # Safety
+        /// `p..p + 8` is readable and the processor has AVX-512F.
+        unsafe fn load8_wide(p: *const Self) -> __m512d;
+    }
+
+    impl Load8 for f32 {
+        #[inline(always)]
+        unsafe fn load8_wide(p: *const f32) -> __m512d {
+            // SAFETY: the caller's contract.
+            unsafe { _mm512_cvtps_pd(_mm256_loadu_ps(p)) }
+        }
+    }
+
+    impl Load8 for Bf16 {
+        #[inline(always)]
+        unsafe fn load8_wide(p: *const Bf16) -> __m512d {
+            // SAFETY: the caller's contract: eight `u16`, 128 readable bits.
+            let bits = unsafe { _mm_loadu_si128(p.cast::<__m128i>()) };
+            // Each u16 moved to the top half of an f32, then widened.
+            let top = _mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(bits));
+            _mm512_cvtps_pd(_mm256_castsi256_ps(top))
+        }
+    }
+
+    /// `avx::axpy4` eight rows to a register: each row's chain of fused
+    /// multiply-adds is the 256-bit build's, so are the bits.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn axpy4<T: Load8>(c: [&[T]; COLUMNS], a: [f64; COLUMNS], y: &mut [f64]) {
+        let n = y.len();
+        assert!(c.iter().all(|col| col.len() >= n));
+        let av = [_mm512_set1_pd(a[0]), _mm512_set1_pd(a[1]), _mm512_set1_pd(a[2]), _mm512_set1_pd(a[3])];
+        let (cp, yp) = ([c[0].as_ptr(), c[1].as_ptr(), c[2].as_ptr(), c[3].as_ptr()], y.as_mut_ptr());
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ every length.
+            unsafe {
+                let mut r = _mm512_loadu_pd(yp.add(i));
+                for k in 0..COLUMNS {
+                    r = _mm512_fmadd_pd(T::load8_wide(cp[k].add(i)), av[k], r);
+                }
+                _mm512_storeu_pd(yp.add(i), r);
+            }
+            i += 8;
+        }
+        let rest = [&c[0][i..], &c[1][i..], &c[2][i..], &c[3][i..]];
+        // SAFETY: the processor has AVX2 and FMA (this function's features).
+        unsafe { super::avx::axpy4(rest, a, &mut y[i..]) }
+    }
+
+    /// `avx::dot4` with each column's two 256-bit accumulators as the
+    /// halves of one register: the same products, added in the same order.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn dot4<T: Load8>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+        let n = g.len();
+        assert!(c.iter().all(|col| col.len() >= n));
+        let (cp, gp) = ([c[0].as_ptr(), c[1].as_ptr(), c[2].as_ptr(), c[3].as_ptr()], g.as_ptr());
+        let mut acc = [_mm512_setzero_pd(); COLUMNS];
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ every length.
+            unsafe {
+                let gv = _mm512_loadu_pd(gp.add(i));
+                for k in 0..COLUMNS {
+                    acc[k] = _mm512_fmadd_pd(T::load8_wide(cp[k].add(i)), gv, acc[k]);
+                }
+            }
+            i += 8;
+        }
+        let mut out = [0.0; COLUMNS];
+        for k in 0..COLUMNS {
+            let v = acc[k];
+            let halves = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd::<1>(v));
+            out[k] = super::avx::sum(halves)
+                + c[k][i..n].iter().zip(&g[i..n]).map(|(&x, y)| x.into() * y).sum::<f64>();
+        }
+        out
     }
 
     #[target_feature(enable = "avx512f,avx2,fma")]

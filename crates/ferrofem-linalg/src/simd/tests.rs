@@ -17,6 +17,40 @@ fn dot4x3_is_three_dot4s_bit_for_bit() {
     }
 }
 
+/// The 512-bit builds of the narrow types' four-column primitives give the
+/// 256-bit builds' bits (where the processor has AVX-512; else nothing to compare).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn wide_narrow_primitives_are_the_256_bit_ones_bit_for_bit() {
+    fn check<T: wide::Load8>(round: impl Fn(f64) -> T, name: &str) {
+        for n in [0, 1, 3, 4, 7, 8, 9, 12, 15, 16, 17, 100, 257] {
+            let col = |s: f64| {
+                (0..n)
+                    .map(|i| round(((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())))
+                    .collect::<Vec<T>>()
+            };
+            let c = [col(0.0), col(1.0), col(2.0), col(3.0)];
+            let cols = c.each_ref().map(|v| &v[..]);
+            let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
+            let a = [0.5, -1.25, 2.0e-3, 7.0];
+            // SAFETY: each build runs only where the processor has its features.
+            let (wide_dot, narrow_dot) = unsafe { (wide::dot4(cols, &g), avx::dot4(cols, &g)) };
+            assert!(
+                wide_dot.iter().zip(narrow_dot).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "dot4 {name}, n = {n}"
+            );
+            let (mut y, mut z) = (g.clone(), g.clone());
+            // SAFETY: as above.
+            unsafe { (wide::axpy4(cols, a, &mut y), avx::axpy4(cols, a, &mut z)) };
+            assert!(y.iter().zip(&z).all(|(p, q)| p.to_bits() == q.to_bits()), "axpy4 {name}, n = {n}");
+        }
+    }
+    if wide::enabled() {
+        check(|v| v as f32, "f32");
+        check(Bf16::from_f64, "bf16");
+    }
+}
+
 #[test]
 fn fused_primitives_match_the_portable_ones() {
     for n in [0, 1, 3, 4, 7, 8, 9, 17, 100] {

@@ -270,9 +270,12 @@ impl DelassusBlocks {
 
     /// Rounds every block's `W` to f32 where its copy is missing (the
     /// reduced-precision reads of PGS and the conjugate residuals).
+    /// On all threads: the copy of a large `W` is a pass over tens of MB.
     pub fn round_to_single(&mut self) {
         for block in self.blocks.iter_mut().filter(|b| b.single.is_empty()) {
-            block.single.extend(block.values.iter().map(|&v| v as f32));
+            block.single.resize(block.values.len(), 0.0);
+            let pairs = block.single.par_chunks_mut(ROUND_CHUNK).zip(block.values.par_chunks(ROUND_CHUNK));
+            pairs.for_each(|(s, v)| s.iter_mut().zip(v).for_each(|(s, &v)| *s = v as f32));
         }
     }
 
@@ -294,6 +297,9 @@ impl DelassusBlocks {
         w
     }
 }
+
+/// Entries per task of [`DelassusBlocks::round_to_single`].
+const ROUND_CHUNK: usize = 1 << 16;
 
 /// `len` zeros in `storage` (its allocation reused), written side by side.
 fn zeroed(len: usize, mut storage: Vec<f64>) -> Vec<f64> {

@@ -140,7 +140,8 @@ pub enum Preset {
     /// by the correction's backward sweep in single precision, and warped
     /// by the body's rotation since its matrix was assembled, cut at 3
     /// iterations
-    /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps. dahl2019's
+    /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps on an `f32`
+    /// copy of `W` (half the bytes of each sweep). dahl2019's
     /// early termination with zeng2022's preconditioner: one iteration from
     /// `v(t)` keeps the kinetic energy within 2 %, five within 0.05 %; the
     /// warp keeps the contact compliance close to the current `A` (the 5k
@@ -195,7 +196,13 @@ impl Preset {
             && !pgs_keys.iter().any(|k| has("constraint_solver", k))
         {
             let (sweeps, tolerance) = if realtime { (50, 1e-5) } else { (500, 1e-8) };
-            spec.constraint_solver.solver = Some(ConstraintSolver::Pgs(PgsSettings::new(sweeps, tolerance)));
+            let precision = match spec.constraint_solver.solver {
+                Some(ConstraintSolver::Pgs(p)) if has("constraint_solver", "delassus_precision") => p.precision,
+                _ if realtime => Precision::Single,
+                _ => Precision::Double,
+            };
+            let pgs = PgsSettings { precision, ..PgsSettings::new(sweeps, tolerance) };
+            spec.constraint_solver.solver = Some(ConstraintSolver::Pgs(pgs));
         }
     }
 }
@@ -511,9 +518,15 @@ mod tests {
         );
         assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Bfloat16);
         assert!(ie.warp);
-        assert!(
-            matches!(s.constraint_solver.solver, Some(ConstraintSolver::Pgs(p)) if p.max_iterations == 50)
-        );
+        // PGS reads W in single precision unless the file says otherwise
+        // (`delassus_precision` does not opt out of the preset's PGS).
+        let pgs = |s: &SceneFile| match s.constraint_solver.solver {
+            Some(ConstraintSolver::Pgs(p)) => (p.max_iterations, p.precision),
+            _ => panic!("PGS"),
+        };
+        assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Single));
+        let s = scene("[constraint_solver]\ndelassus_precision = \"double\"").spec;
+        assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Double));
         let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\n[constraint_solver]\ntolerance = 1e-9").spec;
         assert_eq!(s.implicit_euler.preconditioner_precision, ferrofem_linalg::Precision::Double);
         assert_eq!((s.implicit_euler.max_iterations, s.implicit_euler.rel_tolerance), (Some(7), Some(1e-5)));

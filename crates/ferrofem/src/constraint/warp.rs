@@ -13,9 +13,13 @@
 
 use ferrofem_linalg::CsrMatrix;
 use nalgebra::{Matrix3, Vector3};
+use rayon::prelude::*;
 
 use crate::body::Body;
 use crate::element::{polar, PolarMethod};
+
+/// Tets per task of [`Warp::since`]'s sum.
+const TURN_CHUNK: usize = 4096;
 
 /// `G`: the body's rotation from the factor's step to this one.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,9 +32,17 @@ impl Warp {
     /// `G = polar(Σₑ |e| Rₑ R_{e,s}ᵀ)`: the volume-weighted mean turn of
     /// the tets, from their co-rotational rotations now (`now`) and at step
     /// `s` (`then`).
+    /// The sum is taken over fixed chunks of tets side by side, then the
+    /// chunks' sums in order: the same bits whatever the thread count.
     pub fn since(body: &Body, now: &[Matrix3<f64>], then: &[Matrix3<f64>], method: PolarMethod) -> Warp {
-        let turn: Matrix3<f64> =
-            body.tets.iter().zip(now).zip(then).map(|((t, r), r0)| t.measure * r * r0.transpose()).sum();
+        let chunks =
+            body.tets.par_chunks(TURN_CHUNK).zip(now.par_chunks(TURN_CHUNK)).zip(then.par_chunks(TURN_CHUNK));
+        let partial: Vec<Matrix3<f64>> = chunks
+            .map(|((tets, now), then)| {
+                tets.iter().zip(now).zip(then).map(|((t, r), r0)| t.measure * r * r0.transpose()).sum()
+            })
+            .collect();
+        let turn: Matrix3<f64> = partial.into_iter().sum();
         Warp { rotation: polar::rotation(&turn, &Matrix3::identity(), method) }
     }
 

@@ -197,7 +197,9 @@ impl Preset {
         {
             let (sweeps, tolerance) = if realtime { (50, 1e-5) } else { (500, 1e-8) };
             let precision = match spec.constraint_solver.solver {
-                Some(ConstraintSolver::Pgs(p)) if has("constraint_solver", "delassus_precision") => p.precision,
+                Some(ConstraintSolver::Pgs(p)) if has("constraint_solver", "delassus_precision") => {
+                    p.precision
+                }
                 _ if realtime => Precision::Single,
                 _ => Precision::Double,
             };

@@ -181,15 +181,16 @@ impl IsodofCache {
     }
 
     /// Grows `wbar` to hold at least `slots` slots, keeping its values: by
-    /// half its capacity at least, so that a contact set growing step by
-    /// step (an impact) moves `W̄` a few times, not at every step (each move
-    /// faults the new matrix in and copies the old; pages never written
-    /// cost no memory, so the room ahead is cheap).
+    /// a quarter of its capacity at least, so that a contact set growing
+    /// step by step (an impact) moves `W̄` a few times, not at every step
+    /// (each move faults the new matrix in and copies the old). Pages never
+    /// written cost no memory where transparent huge pages are not forced,
+    /// so the room ahead is cheap; a quarter bounds it where they are.
     fn reserve(&mut self, slots: usize) {
         if slots <= self.capacity {
             return;
         }
-        let cap = slots.max(self.capacity + self.capacity / 2);
+        let cap = slots.max(self.capacity + self.capacity / 4);
         let mut grown = vec![0.0; cap * cap];
         let used = self.slot.len();
         for j in 0..used {

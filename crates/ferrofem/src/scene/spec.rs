@@ -522,7 +522,7 @@ mod tests {
         assert!(ie.warp);
         // PGS reads W in single precision unless the file says otherwise
         // (`delassus_precision` does not opt out of the preset's PGS).
-        let pgs = |s: &SceneFile| match s.constraint_solver.solver {
+        let pgs = |s: &crate::scene::SceneFile| match s.constraint_solver.solver {
             Some(ConstraintSolver::Pgs(p)) => (p.max_iterations, p.precision),
             _ => panic!("PGS"),
         };

@@ -31,8 +31,7 @@ pub struct Warp {
 impl Warp {
     /// `G = polar(Σₑ |e| Rₑ R_{e,s}ᵀ)`: the volume-weighted mean turn of
     /// the tets, from their co-rotational rotations now (`now`) and at step
-    /// `s` (`then`).
-    /// The sum is taken over fixed chunks of tets side by side, then the
+    /// `s` (`then`). The sum is taken over fixed chunks of tets side by side, then the
     /// chunks' sums in order: the same bits whatever the thread count.
     pub fn since(body: &Body, now: &[Matrix3<f64>], then: &[Matrix3<f64>], method: PolarMethod) -> Warp {
         let chunks =

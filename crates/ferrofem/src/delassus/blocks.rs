@@ -273,9 +273,8 @@ impl DelassusBlocks {
     /// On all threads: the copy of a large `W` is a pass over tens of MB.
     pub fn round_to_single(&mut self) {
         for block in self.blocks.iter_mut().filter(|b| b.single.is_empty()) {
-            block.single.resize(block.values.len(), 0.0);
-            let pairs = block.single.par_chunks_mut(ROUND_CHUNK).zip(block.values.par_chunks(ROUND_CHUNK));
-            pairs.for_each(|(s, v)| s.iter_mut().zip(v).for_each(|(s, &v)| *s = v as f32));
+            let rounded = block.values.par_iter().with_min_len(TASK_ENTRIES).map(|&v| v as f32);
+            block.single.par_extend(rounded);
         }
     }
 
@@ -298,13 +297,14 @@ impl DelassusBlocks {
     }
 }
 
-/// Entries per task of [`DelassusBlocks::round_to_single`].
-const ROUND_CHUNK: usize = 1 << 16;
+/// Fewest entries per task of a pass over a block's storage
+/// ([`zeroed`], [`DelassusBlocks::round_to_single`]).
+const TASK_ENTRIES: usize = 1 << 16;
 
 /// `len` zeros in `storage` (its allocation reused), written side by side.
 fn zeroed(len: usize, mut storage: Vec<f64>) -> Vec<f64> {
     storage.truncate(len);
-    storage.par_iter_mut().with_min_len(1 << 16).for_each(|x| *x = 0.0);
+    storage.par_iter_mut().with_min_len(TASK_ENTRIES).for_each(|x| *x = 0.0);
     storage.resize(len, 0.0);
     storage
 }

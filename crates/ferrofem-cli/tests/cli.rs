@@ -428,11 +428,6 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
         ],
     ),
     (
-        &["run", "pgs-bfloat16.toml", "--no-output"],
-        1,
-        &["constraint_solver", "PGS reads W in \"double\" or \"single\"", "line 5"],
-    ),
-    (
         &["run", "implicit-keys-explicit.toml", "--no-output"],
         1,
         &["contact", "`newton_iterations` belongs to resolution = \"implicit\"", "line 5"],

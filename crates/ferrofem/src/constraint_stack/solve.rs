@@ -108,8 +108,10 @@ fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], mo
     let SolveOutcome { solve, violation, .. } = &mut space.outcome;
     let pgs_solve;
     (pgs_solve, *violation) = if unbuilt.is_empty() {
-        if pgs.settings.precision != Precision::Double {
-            delassus.round_to_single();
+        match pgs.settings.precision {
+            Precision::Double => {}
+            Precision::Single => delassus.round_to_single(),
+            Precision::Bfloat16 => delassus.round_to_bfloat16(),
         }
         match delassus.whole() {
             Some(_) => {
@@ -163,9 +165,8 @@ fn solve_block(
     let w = &block.values;
     let out = match pgs.settings.precision {
         Precision::Double => pgs.solve_assembled(w, w, free, laws, lambda, scratch),
-        Precision::Single | Precision::Bfloat16 => {
-            pgs.solve_assembled(&block.single, w, free, laws, lambda, scratch)
-        }
+        Precision::Single => pgs.solve_assembled(&block.single, w, free, laws, lambda, scratch),
+        Precision::Bfloat16 => pgs.solve_assembled(&block.bfloat16, w, free, laws, lambda, scratch),
     };
     (out, max_violation(&AssembledDelassus(w), free, laws, lambda))
 }

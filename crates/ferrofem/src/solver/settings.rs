@@ -97,8 +97,8 @@ struct SolverSpec {
     /// PGS: sweeps at most (≥ 1).
     #[schemars(extend("default" = 200), range(min = 1))]
     max_iterations: Option<usize>,
-    /// PGS: the precision the sweeps read an assembled W in (`double` or `single`; `bfloat16` is refused).
-    #[schemars(extend("default" = "double", "enum" = ["double", "single"]))]
+    /// PGS: the precision the sweeps read an assembled W's off-diagonal blocks in (`double`, `single` or `bfloat16`; the diagonal blocks and all sums stay in double).
+    #[schemars(extend("default" = "double", "enum" = ["double", "single", "bfloat16"]))]
     delassus_precision: Option<ferrofem_linalg::Precision>,
     /// Stop when the relative change of λ (max norm) falls under this.
     #[schemars(extend("default" = 1e-8), range(min = 0.0))]
@@ -245,11 +245,6 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
         at_least_one(s.max_iterations, "max_iterations")?;
         at_least_one(s.newton_iterations, "newton_iterations")?;
         at_least_one(s.cr_iterations, "cr_iterations")?;
-        if s.delassus_precision == Some(ferrofem_linalg::Precision::Bfloat16) {
-            return Err("delassus_precision = \"bfloat16\": PGS reads W in \"double\" or \"single\" \
-                        (bfloat16 is for the implicit-Euler preconditioner)"
-                .into());
-        }
         let solver = match s.kind()? {
             None => None,
             Some(SolverKind::Pgs) => {

@@ -161,7 +161,7 @@ impl IsodofColumns {
             let (r, q) = (b.rows as f64, sn.pattern(b.sn).len() as f64);
             cost[b.columns()].iter_mut().for_each(|c| *c += r * r + 2.0 * r * q);
         }
-        let ranges = column_parts(cost.into_iter());
+        let ranges = solve_parts(cost.into_iter());
         let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
         let blocks = &self.blocks;
         let pieces = split_by_columns(&mut self.values, blocks, &ranges);
@@ -585,23 +585,44 @@ thread_local! {
     static SCRATCH: std::cell::Cell<[Vec<f64>; 2]> = const { std::cell::Cell::new([Vec::new(), Vec::new()]) };
 }
 
-/// Ranges the columns are split into, whatever the number of threads (so
-/// that results do not depend on it), each of at least
-/// [`MIN_PART_COLUMNS`] columns.
+/// Most ranges the columns are split into, whatever the number of threads
+/// (so that results do not depend on it; see [`column_parts`]).
 const PARTS: usize = 8;
 
 /// Fewest columns worth a range of their own.
 const MIN_PART_COLUMNS: usize = 16;
 
 /// Ranges of about equal cost covering `0..cost.len()`, `cost[j]` being
-/// column `j`'s work.
+/// column `j`'s work, one per [`MIN_PART_COLUMNS`] columns up to [`PARTS`]
+/// (the products `Zᵀ Z`, whose sums these ranges order).
 fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
+    let prefix = prefix_sums(cost);
+    let m = prefix.len() - 1;
+    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(1))
+}
+
+/// The ranges of the solve ([`IsodofColumns::new_in`]): as [`column_parts`]
+/// but two at least (for two columns or more). Each range reads every
+/// panel of the reach once, so a few columns are not cut finer; but a
+/// step's handful of new isodofs is a pass over the top separators' panels
+/// (50 MB at 20k vertices) that one thread alone reads at half the
+/// memory's rate. (A power of two of ranges would share two threads more
+/// evenly, but the products' blocking follows the columns per range, and
+/// the rounding of stiff stacks and rich contact amplifies the difference:
+/// two at least changes the fewest trajectories.)
+fn solve_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
+    let prefix = prefix_sums(cost);
+    let m = prefix.len() - 1;
+    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(2.min(m)).max(1))
+}
+
+/// `[0, c₀, c₀ + c₁, …]`, each cost truncated to an integer.
+fn prefix_sums(cost: impl Iterator<Item = f64>) -> Vec<usize> {
     let mut prefix = vec![0];
     for c in cost {
         prefix.push(prefix[prefix.len() - 1] + c as usize);
     }
-    let m = prefix.len() - 1;
-    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(1))
+    prefix
 }
 
 /// `X_t[rows, :] −= Y[p0.., :]` for one target of an update: `dst` holds

@@ -529,6 +529,8 @@ mod tests {
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Single));
         let s = scene("[constraint_solver]\ndelassus_precision = \"double\"").spec;
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Double));
+        let s = scene("[constraint_solver]\ndelassus_precision = \"bfloat16\"").spec;
+        assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Bfloat16));
         let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\n[constraint_solver]\ntolerance = 1e-9").spec;
         assert_eq!(s.implicit_euler.preconditioner_precision, ferrofem_linalg::Precision::Double);
         assert_eq!((s.implicit_euler.max_iterations, s.implicit_euler.rel_tolerance), (Some(7), Some(1e-5)));

@@ -444,8 +444,10 @@ mod tests {
         assert!(one.1.iter().any(|&l| l > 0.0));
     }
 
-    #[test]
-    fn single_precision_rows_reach_the_double_precision_forces() {
+    /// On the coupled problem solved tightly, the largest difference of λ
+    /// read from `W`'s rows rounded by `round` to λ in double precision,
+    /// relative to the largest λ (which must not be zero).
+    fn rounded_rows_difference<P: Stored>(round: impl Fn(f64) -> P) -> f64 {
         let groups_n = 40;
         let (w, free) = coupled_contacts(groups_n);
         let c = free.len();
@@ -453,39 +455,27 @@ mod tests {
         let settings = PgsSettings::new(5000, 1e-12);
         let mut double = vec![0.0; c];
         Pgs { settings }.solve(&w, &free, &groups, &mut double);
-        let single_w: Vec<f32> = w.iter().map(|&x| x as f32).collect();
-        let mut single = vec![0.0; c];
-        Pgs { settings }.solve_assembled(
-            &single_w,
-            &w,
-            &free,
-            &groups,
-            &mut single,
-            &mut PgsScratch::default(),
-        );
-        let diff = relative_difference(&double, &single);
-        assert!(double.iter().any(|&l| l != 0.0) && diff < 1e-5, "{diff:e}");
+        assert!(double.iter().any(|&l| l != 0.0));
+        let rounded: Vec<P> = w.iter().map(|&x| round(x)).collect();
+        let mut lambda = vec![0.0; c];
+        let mut scratch = PgsScratch::default();
+        Pgs { settings }.solve_assembled(&rounded, &w, &free, &groups, &mut lambda, &mut scratch);
+        relative_difference(&double, &lambda)
+    }
+
+    #[test]
+    fn single_precision_rows_reach_the_double_precision_forces() {
+        let diff = rounded_rows_difference(|x| x as f32);
+        assert!(diff < 1e-5, "{diff:e}");
         assert!(diff > 0.0, "the rows were read in single precision");
     }
 
     #[test]
     fn bfloat16_rows_reach_the_double_precision_forces_to_their_rounding() {
-        let groups_n = 40;
-        let (w, free) = coupled_contacts(groups_n);
-        let c = free.len();
-        let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; groups_n];
-        let settings = PgsSettings::new(5000, 1e-12);
-        let mut double = vec![0.0; c];
-        Pgs { settings }.solve(&w, &free, &groups, &mut double);
-        let rounded: Vec<ferrofem_linalg::simd::Bf16> =
-            w.iter().map(|&x| ferrofem_linalg::simd::Bf16::from_f64(x)).collect();
-        let mut half = vec![0.0; c];
-        let mut scratch = PgsScratch::default();
-        Pgs { settings }.solve_assembled(&rounded, &w, &free, &groups, &mut half, &mut scratch);
         // Entries rounded to 2⁻⁹ relative move λ by a few times that
         // (7.5e-4 on this W), not by orders of magnitude.
-        let diff = relative_difference(&double, &half);
-        assert!(double.iter().any(|&l| l != 0.0) && diff < 5e-3, "{diff:e}");
+        let diff = rounded_rows_difference(ferrofem_linalg::simd::Bf16::from_f64);
+        assert!(diff < 5e-3, "{diff:e}");
         assert!(diff > 1e-5, "the rows were read in bfloat16: {diff:e}");
     }
 }

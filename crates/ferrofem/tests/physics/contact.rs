@@ -13,6 +13,7 @@ use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, Preset, Scene, SceneBuil
 use ferrofem::solver::{ComplementarityScale, ConstraintSolver, NewtonSettings};
 use ferrofem::stats::StepStats;
 use ferrofem::World;
+use ferrofem_linalg::Precision;
 
 /// A 0.2 m damped soft cube of 4³ hexahedra (E = 0.1 MPa) standing on
 /// z = 0 among `obstacles`.
@@ -165,20 +166,32 @@ fn real_time_preset_keeps_the_slope_threshold() {
 }
 
 /// The real-time preset carries a resting block's weight within 2 % (the
-/// soft cube of [`block_scene`], no solver keys of its own).
+/// soft cube of [`block_scene`], no solver keys of its own), and so does
+/// it with PGS reading `W` in bfloat16 (`delassus_precision`).
 #[test]
 fn real_time_preset_carries_the_resting_weight() {
-    let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
-    let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
-    let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
-    let mut w = scene.world().unwrap();
-    let weight = w.model.bodies[0].total_mass() * 9.81;
-    for step in 1..=300 {
-        let s = w.step().unwrap();
-        if step >= 100 {
-            let rel = (s.total_normal_force - weight).abs() / weight;
-            assert!(rel < 0.02, "step {step}: normal force {} vs weight {weight}", s.total_normal_force);
-            assert!(s.max_penetration < 1e-4, "step {step}: penetration {}", s.max_penetration);
+    for precision in [Precision::Single, Precision::Bfloat16] {
+        let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+        let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
+        let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
+        let scene = scene.constraint_solver(|c| match &mut c.solver {
+            Some(ConstraintSolver::Pgs(p)) => p.precision = precision,
+            _ => panic!("the preset's PGS"),
+        });
+        let mut w = scene.world().unwrap();
+        let weight = w.model.bodies[0].total_mass() * 9.81;
+        for step in 1..=300 {
+            let s = w.step().unwrap();
+            if step >= 100 {
+                let rel = (s.total_normal_force - weight).abs() / weight;
+                let force = s.total_normal_force;
+                assert!(rel < 0.02, "{precision:?}, step {step}: normal force {force} vs weight {weight}");
+                assert!(
+                    s.max_penetration < 1e-4,
+                    "{precision:?}, step {step}: penetration {}",
+                    s.max_penetration
+                );
+            }
         }
     }
 }

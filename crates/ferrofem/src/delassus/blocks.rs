@@ -287,7 +287,7 @@ impl DelassusBlocks {
     }
 
     /// As [`Self::round_to_single`], to bfloat16: half the bytes again for
-    /// PGS's sweeps, which at 60k vertices keep a 4,800-row `W` in the
+    /// PGS's sweeps, which at 60k vertices keep a 4,600-row `W` in the
     /// last-level cache instead of streaming it from memory 50 times a step.
     pub fn round_to_bfloat16(&mut self) {
         for block in self.blocks.iter_mut().filter(|b| b.bfloat16.is_empty()) {

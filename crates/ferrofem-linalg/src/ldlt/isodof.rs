@@ -27,6 +27,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::isodof_cost::reach;
+use super::narrow::{add_narrow, NARROW};
 use super::Ldlt;
 use crate::split::balanced_parts;
 
@@ -445,12 +446,17 @@ impl Piece<'_> {
         }
         let [update, widened] = scratch;
         if f.double_released() {
-            // The panel read once in `f32`, widened a few columns at a time.
+            // The panel read once in `f32`: multiplied in registers for a
+            // few columns, else widened a few columns at a time.
             update.clear();
             update.resize(q * k, 0.0);
-            let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
-            let ym = MatMut::from_column_major_slice_mut(update, q, k);
-            solve_block_single(f, blk.sn, r0, xm.rb_mut(), ym, widened);
+            if k <= NARROW {
+                solve_block_narrow(f, blk.sn, r0, x, update, k, widened);
+            } else {
+                let mut xm = MatMut::from_column_major_slice_mut(x, r, k);
+                let ym = MatMut::from_column_major_slice_mut(update, q, k);
+                solve_block_single(f, blk.sn, r0, xm.rb_mut(), ym, widened);
+            }
             for t in targets {
                 let (dst, ld) = self.target(tail, t, 0, k);
                 subtract_rows(dst, ld, &t.rows, &update[t.p0..], q);
@@ -536,6 +542,47 @@ fn solve_block_single(
         let rest = r - c0 - cw;
         matmul(below.rb_mut(), Accum::Add, l.submatrix(cw, 0, rest, cw), xc.rb(), -1.0, Par::Seq);
         matmul(y.rb_mut(), Accum::Add, l.submatrix(cw + rest, 0, q, cw), xc.rb(), 1.0, Par::Seq);
+    }
+}
+
+/// [`solve_block_single`] for `k ≤ NARROW` columns (`x`: `r × k`, `y`:
+/// `q × k`, column-major): per chunk of [`WIDEN_COLUMNS`] columns, the
+/// triangle widened and solved on the chunk's rows of `X`, then the rows
+/// below it and `Y` updated by [`add_narrow`] straight from the `f32`
+/// panel, each entry read once for all `k` columns.
+fn solve_block_narrow(
+    f: &Ldlt,
+    s: usize,
+    r0: usize,
+    x: &mut [f64],
+    y: &mut [f64],
+    k: usize,
+    buf: &mut Vec<f64>,
+) {
+    let sn = &f.symbolic().supernodes;
+    let (w, q) = (sn.width(s), sn.pattern(s).len());
+    let (rows, r) = (w + q, w - r0);
+    let panel = f.panel_values(f.single_values("isodof"), s);
+    let mut sides = [0.0; WIDEN_COLUMNS * NARROW];
+    for c0 in (0..r).step_by(WIDEN_COLUMNS) {
+        let cw = WIDEN_COLUMNS.min(r - c0);
+        let (top, rest) = (r0 + c0, r - c0 - cw);
+        buf.clear();
+        for j in top..top + cw {
+            buf.extend(panel[j * rows + top..j * rows + top + cw].iter().map(|&v| f64::from(v)));
+        }
+        let l = MatRef::from_column_major_slice(buf, cw, cw);
+        let xc = MatMut::from_column_major_slice_with_stride_mut(&mut x[c0..], cw, k, r);
+        solve_unit_lower_triangular_in_place(l, xc, Par::Seq);
+        // `X_below −= L X_c`, then `Y += L X_c`.
+        let a = &mut sides[..cw * k];
+        for c in 0..cw {
+            (0..k).for_each(|j| a[c * k + j] = -x[j * r + c0 + c]);
+        }
+        let below = top * rows + top + cw;
+        add_narrow(&panel[below..], rows, rest, a, k, &mut x[c0 + cw..], r);
+        a.iter_mut().for_each(|v| *v = -*v);
+        add_narrow(&panel[below + rest..], rows, q, a, k, y, q);
     }
 }
 

@@ -9,6 +9,7 @@ mod isodof;
 mod isodof_cache;
 mod isodof_cost;
 mod layout;
+mod narrow;
 pub mod ordering;
 mod panel_kernels;
 mod solve;

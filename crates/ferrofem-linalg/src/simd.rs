@@ -23,7 +23,7 @@ const LANES: usize = 8;
 
 /// Whether the AVX2 + FMA primitives can run here.
 #[cfg(target_arch = "x86_64")]
-fn fused() -> bool {
+pub(crate) fn fused() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
@@ -473,12 +473,12 @@ mod avx {
 /// Primitives in 512-bit registers whose sums are those of the 256-bit
 /// build: a register's halves are the 256-bit build's two accumulators.
 #[cfg(target_arch = "x86_64")]
-mod wide {
+pub(crate) mod wide {
     use super::{Bf16, COLUMNS};
     use std::arch::x86_64::*;
 
-    /// Whether these primitives can run here.
-    pub(super) fn enabled() -> bool {
+    /// Whether these primitives can run here (AVX-512F, AVX2 and FMA).
+    pub(crate) fn enabled() -> bool {
         is_x86_feature_detected!("avx512f") && super::fused()
     }
 

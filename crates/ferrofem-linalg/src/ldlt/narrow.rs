@@ -56,10 +56,10 @@ fn run<const K: usize>(l: &[f32], ld: usize, n: usize, a: &[f64], out: &mut [f64
     #[cfg(target_arch = "x86_64")]
     {
         let chunk = Chunk { l, ld, n, a, out: &mut *out, ld_out };
-        if is_x86_feature_detected!("avx512f") {
+        if crate::simd::wide::enabled() {
             // SAFETY: AVX-512F checked; lengths asserted by `add_narrow`.
             done = unsafe { x86::rows8::<K>(chunk) };
-        } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        } else if crate::simd::fused() {
             // SAFETY: AVX2 and FMA checked; lengths asserted by `add_narrow`.
             done = unsafe { x86::rows4::<K>(chunk) };
         }
@@ -232,7 +232,7 @@ mod tests {
                 add_narrow(&l, ld, n, &a, k, &mut out, ld_out);
                 // The 256-bit build where the processor also has the 512-bit one.
                 #[cfg(target_arch = "x86_64")]
-                if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                if crate::simd::fused() {
                     let mut narrow = start.clone();
                     // SAFETY: AVX2 and FMA checked; the lengths are `add_narrow`'s.
                     let chunk = Chunk { l: &l, ld, n, a: &a, out: &mut narrow, ld_out };

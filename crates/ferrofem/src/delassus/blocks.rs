@@ -280,9 +280,8 @@ impl DelassusBlocks {
     /// reduced-precision reads of PGS and the conjugate residuals).
     /// On all threads: the copy of a large `W` is a pass over tens of MB.
     pub fn round_to_single(&mut self) {
-        for block in self.blocks.iter_mut().filter(|b| b.single.is_empty()) {
-            let rounded = block.values.par_iter().with_min_len(TASK_ENTRIES).map(|&v| v as f32);
-            block.single.par_extend(rounded);
+        for block in &mut self.blocks {
+            round_into(&block.values, &mut block.single, |v| v as f32);
         }
     }
 
@@ -290,9 +289,8 @@ impl DelassusBlocks {
     /// PGS's sweeps, which at 60k vertices keep a 4,600-row `W` in the
     /// last-level cache instead of streaming it from memory 50 times a step.
     pub fn round_to_bfloat16(&mut self) {
-        for block in self.blocks.iter_mut().filter(|b| b.bfloat16.is_empty()) {
-            let rounded = block.values.par_iter().with_min_len(TASK_ENTRIES).map(|&v| Bf16::from_f64(v));
-            block.bfloat16.par_extend(rounded);
+        for block in &mut self.blocks {
+            round_into(&block.values, &mut block.bfloat16, Bf16::from_f64);
         }
     }
 
@@ -316,8 +314,16 @@ impl DelassusBlocks {
 }
 
 /// Fewest entries per task of a pass over a block's storage
-/// ([`zeroed`], [`DelassusBlocks::round_to_single`]).
+/// ([`zeroed`], [`round_into`]).
 const TASK_ENTRIES: usize = 1 << 16;
+
+/// `copy = round(values)` entry by entry where `copy` is missing (empty),
+/// extended in place on all threads.
+fn round_into<P: Send>(values: &[f64], copy: &mut Vec<P>, round: impl Fn(f64) -> P + Sync + Send) {
+    if copy.is_empty() {
+        copy.par_extend(values.par_iter().with_min_len(TASK_ENTRIES).map(|&v| round(v)));
+    }
+}
 
 /// `len` zeros in `storage` (its allocation reused), written side by side.
 fn zeroed(len: usize, mut storage: Vec<f64>) -> Vec<f64> {

@@ -256,6 +256,18 @@ mod avx {
         /// `p..p + 4` is readable and the processor has AVX.
         unsafe fn load4(p: *const Self) -> __m256d;
 
+        /// The value at `p`, widened, in all four lanes (the column entry a
+        /// row primitive multiplies a row by). The default widens in a
+        /// scalar register and broadcasts it: two shuffles.
+        ///
+        /// # Safety
+        /// `p` is readable and the processor has AVX2.
+        #[inline(always)]
+        unsafe fn splat(p: *const Self) -> __m256d {
+            // SAFETY: the caller's contract.
+            _mm256_set1_pd(unsafe { *p }.into())
+        }
+
         /// Eight values from `p`, widened: `p..p + 4` and `p + 4..p + 8`.
         ///
         /// # Safety
@@ -273,6 +285,12 @@ mod avx {
             // SAFETY: the caller's contract.
             unsafe { _mm256_loadu_pd(p) }
         }
+
+        #[inline(always)]
+        unsafe fn splat(p: *const f64) -> __m256d {
+            // SAFETY: the caller's contract (a broadcast from memory: a load).
+            unsafe { _mm256_broadcast_sd(&*p) }
+        }
     }
 
     impl Load for f32 {
@@ -280,6 +298,14 @@ mod avx {
         unsafe fn load4(p: *const f32) -> __m256d {
             // SAFETY: the caller's contract.
             unsafe { _mm256_cvtps_pd(_mm_loadu_ps(p)) }
+        }
+
+        #[inline(always)]
+        unsafe fn splat(p: *const f32) -> __m256d {
+            // SAFETY: the caller's contract. Broadcast from memory (a load),
+            // then one widening: a single shuffle where a scalar widening
+            // and a broadcast take two.
+            unsafe { _mm256_cvtps_pd(_mm_broadcast_ss(&*p)) }
         }
     }
 
@@ -303,10 +329,14 @@ mod avx {
         }
     }
 
-    /// `Σₖ cₖ xₖ` of four column values and four rows in registers.
+    /// `Σₖ cₖ[i] xₖ` of four columns' row `i` and four rows in registers.
+    ///
+    /// # Safety
+    /// Row `i` of each column is readable.
     #[target_feature(enable = "avx2,fma")]
-    fn combine<T: Load>(c: [T; COLUMNS], x: &[__m256d; COLUMNS]) -> __m256d {
-        let b = |k: usize| _mm256_set1_pd(c[k].into());
+    unsafe fn combine<T: Load>(c: [*const T; COLUMNS], i: usize, x: &[__m256d; COLUMNS]) -> __m256d {
+        // SAFETY: the caller's contract.
+        let b = |k: usize| unsafe { T::splat(c[k].add(i)) };
         let acc = _mm256_mul_pd(b(0), x[0]);
         _mm256_fmadd_pd(b(3), x[3], _mm256_fmadd_pd(b(2), x[2], _mm256_fmadd_pd(b(1), x[1], acc)))
     }
@@ -314,11 +344,12 @@ mod avx {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn sub_rows4<T: Load>(c: [&[T]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
         let n = rows.len();
-        let c = c.map(|col| &col[..n]);
+        let c = c.map(|col| col[..n].as_ptr());
         // SAFETY: a `Row4` is four readable doubles.
         let xv = x.map(|r| unsafe { _mm256_loadu_pd(r.as_ptr()) });
         for (i, row) in rows.iter_mut().enumerate() {
-            let sum = combine([c[0][i], c[1][i], c[2][i], c[3][i]], &xv);
+            // SAFETY: each column holds `n` rows (sliced above).
+            let sum = unsafe { combine(c, i, &xv) };
             let p = row.as_mut_ptr();
             // SAFETY: a `Row4` is four writable doubles.
             unsafe { _mm256_storeu_pd(p, _mm256_sub_pd(_mm256_loadu_pd(p), sum)) };
@@ -328,7 +359,7 @@ mod avx {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn rows_dot4<T: Load>(c: [&[T]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS] {
         let n = v.len();
-        let c = c.map(|col| &col[..n]);
+        let c = c.map(|col| col[..n].as_ptr());
         // Two accumulators per column (even and odd rows): eight independent chains.
         let mut acc = [[_mm256_setzero_pd(); COLUMNS]; 2];
         for (i, vi) in v.iter().enumerate() {
@@ -336,7 +367,8 @@ mod avx {
             let r = unsafe { _mm256_loadu_pd(vi.as_ptr()) };
             let a = &mut acc[i % 2];
             for k in 0..COLUMNS {
-                a[k] = _mm256_fmadd_pd(_mm256_set1_pd(c[k][i].into()), r, a[k]);
+                // SAFETY: each column holds `n` rows (sliced above).
+                a[k] = _mm256_fmadd_pd(unsafe { T::splat(c[k].add(i)) }, r, a[k]);
             }
         }
         let mut out = [[0.0; 4]; COLUMNS];

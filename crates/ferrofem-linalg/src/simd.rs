@@ -250,23 +250,14 @@ mod avx {
 
     /// A stored type loaded four at a time into double lanes.
     pub(super) trait Load: Copy + Into<f64> {
+        /// Whether the type is `f64` itself (read in place, not widened).
+        const DOUBLE: bool = false;
+
         /// Four values from `p`, widened to double.
         ///
         /// # Safety
         /// `p..p + 4` is readable and the processor has AVX.
         unsafe fn load4(p: *const Self) -> __m256d;
-
-        /// The value at `p`, widened, in all four lanes (the column entry a
-        /// row primitive multiplies a row by). The default widens in a
-        /// scalar register and broadcasts it: two shuffles.
-        ///
-        /// # Safety
-        /// `p` is readable and the processor has AVX2.
-        #[inline(always)]
-        unsafe fn splat(p: *const Self) -> __m256d {
-            // SAFETY: the caller's contract.
-            _mm256_set1_pd(unsafe { *p }.into())
-        }
 
         /// Eight values from `p`, widened: `p..p + 4` and `p + 4..p + 8`.
         ///
@@ -280,16 +271,12 @@ mod avx {
     }
 
     impl Load for f64 {
+        const DOUBLE: bool = true;
+
         #[inline(always)]
         unsafe fn load4(p: *const f64) -> __m256d {
             // SAFETY: the caller's contract.
             unsafe { _mm256_loadu_pd(p) }
-        }
-
-        #[inline(always)]
-        unsafe fn splat(p: *const f64) -> __m256d {
-            // SAFETY: the caller's contract (a broadcast from memory: a load).
-            unsafe { _mm256_broadcast_sd(&*p) }
         }
     }
 
@@ -298,14 +285,6 @@ mod avx {
         unsafe fn load4(p: *const f32) -> __m256d {
             // SAFETY: the caller's contract.
             unsafe { _mm256_cvtps_pd(_mm_loadu_ps(p)) }
-        }
-
-        #[inline(always)]
-        unsafe fn splat(p: *const f32) -> __m256d {
-            // SAFETY: the caller's contract. Broadcast from memory (a load),
-            // then one widening: a single shuffle where a scalar widening
-            // and a broadcast take two.
-            unsafe { _mm256_cvtps_pd(_mm_broadcast_ss(&*p)) }
         }
     }
 
@@ -334,41 +313,113 @@ mod avx {
     /// # Safety
     /// Row `i` of each column is readable.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn combine<T: Load>(c: [*const T; COLUMNS], i: usize, x: &[__m256d; COLUMNS]) -> __m256d {
+    unsafe fn combine(c: [*const f64; COLUMNS], i: usize, x: &[__m256d; COLUMNS]) -> __m256d {
         // SAFETY: the caller's contract.
-        let b = |k: usize| unsafe { T::splat(c[k].add(i)) };
+        let b = |k: usize| unsafe { _mm256_broadcast_sd(&*c[k].add(i)) };
         let acc = _mm256_mul_pd(b(0), x[0]);
         _mm256_fmadd_pd(b(3), x[3], _mm256_fmadd_pd(b(2), x[2], _mm256_fmadd_pd(b(1), x[1], acc)))
+    }
+
+    /// Rows the row primitives widen a narrow stored type for at a time:
+    /// four columns of them in double are 8 kB, in the L1 cache.
+    const WIDEN_ROWS: usize = 256;
+
+    /// Four columns read in double by pieces of rows: the stored columns
+    /// themselves for `f64` (one piece), else each piece of at most
+    /// [`WIDEN_ROWS`] rows widened into a buffer, four values at a time
+    /// (one shuffle per four values, where widening each value as the row
+    /// primitives read it takes one each).
+    struct Columns<T> {
+        c: [*const T; COLUMNS],
+        n: usize,
+        buf: std::mem::MaybeUninit<[[f64; WIDEN_ROWS]; COLUMNS]>,
+    }
+
+    impl<T: Load> Columns<T> {
+        /// The first row of each piece.
+        fn starts(&self) -> std::iter::StepBy<std::ops::Range<usize>> {
+            (0..self.n).step_by(if T::DOUBLE { self.n.max(1) } else { WIDEN_ROWS })
+        }
+
+        /// The piece from row `start`: its length and its columns in double.
+        ///
+        /// # Safety
+        /// Each column holds `n` readable rows; the processor has AVX2.
+        #[inline(always)]
+        unsafe fn piece(&mut self, start: usize) -> (usize, [*const f64; COLUMNS]) {
+            if T::DOUBLE {
+                // SAFETY: the caller's contract.
+                return (self.n, self.c.map(|p| unsafe { p.add(start) }.cast::<f64>()));
+            }
+            let len = WIDEN_ROWS.min(self.n - start);
+            let quads = len - len % 4;
+            let buf = self.buf.as_mut_ptr().cast::<[f64; WIDEN_ROWS]>();
+            for (k, col) in self.c.iter().enumerate() {
+                // SAFETY: `buf` holds `COLUMNS` rows of `WIDEN_ROWS` values;
+                // rows `start..start + len` of the column are readable.
+                unsafe {
+                    let out = buf.add(k).cast::<f64>();
+                    for j in (0..quads).step_by(4) {
+                        _mm256_storeu_pd(out.add(j), T::load4(col.add(start + j)));
+                    }
+                    for j in quads..len {
+                        *out.add(j) = (*col.add(start + j)).into();
+                    }
+                }
+            }
+            // SAFETY: as above.
+            (len, std::array::from_fn(|k| unsafe { buf.add(k).cast::<f64>() }.cast_const()))
+        }
     }
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn sub_rows4<T: Load>(c: [&[T]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
         let n = rows.len();
-        let c = c.map(|col| col[..n].as_ptr());
+        let mut cols = Columns { c: c.map(|col| col[..n].as_ptr()), n, buf: std::mem::MaybeUninit::uninit() };
         // SAFETY: a `Row4` is four readable doubles.
         let xv = x.map(|r| unsafe { _mm256_loadu_pd(r.as_ptr()) });
-        for (i, row) in rows.iter_mut().enumerate() {
-            // SAFETY: each column holds `n` rows (sliced above).
-            let sum = unsafe { combine(c, i, &xv) };
-            let p = row.as_mut_ptr();
-            // SAFETY: a `Row4` is four writable doubles.
-            unsafe { _mm256_storeu_pd(p, _mm256_sub_pd(_mm256_loadu_pd(p), sum)) };
+        for start in cols.starts() {
+            // SAFETY: each column holds `n` rows (sliced above); AVX2 is this
+            // function's feature.
+            let (len, c) = unsafe { cols.piece(start) };
+            for (i, row) in rows[start..start + len].iter_mut().enumerate() {
+                // SAFETY: each column of the piece holds its `len` rows.
+                let sum = unsafe { combine(c, i, &xv) };
+                let p = row.as_mut_ptr();
+                // SAFETY: a `Row4` is four writable doubles.
+                unsafe { _mm256_storeu_pd(p, _mm256_sub_pd(_mm256_loadu_pd(p), sum)) };
+            }
         }
     }
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn rows_dot4<T: Load>(c: [&[T]; COLUMNS], v: &[Row4]) -> [Row4; COLUMNS] {
         let n = v.len();
-        let c = c.map(|col| col[..n].as_ptr());
-        // Two accumulators per column (even and odd rows): eight independent chains.
+        let mut cols = Columns { c: c.map(|col| col[..n].as_ptr()), n, buf: std::mem::MaybeUninit::uninit() };
+        // Two accumulators per column (even and odd rows): eight independent
+        // chains (pieces start at even rows, so each chain keeps its rows).
         let mut acc = [[_mm256_setzero_pd(); COLUMNS]; 2];
-        for (i, vi) in v.iter().enumerate() {
-            // SAFETY: a `Row4` is four readable doubles.
-            let r = unsafe { _mm256_loadu_pd(vi.as_ptr()) };
-            let a = &mut acc[i % 2];
-            for k in 0..COLUMNS {
-                // SAFETY: each column holds `n` rows (sliced above).
-                a[k] = _mm256_fmadd_pd(unsafe { T::splat(c[k].add(i)) }, r, a[k]);
+        for start in cols.starts() {
+            // SAFETY: each column holds `n` rows (sliced above); AVX2 is this
+            // function's feature.
+            let (len, c) = unsafe { cols.piece(start) };
+            let rows = &v[start..start + len];
+            // SAFETY: each column of the piece holds its `len` rows.
+            let add = |a: &mut [__m256d; COLUMNS], i: usize| unsafe {
+                // A `Row4` is four readable doubles.
+                let r = _mm256_loadu_pd(rows[i].as_ptr());
+                for k in 0..COLUMNS {
+                    a[k] = _mm256_fmadd_pd(_mm256_broadcast_sd(&*c[k].add(i)), r, a[k]);
+                }
+            };
+            // The two sets named apart, not indexed by parity: kept in registers.
+            let [even, odd] = &mut acc;
+            for i in (0..len - len % 2).step_by(2) {
+                add(even, i);
+                add(odd, i + 1);
+            }
+            if len % 2 == 1 {
+                add(even, len - 1);
             }
         }
         let mut out = [[0.0; 4]; COLUMNS];

@@ -52,8 +52,9 @@ const PRECONDITIONERS: [(PreconditionerKind, &str); 4] = [
 const CUT_STEP: usize = 8;
 
 /// A template with the spin's initial velocities set: `v = ω × x`, ω = 10 rad/s about z.
-fn world(name: &str, settings: ImplicitEulerSettings) -> Result<World, BenchError> {
+fn world(name: &str, resize: Resize, settings: ImplicitEulerSettings) -> Result<World, BenchError> {
     let mut scene: Scene = scenes::template(name)?;
+    resize(&mut scene);
     scene.spec.implicit_euler = settings;
     let mut w = scene.build_on(ferrofem_gpu::backend())?;
     if name == "et-spin" {
@@ -66,6 +67,13 @@ fn world(name: &str, settings: ImplicitEulerSettings) -> Result<World, BenchErro
     }
     Ok(w)
 }
+
+/// A change to a scene's meshes before it is built (another table's size),
+/// or [`AS_IS`].
+pub(crate) type Resize = fn(&mut Scene);
+
+/// The scene as its file has it.
+pub(crate) const AS_IS: Resize = |_| {};
 
 /// Settings with `guess`, `preconditioner` and a cap of `iterations` (or 1e-10).
 fn settings(
@@ -97,7 +105,7 @@ fn fig3(name: &str, caps: &[usize], out: &mut Vec<EarlyTerminationRecord>) -> Re
     for (guess, guess_name) in GUESSES {
         for (kind, kind_name) in PRECONDITIONERS {
             let cut = |cap: Option<usize>| -> Result<(f64, usize), BenchError> {
-                let mut w = world(name, settings(guess, kind, None))?;
+                let mut w = world(name, AS_IS, settings(guess, kind, None))?;
                 for _ in 1..CUT_STEP {
                     w.step()?;
                 }
@@ -135,9 +143,11 @@ fn fig3(name: &str, caps: &[usize], out: &mut Vec<EarlyTerminationRecord>) -> Re
 /// Table 1: runs of `seconds` cut at each cap, Jacobi (the paper's) and,
 /// with `ldlt`, LDLᵀ, every guess, each against the same run with PCG
 /// converged (to 1e-10): step and solve time, position error at the end in
-/// % of the body size, and the kinetic energy the cut kept or lost.
+/// % of the body size, and the kinetic energy the cut kept or lost; the
+/// scene's meshes changed by `resize` first.
 pub(crate) fn table1(
     name: &str,
+    resize: Resize,
     caps: &[usize],
     seconds: f64,
     ldlt: bool,
@@ -149,7 +159,7 @@ pub(crate) fn table1(
     for (guess, guess_name) in GUESSES {
         for (kind, kind_name) in table_preconditioners.clone() {
             let run = |cap: Option<usize>| -> Result<(World, Summary), BenchError> {
-                let mut w = world(name, settings(guess, kind, cap))?;
+                let mut w = world(name, resize, settings(guess, kind, cap))?;
                 let steps = (seconds / w.model.time_step).round() as usize;
                 let records: Vec<_> = (0..steps).map(|_| w.step()).collect::<Result<_, _>>()?;
                 Ok((w, Summary::of(&records)))
@@ -195,7 +205,7 @@ pub fn bench_early_termination(a: EarlyTerminationArgs) -> Result<(), BenchError
     let mut records = Vec::new();
     for name in ["et-bowling", "et-spin"] {
         fig3(name, caps, &mut records)?;
-        table1(name, table_caps, seconds, true, &mut records)?;
+        table1(name, AS_IS, table_caps, seconds, true, &mut records)?;
     }
     print(&records);
     if let Some(dir) = &a.plots {

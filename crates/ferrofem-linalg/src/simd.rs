@@ -250,7 +250,9 @@ mod avx {
 
     /// A stored type loaded four at a time into double lanes.
     pub(super) trait Load: Copy + Into<f64> {
-        /// Whether the type is `f64` itself (read in place, not widened).
+        /// Whether the type is `f64` itself (read in place, not widened):
+        /// only `f64`'s implementation sets it, which the row primitives'
+        /// pointer casts rely on.
         const DOUBLE: bool = false;
 
         /// Four values from `p`, widened to double.

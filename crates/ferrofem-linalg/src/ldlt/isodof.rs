@@ -643,9 +643,7 @@ const MIN_PART_COLUMNS: usize = 16;
 /// column `j`'s work, one per [`MIN_PART_COLUMNS`] columns up to [`PARTS`]
 /// (the products `Zᵀ Z`, whose sums these ranges order).
 fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
-    let prefix = prefix_sums(cost);
-    let m = prefix.len() - 1;
-    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(1))
+    parts(cost, 1)
 }
 
 /// The ranges of the solve ([`IsodofColumns::new_in`]): as [`column_parts`]
@@ -658,18 +656,19 @@ fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
 /// the rounding of stiff stacks and rich contact amplifies the difference:
 /// two at least changes the fewest trajectories.)
 fn solve_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
-    let prefix = prefix_sums(cost);
-    let m = prefix.len() - 1;
-    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(2.min(m)).max(1))
+    parts(cost, 2)
 }
 
-/// `[0, c₀, c₀ + c₁, …]`, each cost truncated to an integer.
-fn prefix_sums(cost: impl Iterator<Item = f64>) -> Vec<usize> {
+/// Ranges of about equal cost (each cost truncated to an integer), one per
+/// [`MIN_PART_COLUMNS`] columns up to [`PARTS`], and `fewest` at least
+/// while there are that many columns.
+fn parts(cost: impl Iterator<Item = f64>, fewest: usize) -> Vec<Range<usize>> {
     let mut prefix = vec![0];
     for c in cost {
         prefix.push(prefix[prefix.len() - 1] + c as usize);
     }
-    prefix
+    let m = prefix.len() - 1;
+    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(fewest.min(m)).max(1))
 }
 
 /// `X_t[rows, :] −= Y[p0.., :]` for one target of an update: `dst` holds

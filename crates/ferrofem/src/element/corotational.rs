@@ -7,11 +7,10 @@ use nalgebra::{Matrix3, Vector3};
 use super::polar::{rotation, PolarMethod};
 use super::rest::TetElement;
 
-/// A tet evaluated at the current positions.
+/// A tet evaluated at the current positions (its rotation is kept beside
+/// it, in the state: what the row gather reads stays 200 bytes a tet).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TetEval {
-    /// Rotation of the deformation gradient.
-    pub rotation: Matrix3<f64>,
     /// Rotated gradients `hₐ = R gₐ`, from which every stiffness block follows.
     pub rotated_grads: [Vector3<f64>; 4],
     /// Elastic forces on the four vertices (N).
@@ -26,16 +25,17 @@ impl TetElement {
         (0..4).fold(Matrix3::zeros(), |f, a| f + x[a] * self.grads[a].transpose())
     }
 
-    /// Rotation, forces and energy at positions `x`: with `ε = sym(RᵀF − I)`
+    /// Rotation `R`, forces and energy at positions `x`: with `ε = sym(RᵀF − I)`
     /// and `σ = λ tr(ε) I + 2μ ε`, `fₐ = −V R σ gₐ`, `E = V (λ/2 tr²ε + μ ε:ε)`.
     pub fn evaluate(
         &self,
         x: &[Vector3<f64>; 4],
         previous_rotation: &Matrix3<f64>,
         method: PolarMethod,
-    ) -> TetEval {
+    ) -> (Matrix3<f64>, TetEval) {
         let f = self.deformation_gradient(x);
-        self.evaluate_at(&f, rotation(&f, previous_rotation, method))
+        let r = rotation(&f, previous_rotation, method);
+        (r, self.evaluate_at(&f, r))
     }
 
     /// [`Self::evaluate`] given the deformation gradient `F` and its
@@ -46,7 +46,6 @@ impl TetElement {
         let tr = eps.trace();
         let rs = r * sigma;
         TetEval {
-            rotation: r,
             rotated_grads: self.grads.map(|ga| r * ga),
             forces: self.grads.map(|ga| -self.measure * (rs * ga)),
             energy: self.measure * (0.5 * self.lame.lambda * tr * tr + self.lame.mu * eps.norm_squared()),
@@ -114,7 +113,7 @@ mod tests {
         let (x, t) = rest();
         let r =
             Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(0.2, 1.0, -0.4)), 1.1).into_inner();
-        let e = t.evaluate(&x.map(|p| r * p * 1.01), &Matrix3::identity(), PolarMethod::Svd);
+        let (_, e) = t.evaluate(&x.map(|p| r * p * 1.01), &Matrix3::identity(), PolarMethod::Svd);
         let u = [0, 1, 2, 3].map(|a| Vector3::new(a as f64, 0.5 - a as f64, (a * a) as f64));
         let fast = t.stiffness_times(&e.rotated_grads, &u);
         for a in 0..4 {
@@ -132,7 +131,7 @@ mod tests {
             let shift = Vector3::new(3.0, -1.0, 2.0);
             let y = x.map(|p| r * p + shift);
             for m in methods() {
-                let e = t.evaluate(&y, &Matrix3::identity(), m);
+                let (_, e) = t.evaluate(&y, &Matrix3::identity(), m);
                 let fmax = e.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
                 // Relative to the force of a 1% stretch.
                 let scale = t.lame.mu * t.measure * 0.01 * t.grads[1].norm();
@@ -146,7 +145,7 @@ mod tests {
     fn forces_are_minus_energy_gradient_and_sum_to_zero() {
         let (x, t) = rest();
         let y = [x[0], x[1] + Vector3::new(0.05, -0.02, 0.01), x[2], x[3] * 1.02];
-        let e = t.evaluate(&y, &Matrix3::identity(), PolarMethod::Svd);
+        let (_, e) = t.evaluate(&y, &Matrix3::identity(), PolarMethod::Svd);
         let sum: Vector3<f64> = e.forces.iter().sum();
         assert!(sum.norm() < 1e-9 * e.forces[1].norm());
         let h = 1e-7;
@@ -156,8 +155,8 @@ mod tests {
                 p[a][d] += h;
                 let mut m = y;
                 m[a][d] -= h;
-                let ep = t.evaluate(&p, &Matrix3::identity(), PolarMethod::Svd).energy;
-                let em = t.evaluate(&m, &Matrix3::identity(), PolarMethod::Svd).energy;
+                let ep = t.evaluate(&p, &Matrix3::identity(), PolarMethod::Svd).1.energy;
+                let em = t.evaluate(&m, &Matrix3::identity(), PolarMethod::Svd).1.energy;
                 let fd = -(ep - em) / (2.0 * h);
                 assert!((fd - e.forces[a][d]).abs() < 1e-5 * e.forces[a].norm().max(1.0), "{a} {d}");
             }
@@ -172,7 +171,7 @@ mod tests {
         // A small displacement (1e-6 of the element size) from the rotated rest shape.
         let y = [0, 1, 2, 3].map(|a| r * x[a] + 1e-6 * Vector3::new(a as f64, 1.0 - a as f64, 0.5));
         for m in methods() {
-            let e = t.evaluate(&y, &r, m);
+            let (_, e) = t.evaluate(&y, &r, m);
             let h = 1e-7;
             let mut max_err: f64 = 0.0;
             let mut max_k: f64 = 0.0;
@@ -181,8 +180,8 @@ mod tests {
                     let (mut p, mut q) = (y, y);
                     p[b][d] += h;
                     q[b][d] -= h;
-                    let fp = t.evaluate(&p, &r, m).forces;
-                    let fq = t.evaluate(&q, &r, m).forces;
+                    let fp = t.evaluate(&p, &r, m).1.forces;
+                    let fq = t.evaluate(&q, &r, m).1.forces;
                     for a in 0..4 {
                         let col = -(fp[a] - fq[a]) / (2.0 * h);
                         let k = t.stiffness_block(&e.rotated_grads, a, b).column(d).into_owned();

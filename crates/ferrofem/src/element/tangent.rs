@@ -23,8 +23,8 @@ pub type Stiffness = SMatrix<f64, 12, 12>;
 
 impl TetElement {
     /// Forces, energy and stiffness (its tangent projected when `project`)
-    /// of the tet at deformation gradient `f` under stable Neo-Hookean. `rotation` is `UVᵀ`, and
-    /// `rotated_grads` the rest gradients.
+    /// of the tet at deformation gradient `f` under stable Neo-Hookean;
+    /// `rotated_grads` are the rest gradients.
     pub fn evaluate_hyperelastic(&self, f: &Matrix3<f64>, project: bool) -> (TetEval, Stiffness) {
         let mut out = (TetEval::default(), Stiffness::zeros());
         self.evaluate_hyperelastic_into(f, &signed_svd3(f), project, &mut out.0, &mut out.1);
@@ -101,7 +101,6 @@ impl TetElement {
             }
         }
         *eval = TetEval {
-            rotation: u * v.transpose(),
             rotated_grads: self.grads,
             forces: self.grads.map(|ga| -self.measure * (p * ga)),
             energy: self.measure * psi,

@@ -95,8 +95,7 @@ fn evaluate_corotated(body: &Body, state: &mut BodyState, ws: &mut BodyWorkspace
         }
         PolarMethod::Svd => {
             for (l, t) in tets.iter().enumerate() {
-                evs[l] = t.evaluate(&t.vertices.map(|i| at(x, i)), &rs[l], polar);
-                rs[l] = evs[l].rotation;
+                (rs[l], evs[l]) = t.evaluate(&t.vertices.map(|i| at(x, i)), &rs[l], polar);
                 kvs[l] = kv(t, &evs[l]);
             }
         }
@@ -135,7 +134,8 @@ fn evaluate_hyperelastic(body: &Body, state: &mut BodyState, ws: &mut BodyWorksp
                 );
                 let k_v = ks[l] * ve;
                 kvs[l] = std::array::from_fn(|a| k_v.fixed_rows::<3>(3 * a).into_owned());
-                (rotations[l], bases[l]) = (evs[l].rotation, basis[l]);
+                let (u, _, v) = usv[l];
+                (rotations[l], bases[l]) = (u * v.transpose(), basis[l]);
             }
         });
 }

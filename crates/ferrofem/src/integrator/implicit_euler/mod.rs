@@ -62,12 +62,7 @@ impl BodyWorkspace {
     /// Sized for a solid `body` with its tet mesh `mesh`.
     pub fn new(body: &Body, mesh: &ferrofem_mesh::TetMesh) -> Self {
         let n = body.dofs();
-        let identity = TetEval {
-            rotation: Matrix3::identity(),
-            rotated_grads: Default::default(),
-            forces: Default::default(),
-            energy: 0.0,
-        };
+        let identity = TetEval::default();
         let pattern = AssemblyPattern::new(mesh);
         BodyWorkspace {
             evals: vec![identity; body.tets.len()],

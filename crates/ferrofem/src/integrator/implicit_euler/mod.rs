@@ -62,10 +62,9 @@ impl BodyWorkspace {
     /// Sized for a solid `body` with its tet mesh `mesh`.
     pub fn new(body: &Body, mesh: &ferrofem_mesh::TetMesh) -> Self {
         let n = body.dofs();
-        let identity = TetEval::default();
         let pattern = AssemblyPattern::new(mesh);
         BodyWorkspace {
-            evals: vec![identity; body.tets.len()],
+            evals: vec![TetEval::default(); body.tets.len()],
             stiffness_velocity: vec![Default::default(); body.tets.len()],
             tangents: Vec::new(),
             eigenbases: Vec::new(),

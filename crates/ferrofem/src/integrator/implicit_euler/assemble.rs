@@ -167,8 +167,8 @@ fn gather_rows(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &Ste
             let mut kv = Vector3::zeros();
             let mut moved = Vector3::zeros();
             let fixed_row = body.is_kinematic[i];
-            for (n, inc) in pat.incidence[pat.incidence_ptr[i]..pat.incidence_ptr[i + 1]].iter().enumerate() {
-                if let Some(ahead) = pat.incidence.get(pat.incidence_ptr[i] + n + GATHER_AHEAD) {
+            for p in pat.incidence_ptr[i]..pat.incidence_ptr[i + 1] {
+                if let Some(ahead) = pat.incidence.get(p + GATHER_AHEAD) {
                     let e = ahead.tet as usize;
                     prefetch(std::slice::from_ref(&evals[e]));
                     prefetch(std::slice::from_ref(&body.tets[e]));
@@ -177,6 +177,7 @@ fn gather_rows(body: &Body, state: &BodyState, ws: &mut BodyWorkspace, inp: &Ste
                         prefetch(std::slice::from_ref(k));
                     }
                 }
+                let inc = &pat.incidence[p];
                 let (e, a) = (inc.tet as usize, inc.corner as usize);
                 let (ev, rest) = (&evals[e], &body.tets[e]);
                 f += ev.forces[a];

@@ -643,32 +643,35 @@ const MIN_PART_COLUMNS: usize = 16;
 /// column `j`'s work, one per [`MIN_PART_COLUMNS`] columns up to [`PARTS`]
 /// (the products `Zᵀ Z`, whose sums these ranges order).
 fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
-    parts(cost, 1)
+    parts(cost, |m| PARTS.min(m / MIN_PART_COLUMNS).max(1))
 }
 
 /// The ranges of the solve ([`IsodofColumns::new_in`]): as [`column_parts`]
-/// but two at least (for two columns or more). Each range reads every
-/// panel of the reach once, so a few columns are not cut finer; but a
-/// step's handful of new isodofs is a pass over the top separators' panels
-/// (50 MB at 20k vertices) that one thread alone reads at half the
-/// memory's rate. (A power of two of ranges would share two threads more
-/// evenly, but the products' blocking follows the columns per range, and
-/// the rounding of stiff stacks and rich contact amplifies the difference:
-/// two at least changes the fewest trajectories.)
+/// but two at least (for two columns or more), and an even number of
+/// them. Each range reads every panel of the reach once, so a few columns
+/// are not cut finer; but a step's handful of new isodofs is a pass over
+/// the top separators' panels (50 MB at 20k vertices) that one thread
+/// alone reads at half the memory's rate. An odd count leaves a thread
+/// idle for the last range: the 60 new isodofs of the rolling cylinder's
+/// step (zeng2022 Table 3) in three ranges of 20 on two threads took two
+/// ranges' time, in two ranges of 30 they take 1.5. (The count, like the
+/// ranges, never depends on the thread count.)
 fn solve_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
-    parts(cost, 2)
+    parts(cost, |m| match PARTS.min(m / MIN_PART_COLUMNS).max(2.min(m)).max(1) {
+        odd if odd > 2 => odd & !1,
+        count => count,
+    })
 }
 
-/// Ranges of about equal cost (each cost truncated to an integer), one per
-/// [`MIN_PART_COLUMNS`] columns up to [`PARTS`], and `fewest` at least
-/// while there are that many columns.
-fn parts(cost: impl Iterator<Item = f64>, fewest: usize) -> Vec<Range<usize>> {
+/// `count(m)` ranges of about equal cost (each cost truncated to an
+/// integer) covering the `m` columns.
+fn parts(cost: impl Iterator<Item = f64>, count: impl Fn(usize) -> usize) -> Vec<Range<usize>> {
     let mut prefix = vec![0];
     for c in cost {
         prefix.push(prefix[prefix.len() - 1] + c as usize);
     }
     let m = prefix.len() - 1;
-    balanced_parts(&prefix, PARTS.min(m / MIN_PART_COLUMNS).max(fewest.min(m)).max(1))
+    balanced_parts(&prefix, count(m))
 }
 
 /// `X_t[rows, :] −= Y[p0.., :]` for one target of an update: `dst` holds
@@ -693,4 +696,28 @@ pub(crate) fn reference(f: &Ldlt, dofs: &[usize]) -> faer::Mat<f64> {
     }
     f.solve_in_place(&mut x, m);
     faer::Mat::from_fn(m, m, |i, j| x[j * n + dofs[i]])
+}
+
+#[cfg(test)]
+mod parts_tests {
+    use super::{column_parts, solve_parts};
+
+    /// How many ranges `split` makes of `m` columns of equal cost (checking
+    /// that they cover `0..m` in order).
+    fn counts(m: usize, split: fn(std::vec::IntoIter<f64>) -> Vec<std::ops::Range<usize>>) -> usize {
+        let ranges = split(vec![1.0; m].into_iter());
+        assert_eq!(ranges.first().map(|r| r.start), Some(0));
+        assert_eq!(ranges.last().map(|r| r.end), Some(m));
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        ranges.len()
+    }
+
+    #[test]
+    fn the_solve_takes_an_even_number_of_ranges_from_two_columns_on() {
+        let solve: Vec<usize> =
+            [1, 2, 20, 47, 48, 60, 64, 80, 100, 127, 128, 4000].map(|m| counts(m, solve_parts)).into();
+        assert_eq!(solve, [1, 2, 2, 2, 2, 2, 4, 4, 6, 6, 8, 8]);
+        let products: Vec<usize> = [1, 20, 48, 60, 100, 4000].map(|m| counts(m, column_parts)).into();
+        assert_eq!(products, [1, 1, 3, 3, 6, 8]);
+    }
 }

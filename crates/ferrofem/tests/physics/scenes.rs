@@ -98,7 +98,15 @@ fn state_hash(state: &ferrofem::State) -> u64 {
 /// few new isodofs came to be solved as two ranges of columns instead of
 /// one (issue #53; the products' blocking follows the columns per range):
 /// kinetic and elastic energy within 2.3e-13 and 1.0e-13 relative of the
-/// previous build's at every one of its 150 steps.
+/// previous build's at every one of its 150 steps. `pad-on-sphere`,
+/// `stack`, `stack-256` and `stack-4096` when that solve came to take an
+/// even number of ranges (three ranges of 20 columns became two of 30):
+/// kinetic energy within 1.6e-16 and 4.5e-15 relative of the previous
+/// build's after 6 steps for the pad and the three boxes, 5.5e-5 and
+/// 1.1e-10 over their full length; the 256:1 and 4096:1 stacks, whose
+/// non-smooth Newton ends at its 20-iteration cap (NCP residual up to
+/// 1.4e-5 and 5.8e-4 in those steps), take another path within that
+/// residual: 0.6 % and 1.0 % after 6 steps.
 const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
@@ -113,15 +121,15 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("multi-body", 0x8ce7e0cc2c971fc9),
     ("needle", 0xdf7a966fa1f64482),
     ("needle-insertion", 0xcbb11366736b2df5),
-    ("pad-on-sphere", 0xabe65eb28ed427fa),
+    ("pad-on-sphere", 0x61126bb810cad451),
     ("rolling-cylinder", 0x8b527fd0b2c6667e),
     ("sharp-corner", 0x650e7ea4e62310b5),
     ("sliding-indenter", 0x39b448a259bbaa17),
     ("slope", 0x4553ca86ed6019f9),
     ("squeezing-ball", 0x659f62673a5a1f2a),
-    ("stack", 0xff7415cfa790b9cd),
-    ("stack-256", 0x543ec87992abb5b5),
-    ("stack-4096", 0xed13d57d2c67cb22),
+    ("stack", 0xad2060574895dd73),
+    ("stack-256", 0xf6d1718b2b4fe656),
+    ("stack-4096", 0xc0f69c74611ef835),
     ("stick-slide", 0xb5ebbda7ee5cc0af),
     ("ten-tori", 0xfcc7d94446b1275c),
     ("torus-pass", 0x4da92ded4b74b730),

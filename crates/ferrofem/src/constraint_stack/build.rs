@@ -6,7 +6,7 @@ use super::space::ConstraintSpace;
 use rayon::prelude::*;
 
 use crate::constraint::{BodyRows, Compliance, ConstraintProblem};
-use crate::delassus::{Delassus, DelassusMethod};
+use crate::delassus::{worth_keeping_apart, Delassus, DelassusMethod};
 use crate::device::DeviceError;
 
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
@@ -15,21 +15,26 @@ use crate::device::DeviceError;
 /// alone in its block hands its `W_b` over without a copy); bodies
 /// left unbuilt are listed for the solver, which applies them through
 /// their factor; `assembled`: every body's part is built (the non-smooth
-/// Newton needs `W` itself). A device build's failure is returned.
+/// Newton needs `W` itself); `apart`: the solver may read the bodies'
+/// parts instead of assembled blocks, which they are left as when that
+/// stores far fewer entries ([`worth_keeping_apart`]: a pile of bodies).
+/// A device build's failure is returned.
 pub fn build_delassus(
     space: &mut ConstraintSpace,
     compliances: &[Option<Compliance>],
     h: f64,
     method: DelassusMethod,
     assembled: bool,
+    apart: bool,
 ) -> Result<(), DeviceError> {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored, apart: kept_apart } = &mut space.delassus;
     let solve = &space.outcome.solve;
     let pairs = groups.iter().map(|g| (g.parts()[0].0, g.parts()[g.parts().len() - 1].0));
     delassus.partition(pairs, bodies.len());
     factored.reset(3 * groups.len());
     unbuilt.clear();
+    kept_apart.clear();
     let sweeps = solve.iterations.max(10) as f64;
     // The bodies' parts side by side (a pile of small bodies gives each
     // build too little to split), then added in body order: the same `W`.
@@ -43,9 +48,15 @@ pub fn build_delassus(
             let (compliance, frame) = compliance.factor_frame(jacobian, factor_rows);
             delassus.build(&compliance, frame, method, sweeps, assembled, h * h).map(|w| (b, !w.is_empty()))
         })
-        .collect();
+        .collect::<Result<Vec<_>, _>>()?;
+    let body_rows = || built.iter().map(|&(b, _)| bodies[b].rows.len());
+    let block_rows = delassus.blocks().iter().map(|k| k.rows());
+    if apart && built.iter().all(|&(_, w)| w) && worth_keeping_apart(body_rows(), block_rows) {
+        kept_apart.extend(built.iter().map(|&(b, _)| b));
+        return Ok(());
+    }
     for built in built {
-        match built? {
+        match built {
             (b, true) => {
                 let body = &mut bodies[b];
                 delassus.add_body(b, &body.rows, body.delassus.buffers.w_mut());
@@ -68,9 +79,10 @@ pub fn build_delassus_factored(
     method: DelassusMethod,
 ) -> bool {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored, apart } = &mut space.delassus;
     delassus.clear();
     unbuilt.clear();
+    apart.clear();
     factored.reset(3 * groups.len());
     for (b, body) in bodies.iter_mut().enumerate().filter(|(_, r)| !r.is_empty()) {
         let compliance = compliances[b].as_ref().expect("bodies with constraints have a compliance");

@@ -87,7 +87,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
             Update::Standard => {
                 let into = if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms };
                 timed(times, Stage::BuildDelassus, into, || {
-                    build_delassus(space, compliances, h, method, true)
+                    build_delassus(space, compliances, h, method, true, false)
                 })
             }
             Update::Fast => {
@@ -175,6 +175,7 @@ fn rebuild(space: &mut ConstraintSpace, scratch: &mut CorrectiveScratch) {
     let w = space.delassus.assembled.whole_mut(space.problem.groups.len());
     expand(&scratch.proximity.jacobian, |d| d, &wh, 1.0, w);
     space.delassus.unbuilt.clear();
+    space.delassus.apart.clear();
 }
 
 /// The iterate at the proximity vertices for the solved λ: `x_free + W_H

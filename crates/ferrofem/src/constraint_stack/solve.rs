@@ -11,7 +11,7 @@ use crate::constraint::{Compliance, ConstraintProblem, GroupKey};
 use rayon::prelude::*;
 
 use crate::constraint::ConstraintGroup;
-use crate::delassus::{Delassus, DelassusBlock, DelassusBlocks, MixedDelassus, UnbuiltBody};
+use crate::delassus::{ApartDelassus, Delassus, DelassusBlock, DelassusBlocks, MixedDelassus, UnbuiltBody};
 use crate::solver::{
     complementarity_scale, gaps_violation, max_violation, row_gaps, AssembledDelassus, BlockScratch,
     ConstraintSolve, ConstraintSolver, NewtonSettings, Pgs, PgsScratch, PgsSolve, SolveOutcome, SolverMethod,
@@ -78,7 +78,7 @@ pub fn solve_in_space(
 /// assembled by blocks, with the complementarity scale from its diagonal.
 fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSettings) {
     let ConstraintProblem { groups, free_gaps, impulses, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, unbuilt, factored } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, factored, .. } = &mut space.delassus;
     let SolverWorkspace { laws, scale, newton, .. } = &mut space.workspace;
     assert!(unbuilt.is_empty(), "the non-smooth Newton needs an assembled W");
     let out = if factored.is_built() {
@@ -99,15 +99,21 @@ fn solve_newton(space: &mut ConstraintSpace, model: &Model, settings: NewtonSett
 }
 
 /// Projected Gauss-Seidel (zeng2022 eq. 15–16) on the assembled `W` (in
-/// f64 or its rounded copy) block by block, or on the unbuilt bodies' `h²
-/// H_b A_b⁻¹ H_bᵀ` beside the assembled part.
+/// f64 or its rounded copy) block by block, on the bodies' parts kept
+/// apart, or on the unbuilt bodies' `h² H_b A_b⁻¹ H_bᵀ` beside the
+/// assembled part.
 fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], model: &Model, pgs: Pgs) {
     let ConstraintProblem { bodies, free_gaps, impulses, .. } = &mut space.problem;
-    let Delassus { assembled: delassus, unbuilt, .. } = &mut space.delassus;
+    let Delassus { assembled: delassus, unbuilt, apart, .. } = &mut space.delassus;
     let SolverWorkspace { laws, pgs: pgs_scratch, pgs_blocks, .. } = &mut space.workspace;
     let SolveOutcome { solve, violation, .. } = &mut space.outcome;
     let pgs_solve;
-    (pgs_solve, *violation) = if unbuilt.is_empty() {
+    (pgs_solve, *violation) = if !apart.is_empty() {
+        let parts = apart.iter().map(|&b| (bodies[b].delassus.buffers.w(), bodies[b].rows.as_slice()));
+        let mut op = ApartDelassus::new(free_gaps.len(), parts, impulses);
+        let out = pgs.solve_in(&mut op, free_gaps, laws, impulses, pgs_scratch.blocks());
+        (out, max_violation(&op, free_gaps, laws, impulses))
+    } else if unbuilt.is_empty() {
         match pgs.settings.precision {
             Precision::Double => {}
             Precision::Single => delassus.round_to_single(),

@@ -4,6 +4,7 @@
 //! (§5) — or left unbuilt ([`MixedDelassus`], Algorithm 2). `auto` picks the
 //! cheapest for the step with the flop model of [`predict`].
 
+mod apart;
 mod blocks;
 mod buffers;
 mod dense;
@@ -26,6 +27,7 @@ use rayon::prelude::*;
 use crate::constraint::Compliance;
 use crate::device::DeviceError;
 
+pub use apart::{worth_keeping_apart, ApartDelassus, APART_SHARE};
 pub use blocks::{DelassusBlock, DelassusBlocks};
 pub use buffers::DelassusBuffers;
 pub use dense::dense;

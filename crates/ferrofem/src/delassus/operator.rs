@@ -15,4 +15,8 @@ pub struct Delassus {
     pub factored: FactoredDelassus,
     /// Bodies whose part of `W` is applied unbuilt.
     pub unbuilt: Vec<usize>,
+    /// Bodies whose `W_b` is built but kept apart, not assembled (PGS
+    /// reads them body by body: [`super::ApartDelassus`]); then every
+    /// body with rows is listed and `assembled` holds nothing.
+    pub apart: Vec<usize>,
 }

@@ -306,7 +306,7 @@ fn factored_w_applies_the_assembled_w() {
     let c = 3 * space.problem.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
-        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true).unwrap();
+        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true, false).unwrap();
         let assembled = space.delassus.assembled.to_dense();
         let expected: Vec<f64> = (0..c).map(|i| (0..c).map(|j| assembled[i * c + j] * v[j]).sum()).collect();
         assert!(
@@ -376,7 +376,7 @@ fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
     for solver in
         [ConstraintSolver::Pgs(PgsSettings::new(20_000, 1e-13)), ConstraintSolver::NonSmoothNewton(newton)]
     {
-        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, true).unwrap();
+        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, true, false).unwrap();
         assert_eq!(space.delassus.assembled.blocks().len(), 3);
         space.problem.impulses = vec![0.0; c];
         solve_in_space(&mut space, &compliances, model, solver);
@@ -396,4 +396,42 @@ fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
     }
     let assembled = &stack.constraints().delassus.assembled;
     assert!(assembled.blocks().len() == 1 && assembled.whole().is_some(), "the stack is one block");
+}
+
+/// A pile of bodies in contact is one block of coupled groups whose rows
+/// each couple only their two bodies: PGS in double reads the bodies' `W_b`
+/// kept apart instead of the assembled block (fewer entries, no assembly).
+/// On the ten tori once they pile up, λ by the parts equals λ on the
+/// assembled `W` to 1e-9, and nothing is assembled.
+#[test]
+fn a_pile_kept_apart_solves_as_the_assembled_w() {
+    use ferrofem::constraint_stack::{build_delassus, solve_in_space, ConstraintSpace};
+    use ferrofem::solver::{row_gaps, ConstraintSolver, PgsSettings};
+    let mut w = scene("ten-tori", DelassusMethod::IsodofReuse);
+    while w.constraints().delassus.apart.is_empty() {
+        assert!(w.step().unwrap().step < 60, "the tori pile up");
+    }
+    let (model, h) = (&w.model, w.model.time_step);
+    let bodies = model.bodies.len();
+    let compliances: Vec<Option<Compliance>> =
+        (0..bodies).map(|b| Some(Compliance::Ldlt(factor(&w, b)))).collect();
+    let mut space = ConstraintSpace::new(model);
+    space.assemble(model, w.contacts(), &w.state);
+    let v = |_: usize, d: usize| [0.05, -0.03, -0.2][d % 3];
+    row_gaps(&space.problem.groups, h, v, &mut space.problem.free_gaps);
+    let c = space.problem.free_gaps.len();
+    let pgs = ConstraintSolver::Pgs(PgsSettings::new(20_000, 1e-13));
+    let mut solve = |apart: bool| {
+        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, false, apart).unwrap();
+        space.problem.impulses = vec![0.0; c];
+        solve_in_space(&mut space, &compliances, model, pgs);
+        (space.problem.impulses.clone(), space.delassus.apart.len(), space.delassus.assembled.stored())
+    };
+    let (assembled, none_apart, stored) = solve(false);
+    let (apart, kept_apart, nothing) = solve(true);
+    assert_eq!((none_apart, nothing), (0, 0), "assembled, then nothing assembled");
+    assert!(kept_apart >= 3 && stored > 0, "{kept_apart} bodies apart, {stored} entries assembled");
+    let err = common::rel_diff(&apart, &assembled);
+    assert!(err < 1e-9, "λ by parts differs from the assembled W's by {err:e}");
+    assert!(apart.iter().step_by(3).any(|&l| l > 0.0), "the contacts push");
 }

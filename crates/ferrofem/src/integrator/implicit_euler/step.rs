@@ -20,6 +20,7 @@ use crate::integrator::ImplicitEulerSettings;
 use crate::solver::ConstraintSolver;
 use crate::stats::{BodyStepStats, Stage, StageTimes};
 use crate::{Model, SimError, State};
+use ferrofem_linalg::Precision;
 
 /// Linearized implicit Euler with constraint-based contact: its settings
 /// and one workspace per body.
@@ -160,9 +161,12 @@ impl ImplicitEuler {
         let (settings, compliances, ws) = (&model.constraint_solver, &self.compliances, &self.bodies);
         let solver = settings.solver(false);
         let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
+        // PGS in double reads the bodies' parts where they are far fewer
+        // entries; its rounded copies are made of assembled blocks.
+        let apart = matches!(solver, ConstraintSolver::Pgs(p) if p.precision == Precision::Double);
         let h = model.time_step;
         times.time(Stage::BuildDelassus, || {
-            build_delassus(space, compliances, h, settings.delassus, assembled)
+            build_delassus(space, compliances, h, settings.delassus, assembled, apart)
         })?;
         let State { bodies: states, warm_start, .. } = state;
         let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];

@@ -408,7 +408,7 @@ impl LocalGlobal {
             .time(Stage::BuildDelassus, || {
                 match factored && build_delassus_factored(space, compliances, h, method) {
                     true => Ok(()),
-                    false => build_delassus(space, compliances, h, method, true),
+                    false => build_delassus(space, compliances, h, method, true, false),
                 }
             })
             .map_err(fail)?;

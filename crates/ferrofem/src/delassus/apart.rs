@@ -2,9 +2,9 @@
 //! the sum), each `W_b = h² H_b A_b⁻¹ H_bᵀ` over its body's own rows. A
 //! pile of bodies in contact is one block of coupled groups, yet a group's
 //! rows couple only with the rows of the bodies it touches: PGS reads
-//! `Σ_b n_b²` entries a sweep instead of the block's `(Σ_b n_b)²`-ish
-//! dense rows, and the block is never assembled (zeng2022 Fig. 13's pile
-//! of tori: 40 % of the entries, the assembly half of `build_delassus`).
+//! `Σ_b n_b²` entries a sweep instead of the block's `n²` (`n` its rows),
+//! and the block is never assembled (zeng2022 Fig. 13's pile of tori: 40 %
+//! of the entries, and half of `build_delassus`).
 
 use ferrofem_linalg::simd::Stored;
 use nalgebra::{Matrix3, Vector3};
@@ -23,9 +23,8 @@ pub fn worth_keeping_apart(
     body_rows: impl Iterator<Item = usize>,
     block_rows: impl Iterator<Item = usize>,
 ) -> bool {
-    let squares = |rows: &mut dyn Iterator<Item = usize>| rows.map(|n| (n * n) as f64).sum::<f64>();
-    let (mut body_rows, mut block_rows) = (body_rows, block_rows);
-    squares(&mut body_rows) <= APART_SHARE * squares(&mut block_rows)
+    let square = |n: usize| (n * n) as f64;
+    body_rows.map(square).sum::<f64>() <= APART_SHARE * block_rows.map(square).sum::<f64>()
 }
 
 /// One body's part: `W_b` over its rows and λ on those rows.
@@ -84,8 +83,7 @@ impl DelassusOperator for ApartDelassus<'_> {
         let owners = &self.owners[r0 / 3];
         let mut block = Matrix3::zeros();
         for &(p, l) in owners {
-            for &(q, m) in owners.iter().filter(|(q, _)| *q == p) {
-                debug_assert_eq!(p, q);
+            for &(_, m) in owners.iter().filter(|(q, _)| *q == p) {
                 block += Matrix3::from_fn(|i, j| self.row(p, l + i)[m + j]);
             }
         }

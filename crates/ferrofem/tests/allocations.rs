@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrofem::constraint::Compliance;
-use ferrofem::constraint_stack::{build_delassus, solve_constraints, ConstraintSpace};
+use ferrofem::constraint_stack::{build_delassus, solve_constraints, ConstraintSpace, WForms};
 use ferrofem::delassus::DelassusMethod;
 
 struct Counting;
@@ -70,7 +70,7 @@ fn the_constraint_path_allocates_nothing_in_a_steady_state() {
         for round in 0..4 {
             let c = [
                 count(|| space.assemble(model, w.contacts(), state)),
-                count(|| build_delassus(&mut space, &compliances, h, method, false, true).unwrap()),
+                count(|| build_delassus(&mut space, &compliances, h, method, WForms::MayKeepApart).unwrap()),
                 count(|| {
                     solve_constraints(
                         &mut space,

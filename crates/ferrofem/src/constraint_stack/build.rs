@@ -9,23 +9,34 @@ use crate::constraint::{BodyRows, Compliance, ConstraintProblem};
 use crate::delassus::{worth_keeping_apart, Delassus, DelassusMethod};
 use crate::device::DeviceError;
 
+/// The forms [`build_delassus`] may leave `W` in, as what reads it allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WForms {
+    /// Every body's part assembled by blocks (the non-smooth Newton and the
+    /// corrective motion read `W` itself).
+    Assembled,
+    /// `auto` may also leave a body unbuilt (PGS on a rounded copy, which
+    /// is made of assembled blocks).
+    MayLeaveUnbuilt,
+    /// As `MayLeaveUnbuilt`, and a pile's parts may be kept apart by body
+    /// when that stores far fewer entries ([`worth_keeping_apart`]; PGS in
+    /// double).
+    MayKeepApart,
+}
+
 /// Stage `build_delassus` (zeng2022 eq. 12): `W += h² H_b A_b⁻¹ H_bᵀ` for
 /// every body with rows, by the body's compliance and `method`, kept by
 /// blocks of coupled groups ([`crate::delassus::DelassusBlocks`]; a body
 /// alone in its block hands its `W_b` over without a copy); bodies
 /// left unbuilt are listed for the solver, which applies them through
-/// their factor; `assembled`: every body's part is built (the non-smooth
-/// Newton needs `W` itself); `apart`: the solver may read the bodies'
-/// parts instead of assembled blocks, which they are left as when that
-/// stores far fewer entries ([`worth_keeping_apart`]: a pile of bodies).
-/// A device build's failure is returned.
+/// their factor, and bodies kept apart likewise, as `forms` allows. A
+/// device build's failure is returned.
 pub fn build_delassus(
     space: &mut ConstraintSpace,
     compliances: &[Option<Compliance>],
     h: f64,
     method: DelassusMethod,
-    assembled: bool,
-    apart: bool,
+    forms: WForms,
 ) -> Result<(), DeviceError> {
     let ConstraintProblem { groups, bodies, .. } = &mut space.problem;
     let Delassus { assembled: delassus, unbuilt, factored, apart: kept_apart } = &mut space.delassus;
@@ -36,6 +47,7 @@ pub fn build_delassus(
     unbuilt.clear();
     kept_apart.clear();
     let sweeps = solve.iterations.max(10) as f64;
+    let assembled = forms == WForms::Assembled;
     // The bodies' parts side by side (a pile of small bodies gives each
     // build too little to split), then added in body order: the same `W`.
     let built: Vec<_> = bodies
@@ -51,7 +63,10 @@ pub fn build_delassus(
         .collect::<Result<Vec<_>, _>>()?;
     let body_rows = || built.iter().map(|&(b, _)| bodies[b].rows.len());
     let block_rows = delassus.blocks().iter().map(|k| k.rows());
-    if apart && built.iter().all(|&(_, w)| w) && worth_keeping_apart(body_rows(), block_rows) {
+    if forms == WForms::MayKeepApart
+        && built.iter().all(|&(_, w)| w)
+        && worth_keeping_apart(body_rows(), block_rows)
+    {
         kept_apart.extend(built.iter().map(|&(b, _)| b));
         return Ok(());
     }

@@ -27,7 +27,7 @@ use std::time::Instant;
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use super::build::build_delassus;
+use super::build::{build_delassus, WForms};
 use super::solve::{keep_warm_start, solve_in_space, warm_started};
 use super::space::ConstraintSpace;
 use crate::constraint::proximity::{linearize, relinearize, turn, violation};
@@ -87,7 +87,7 @@ pub fn resolve_recursively<F: Fn(usize, usize) -> f64 + Copy>(
             Update::Standard => {
                 let into = if k == 1 { &mut rec.build_ms } else { &mut rec.rebuild_ms };
                 timed(times, Stage::BuildDelassus, into, || {
-                    build_delassus(space, compliances, h, method, true, false)
+                    build_delassus(space, compliances, h, method, WForms::Assembled)
                 })
             }
             Update::Fast => {

@@ -22,7 +22,7 @@ pub mod device;
 mod solve;
 mod space;
 
-pub use build::{build_delassus, build_delassus_factored};
+pub use build::{build_delassus, build_delassus_factored, WForms};
 pub use corrective::{resolve_recursively, Motion};
 pub use solve::{keep_warm_start, solve_constraints, solve_in_space, warm_started};
 pub use space::ConstraintSpace;

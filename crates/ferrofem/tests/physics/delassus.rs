@@ -306,7 +306,14 @@ fn factored_w_applies_the_assembled_w() {
     let c = 3 * space.problem.groups.len();
     let v: Vec<f64> = (0..c).map(|j| (0.37 * j as f64).sin()).collect();
     for method in [DelassusMethod::Isodof, DelassusMethod::IsodofReuse, DelassusMethod::Auto] {
-        ferrofem::constraint_stack::build_delassus(&mut space, &compliances, h, method, true, false).unwrap();
+        ferrofem::constraint_stack::build_delassus(
+            &mut space,
+            &compliances,
+            h,
+            method,
+            ferrofem::constraint_stack::WForms::Assembled,
+        )
+        .unwrap();
         let assembled = space.delassus.assembled.to_dense();
         let expected: Vec<f64> = (0..c).map(|i| (0..c).map(|j| assembled[i * c + j] * v[j]).sum()).collect();
         assert!(
@@ -335,7 +342,7 @@ fn factored_w_applies_the_assembled_w() {
 /// λ of the same `W` held whole, to 1e-9.
 #[test]
 fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
-    use ferrofem::constraint_stack::{build_delassus, solve_in_space, ConstraintSpace};
+    use ferrofem::constraint_stack::{build_delassus, solve_in_space, ConstraintSpace, WForms};
     use ferrofem::solver::{row_gaps, ConstraintSolver, NewtonSettings, PgsSettings};
     let cube =
         |name: &str, x: f64| BodySpec::new(name, MeshSpec::cube(0.2, 3), 1e5, 0.3, 1000.0).at([x, 0.0, 0.1]);
@@ -376,7 +383,7 @@ fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
     for solver in
         [ConstraintSolver::Pgs(PgsSettings::new(20_000, 1e-13)), ConstraintSolver::NonSmoothNewton(newton)]
     {
-        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, true, false).unwrap();
+        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, WForms::Assembled).unwrap();
         assert_eq!(space.delassus.assembled.blocks().len(), 3);
         space.problem.impulses = vec![0.0; c];
         solve_in_space(&mut space, &compliances, model, solver);
@@ -405,7 +412,7 @@ fn w_is_stored_and_solved_by_blocks_of_coupled_contacts() {
 /// assembled `W` to 1e-9, and nothing is assembled.
 #[test]
 fn a_pile_kept_apart_solves_as_the_assembled_w() {
-    use ferrofem::constraint_stack::{build_delassus, solve_in_space, ConstraintSpace};
+    use ferrofem::constraint_stack::{build_delassus, solve_in_space, ConstraintSpace, WForms};
     use ferrofem::solver::{row_gaps, ConstraintSolver, PgsSettings};
     let mut w = scene("ten-tori", DelassusMethod::IsodofReuse);
     while w.constraints().delassus.apart.is_empty() {
@@ -421,14 +428,14 @@ fn a_pile_kept_apart_solves_as_the_assembled_w() {
     row_gaps(&space.problem.groups, h, v, &mut space.problem.free_gaps);
     let c = space.problem.free_gaps.len();
     let pgs = ConstraintSolver::Pgs(PgsSettings::new(20_000, 1e-13));
-    let mut solve = |apart: bool| {
-        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, false, apart).unwrap();
+    let mut solve = |forms: WForms| {
+        build_delassus(&mut space, &compliances, h, DelassusMethod::Isodof, forms).unwrap();
         space.problem.impulses = vec![0.0; c];
         solve_in_space(&mut space, &compliances, model, pgs);
         (space.problem.impulses.clone(), space.delassus.apart.len(), space.delassus.assembled.stored())
     };
-    let (assembled, none_apart, stored) = solve(false);
-    let (apart, kept_apart, nothing) = solve(true);
+    let (assembled, none_apart, stored) = solve(WForms::MayLeaveUnbuilt);
+    let (apart, kept_apart, nothing) = solve(WForms::MayKeepApart);
     assert_eq!((none_apart, nothing), (0, 0), "assembled, then nothing assembled");
     assert!(kept_apart >= 3 && stored > 0, "{kept_apart} bodies apart, {stored} entries assembled");
     let err = common::rel_diff(&apart, &assembled);

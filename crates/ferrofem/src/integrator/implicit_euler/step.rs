@@ -13,7 +13,7 @@ use crate::collision::Contacts;
 use crate::collision::{ImplicitResolution, Resolution, Update};
 use crate::constraint::Compliance;
 use crate::constraint_stack::{
-    build_delassus, resolve_recursively, solve_constraints, ConstraintSpace, Motion,
+    build_delassus, resolve_recursively, solve_constraints, ConstraintSpace, Motion, WForms,
 };
 use crate::device::DeviceError;
 use crate::integrator::ImplicitEulerSettings;
@@ -160,14 +160,14 @@ impl ImplicitEuler {
     ) -> Result<(), DeviceError> {
         let (settings, compliances, ws) = (&model.constraint_solver, &self.compliances, &self.bodies);
         let solver = settings.solver(false);
-        let assembled = matches!(solver, ConstraintSolver::NonSmoothNewton(_));
-        // PGS in double reads the bodies' parts where they are far fewer
-        // entries; its rounded copies are made of assembled blocks.
-        let apart = matches!(solver, ConstraintSolver::Pgs(p) if p.precision == Precision::Double);
+        let forms = match solver {
+            ConstraintSolver::NonSmoothNewton(_) => WForms::Assembled,
+            ConstraintSolver::Pgs(p) if p.precision == Precision::Double => WForms::MayKeepApart,
+            ConstraintSolver::Pgs(_) => WForms::MayLeaveUnbuilt,
+        };
         let h = model.time_step;
-        times.time(Stage::BuildDelassus, || {
-            build_delassus(space, compliances, h, settings.delassus, assembled, apart)
-        })?;
+        times
+            .time(Stage::BuildDelassus, || build_delassus(space, compliances, h, settings.delassus, forms))?;
         let State { bodies: states, warm_start, .. } = state;
         let v_free = |b: usize, j: usize| states[b].velocities[j] + ws[b].dv[j];
         times.time(Stage::SolveConstraints, || {

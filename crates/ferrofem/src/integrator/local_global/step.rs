@@ -20,7 +20,9 @@ use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::Compliance;
 use crate::constraint_stack::device::DeviceConstraintSolver;
-use crate::constraint_stack::{build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace};
+use crate::constraint_stack::{
+    build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace, WForms,
+};
 use crate::device::DeviceError;
 use crate::solver::{ConstraintSolve, ConstraintSolver};
 use crate::stats::{BodyStepStats, Stage, StageTimes};
@@ -408,7 +410,7 @@ impl LocalGlobal {
             .time(Stage::BuildDelassus, || {
                 match factored && build_delassus_factored(space, compliances, h, method) {
                     true => Ok(()),
-                    false => build_delassus(space, compliances, h, method, true, false),
+                    false => build_delassus(space, compliances, h, method, WForms::Assembled),
                 }
             })
             .map_err(fail)?;

@@ -22,6 +22,13 @@ pub enum InitialGuess {
     PreviousVelocity,
     /// `v(t+h) = v(t) + h M⁻¹ f`: a forward-Euler step.
     Explicit,
+    /// `v(t+h) = v(t) + Δv⁻`, with `Δv⁻` the previous step's free-motion
+    /// solution (its velocity change before the contact correction):
+    /// gravity's and the elastic forces' accelerations carried over one
+    /// step, so an early-terminated PCG spends its iterations on what
+    /// changed (implicit Euler only; `Δv = 0` on the first step).
+    #[serde(alias = "previous-change")]
+    PreviousChange,
 }
 
 /// Preconditioner of the free-motion PCG.

@@ -132,22 +132,24 @@ pub struct SimulationSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
-    /// PCG from the previous velocity, preconditioned by an LDLᵀ factor
-    /// refactorized in the background every `REAL_TIME_REFRESH` steps
-    /// (the factor of step `s` serves from step `s + 50`, so runs are
-    /// reproducible), read by PCG in bfloat16 (a quarter of the factor's
-    /// bytes; the 5k drop's error after 1 s is that of `single`, 0.72 %),
-    /// by the correction's backward sweep in single precision, and warped
-    /// by the body's rotation since its matrix was assembled, cut at 3
-    /// iterations
+    /// PCG from the previous step's free-motion change (`previous_change`),
+    /// preconditioned by an LDLᵀ factor refactorized in the background
+    /// every `REAL_TIME_REFRESH` steps (the factor of step `s` serves from
+    /// step `s + 50`, so runs are reproducible), read by PCG in bfloat16 (a
+    /// quarter of the factor's bytes; the 5k drop's error after 1 s is that
+    /// of `single`), by the correction's backward sweep in single
+    /// precision, and warped by the body's rotation since its matrix was
+    /// assembled, cut at `REAL_TIME_PCG_ITERATIONS` (2) iterations
     /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps on an `f32`
-    /// copy of `W` (half the bytes of each sweep). dahl2019's
-    /// early termination with zeng2022's preconditioner: one iteration from
-    /// `v(t)` keeps the kinetic energy within 2 %, five within 0.05 %; the
-    /// warp keeps the contact compliance close to the current `A` (the 5k
-    /// drop within 0.72 % of its size after 1 s, where a factorization
-    /// without pause gave 0.35–0.76 % at 15–20 % more time per step, its
-    /// core and memory bus shared with the step).
+    /// copy of `W` (half the bytes of each sweep). dahl2019's early
+    /// termination with zeng2022's preconditioner: from `v(t)` one
+    /// iteration keeps the kinetic energy within 2 %, five within 0.05 %;
+    /// from the previous change two iterations leave the 5k and 20k drops
+    /// within 0.6 % of their size after 1 s, where three from `v(t)` left
+    /// 0.74 % and 0.66 %. The warp keeps the contact compliance close to
+    /// the current `A` (a factorization without pause gave 0.35–0.76 % at
+    /// 15–20 % more time per step, its core and memory bus shared with the
+    /// step).
     RealTime,
     /// PCG to 1e-8 (up to 200 iterations) with an LDLᵀ factor refreshed
     /// every step; PGS to 1e-8 within 500 sweeps.
@@ -156,6 +158,9 @@ pub enum Preset {
 
 /// Steps between the real-time preset's background refactorizations.
 pub const REAL_TIME_REFRESH: usize = 50;
+
+/// The real-time preset's PCG iterations per step.
+pub const REAL_TIME_PCG_ITERATIONS: usize = 2;
 
 impl Preset {
     /// Fills the keys of `[implicit_euler]` and `[constraint_solver]` that
@@ -167,7 +172,7 @@ impl Preset {
         let realtime = self == Preset::RealTime;
         let ie = &mut spec.implicit_euler;
         if !has("implicit_euler", "initial_guess") {
-            ie.initial_guess = InitialGuess::PreviousVelocity;
+            ie.initial_guess = if realtime { InitialGuess::PreviousChange } else { InitialGuess::PreviousVelocity };
         }
         if !has("implicit_euler", "preconditioner") {
             ie.preconditioner = PreconditionerKind::Ldlt;
@@ -186,7 +191,7 @@ impl Preset {
             ie.warp = realtime;
         }
         if !has("implicit_euler", "max_iterations") {
-            ie.max_iterations = Some(if realtime { 3 } else { 200 });
+            ie.max_iterations = Some(if realtime { REAL_TIME_PCG_ITERATIONS } else { 200 });
         }
         if !has("implicit_euler", "rel_tolerance") {
             ie.rel_tolerance = Some(if realtime { 1e-5 } else { 1e-8 });
@@ -508,11 +513,8 @@ mod tests {
     fn preset_fills_only_the_keys_left_out() {
         let s = scene("").spec;
         let ie = s.implicit_euler;
-        assert_eq!((ie.max_iterations, ie.rel_tolerance), (Some(3), Some(1e-5)));
-        assert_eq!(
-            (ie.initial_guess, ie.preconditioner),
-            (InitialGuess::PreviousVelocity, PreconditionerKind::Ldlt)
-        );
+        assert_eq!((ie.max_iterations, ie.rel_tolerance), (Some(super::REAL_TIME_PCG_ITERATIONS), Some(1e-5)));
+        assert_eq!((ie.initial_guess, ie.preconditioner), (InitialGuess::PreviousChange, PreconditionerKind::Ldlt));
         assert!(
             ie.refresh.asynchronous
                 && ie.refresh.deterministic

@@ -146,7 +146,7 @@ fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
     assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
 }
 
-/// The real-time preset (`[simulation] preset = "real-time"`: 3 PCG
+/// The real-time preset (`[simulation] preset = "real-time"`: 2 PCG
 /// iterations, PGS to 1e-5 in 50 sweeps) keeps the slope's stick/slide
 /// threshold within ±0.02 of tan θ: it sticks at tan θ + 0.02 and slides
 /// at tan θ − 0.02 with the Coulomb acceleration within 10 %.

@@ -331,7 +331,8 @@ fn unsupported_input_is_refused_by_name() {
     let err = Scene::from_toml(tpu, ".".into(), "s").unwrap_err().to_string();
     assert!(err.contains("simulation.device") && err.contains("gpu"), "{err}");
     type Edit = fn(&mut LocalGlobalSettings);
-    let edits: [(&str, Edit); 4] = [
+    let edits: [(&str, Edit); 5] = [
+        ("initial_guess", |s| s.initial_guess = InitialGuess::PreviousChange),
         ("tolerance", |s| s.tolerance = Some(-1.0)),
         ("anderson_window", |s| s.anderson_window = 0),
         ("lbfgs_window", |s| s.lbfgs_window = 0),

@@ -48,11 +48,14 @@ pub fn free_motion(
         }
     };
     ws.solve = ws.pcg.solve(&ws.system, &ws.rhs, &mut ws.dv, precond, settings.pcg())?;
+    if settings.initial_guess == InitialGuess::PreviousChange {
+        ws.previous_change.clone_from(&ws.dv);
+    }
     Ok(())
 }
 
-/// dahl2019 §3.2 initial guesses, written for the unknown `Δv`; kinematic
-/// vertices start at their prescribed `Δv*`.
+/// dahl2019 §3.2 initial guesses and the previous step's change, written
+/// for the unknown `Δv`; kinematic vertices start at their prescribed `Δv*`.
 fn initial_guess(
     body: &Body,
     state: &BodyState,
@@ -61,6 +64,7 @@ fn initial_guess(
     gravity: [f64; 3],
     guess: InitialGuess,
 ) {
+    let previous = |j: usize| ws.previous_change.get(j).copied().unwrap_or(0.0);
     for (j, dv) in ws.dv.iter_mut().enumerate() {
         let i = j / 3;
         *dv = if body.is_kinematic[i] {
@@ -70,6 +74,7 @@ fn initial_guess(
                 InitialGuess::Zero => -state.velocities[j],
                 InitialGuess::PreviousVelocity => 0.0,
                 InitialGuess::Explicit => h * (ws.elastic_forces[j] / body.mass[i] + gravity[j % 3]),
+                InitialGuess::PreviousChange => previous(j),
             }
         };
     }

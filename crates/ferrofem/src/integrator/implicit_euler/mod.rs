@@ -56,6 +56,9 @@ pub struct BodyWorkspace {
     pub warp: Option<crate::constraint::Warp>,
     /// Scratch of the correction `A⁻¹ Hᵀ λ`.
     pub correction: Vec<f64>,
+    /// The last free-motion `Δv`, kept for the `previous_change` initial
+    /// guess (empty until its first solve, and for other guesses).
+    pub previous_change: Vec<f64>,
 }
 
 impl BodyWorkspace {
@@ -81,6 +84,7 @@ impl BodyWorkspace {
             refactorizer: None,
             warp: None,
             correction: Vec::new(),
+            previous_change: Vec::new(),
         }
     }
 }

@@ -179,6 +179,14 @@ impl LocalGlobalSettings {
         if self.iterations == 0 {
             return Err(Invalid::new(key("iterations"), "must be at least 1".into()));
         }
+        if self.initial_guess == InitialGuess::PreviousChange {
+            return Err(Invalid::new(
+                key("initial_guess"),
+                "\"previous_change\" carries implicit Euler's free-motion Δv over a step; local-global \
+                 starts from positions: use \"explicit\" (zeng2025's q̃), \"previous_velocity\" or \"zero\""
+                    .into(),
+            ));
+        }
         if !(self.pin_weight.is_finite() && self.pin_weight > 0.0) {
             return Err(Invalid::new(
                 key("pin_weight"),

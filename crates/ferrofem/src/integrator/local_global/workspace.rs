@@ -135,7 +135,10 @@ pub(super) fn predict(
     }
     match guess {
         InitialGuess::Explicit => w.x.copy_from_slice(&w.predicted),
-        InitialGuess::PreviousVelocity => w.x.iter_mut().enumerate().for_each(|(i, x)| *x = q[i] + h * v[i]),
+        // `previous_change` is refused by `LocalGlobalSettings::check`.
+        InitialGuess::PreviousVelocity | InitialGuess::PreviousChange => {
+            w.x.iter_mut().enumerate().for_each(|(i, x)| *x = q[i] + h * v[i])
+        }
         InitialGuess::Zero => w.x.copy_from_slice(q),
     }
     for p in &w.pins {

@@ -172,7 +172,8 @@ impl Preset {
         let realtime = self == Preset::RealTime;
         let ie = &mut spec.implicit_euler;
         if !has("implicit_euler", "initial_guess") {
-            ie.initial_guess = if realtime { InitialGuess::PreviousChange } else { InitialGuess::PreviousVelocity };
+            ie.initial_guess =
+                if realtime { InitialGuess::PreviousChange } else { InitialGuess::PreviousVelocity };
         }
         if !has("implicit_euler", "preconditioner") {
             ie.preconditioner = PreconditionerKind::Ldlt;
@@ -513,8 +514,14 @@ mod tests {
     fn preset_fills_only_the_keys_left_out() {
         let s = scene("").spec;
         let ie = s.implicit_euler;
-        assert_eq!((ie.max_iterations, ie.rel_tolerance), (Some(super::REAL_TIME_PCG_ITERATIONS), Some(1e-5)));
-        assert_eq!((ie.initial_guess, ie.preconditioner), (InitialGuess::PreviousChange, PreconditionerKind::Ldlt));
+        assert_eq!(
+            (ie.max_iterations, ie.rel_tolerance),
+            (Some(super::REAL_TIME_PCG_ITERATIONS), Some(1e-5))
+        );
+        assert_eq!(
+            (ie.initial_guess, ie.preconditioner),
+            (InitialGuess::PreviousChange, PreconditionerKind::Ldlt)
+        );
         assert!(
             ie.refresh.asynchronous
                 && ie.refresh.deterministic

@@ -180,7 +180,12 @@ impl Preset {
         }
         if !has("implicit_euler", "refresh") {
             ie.refresh = if realtime {
-                Refresh { every: REAL_TIME_REFRESH, asynchronous: true, deterministic: true }
+                Refresh {
+                    every: REAL_TIME_REFRESH,
+                    asynchronous: true,
+                    deterministic: true,
+                    isodofs_ahead: false,
+                }
             } else {
                 Refresh::default()
             };

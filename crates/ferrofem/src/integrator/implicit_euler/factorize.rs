@@ -7,6 +7,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
+use ferrofem_linalg::ldlt::IsodofCache;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Precision, Preconditioner};
 use nalgebra::Matrix3;
 
@@ -16,8 +17,10 @@ use crate::constraint::Warp;
 use crate::element::PolarMethod;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
 
-type Snapshot = (usize, CsrMatrix);
-type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
+/// A matrix to factorize in the background: its step, `A`, and the DOFs
+/// whose isodof columns to solve with the new factor.
+type Snapshot = (usize, CsrMatrix, Vec<usize>);
+type Finished = Result<(usize, Arc<Ldlt>, IsodofCache), LinalgError>;
 
 /// Runs the stage for one body: symbolic analysis on first use, then the
 /// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
@@ -26,7 +29,9 @@ type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
 /// `settings.warp`, the factor is warped by the body's rotation since its
 /// matrix was assembled (`w.warp`, none while the factor is current), in
 /// PCG, the Delassus operator and the correction; `rotations` are the tets'
-/// co-rotational rotations of this step's `A`.
+/// co-rotational rotations of this step's `A`; `isodofs` names the DOFs the
+/// body's isodof cache has in use, solved ahead by a background refresh
+/// under `refresh.isodofs_ahead` ([`Refactorizer::take_warm`]).
 pub fn factorize(
     w: &mut BodyWorkspace,
     body: &Body,
@@ -34,6 +39,7 @@ pub fn factorize(
     step: usize,
     settings: &ImplicitEulerSettings,
     constrained: bool,
+    isodofs: impl FnOnce() -> Vec<usize>,
 ) -> Result<(), LinalgError> {
     let refresh = match settings.preconditioner {
         PreconditionerKind::Ldlt => settings.refresh,
@@ -46,7 +52,7 @@ pub fn factorize(
     let r = w.refactorizer.as_mut().expect("created above");
     let warp = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
     let rotations = if warp { rotations } else { &[] };
-    r.refresh(step, &w.system, refresh, rotations)?;
+    r.refresh(step, &w.system, refresh, rotations, isodofs)?;
     w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
     Ok(())
 }
@@ -97,6 +103,9 @@ pub struct Refactorizer {
     pending_rotations: Vec<Matrix3<f64>>,
     /// Factorizations completed so far.
     pub completed: usize,
+    /// The isodof columns a background refresh solved with the factor it
+    /// installed last, until the Delassus build takes them.
+    warm: Option<IsodofCache>,
 }
 
 #[derive(Debug)]
@@ -141,6 +150,7 @@ impl Refactorizer {
             factor_rotations: Vec::new(),
             pending_rotations: Vec::new(),
             completed: 0,
+            warm: None,
         })
     }
 
@@ -161,12 +171,17 @@ impl Refactorizer {
     /// `refresh.deterministic`, exactly `every` steps after its snapshot
     /// (waiting for it if need be). `rotations`: the element rotations of
     /// this step's `A`, kept with its factor for warping (may be empty).
+    /// With `refresh.isodofs_ahead`, the background thread also solves
+    /// the isodof columns of the DOFs `isodofs` names (asked when the
+    /// snapshot is taken) with the new factor, off the step's path: without
+    /// them the first `W` after the swap solves every column at once.
     pub fn refresh(
         &mut self,
         step: usize,
         a: &CsrMatrix,
         refresh: Refresh,
         rotations: &[Matrix3<f64>],
+        isodofs: impl FnOnce() -> Vec<usize>,
     ) -> Result<(), LinalgError> {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
@@ -189,16 +204,18 @@ impl Refactorizer {
         };
         if let Some(done) = finished {
             worker.busy = false;
-            let (s, f) = done?;
+            let (s, f, warm) = done?;
             self.factor_step = s;
             self.current = Some(f);
+            self.warm = (!warm.is_empty()).then_some(warm);
             self.completed += 1;
             std::mem::swap(&mut self.factor_rotations, &mut self.pending_rotations);
         }
         let worker = self.worker.as_mut().expect("worker exists");
         if due && !worker.busy {
             if let Some(tx) = &worker.to_worker {
-                if tx.send((step, a.clone())).is_ok() {
+                let isodofs = if refresh.isodofs_ahead { isodofs() } else { Vec::new() };
+                if tx.send((step, a.clone(), isodofs)).is_ok() {
                     worker.busy = true;
                     self.snapshot_step = step;
                     self.pending_rotations.clear();
@@ -213,6 +230,12 @@ impl Refactorizer {
         self.current = Some(f);
         self.factor_step = step;
         self.completed += 1;
+    }
+
+    /// The isodof columns solved in the background with the factor
+    /// installed last (once: the Delassus workspace adopts them).
+    pub fn take_warm(&mut self) -> Option<IsodofCache> {
+        self.warm.take()
     }
 
     /// The newest finished factor.
@@ -245,8 +268,18 @@ impl Worker {
         let handle = std::thread::Builder::new()
             .name("ferrofem-refactorize".into())
             .spawn(move || {
-                for (step, a) in inbox {
-                    let r = factorize_in(symbolic.clone(), &a, copies).map(|f| (step, Arc::new(f)));
+                // The columns are solved on this thread alone: on the shared
+                // pool their tasks would hold up the step's parallel loops.
+                let alone = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
+                for (step, a, isodofs) in inbox {
+                    let r = factorize_in(symbolic.clone(), &a, copies).map(|f| {
+                        let f = Arc::new(f);
+                        let mut warm = IsodofCache::default();
+                        if let (false, Some(pool)) = (isodofs.is_empty(), &alone) {
+                            pool.install(|| warm.update(&f, &isodofs));
+                        }
+                        (step, f, warm)
+                    });
                     if outbox.send(r).is_err() {
                         break;
                     }

@@ -31,8 +31,6 @@ pub struct IsodofCache {
     capacity: usize,
     /// The largest storage of the dropped generations.
     spare: Vec<f64>,
-    /// The DOFs of the last [`Self::update`], sorted.
-    in_use: Vec<usize>,
 }
 
 /// What one [`IsodofCache::update`] call did.
@@ -67,22 +65,7 @@ impl IsodofCache {
         }
         self.generations.clear();
         self.slot.clear();
-        self.in_use.clear();
         self.factor = None;
-    }
-
-    /// The DOFs the last [`Self::update`] asked for, sorted (a subset of
-    /// those cached: older ones stay until the cache outgrows its bound).
-    pub fn in_use(&self) -> &[usize] {
-        &self.in_use
-    }
-
-    /// Takes over `warm`: columns solved ahead for a newer factor (a
-    /// background refresh solves the DOFs in use when its matrix was
-    /// snapshot), so that the first [`Self::update`] with that factor
-    /// solves only the DOFs `warm` lacks instead of all of them.
-    pub fn adopt(&mut self, warm: IsodofCache) {
-        *self = warm;
     }
 
     /// The DOFs of `dofs` a call with factor `f` would solve (sorted): those
@@ -116,9 +99,6 @@ impl IsodofCache {
         if !fresh.is_empty() {
             self.extend(f, &fresh);
         }
-        self.in_use.clear();
-        self.in_use.extend_from_slice(dofs);
-        self.in_use.sort_unstable();
         IsodofReuse { isodofs: dofs.len(), reused: dofs.len() - fresh.len() }
     }
 

@@ -341,27 +341,6 @@ fn isodof_cache_matches_a_fresh_build_as_sets_change() {
     assert!(reused_total > 0, "persisting DOFs are reused");
 }
 
-/// A cache solved ahead for a new factor from the DOFs another cache had
-/// in use (a background refresh), adopted: the first update with that
-/// factor solves only the DOFs that appeared since, and `W̄` is a fresh
-/// build's.
-#[test]
-fn an_adopted_cache_solves_only_the_new_dofs() {
-    let (old, new) = (factor(6, 9, Ordering::NestedDissection), factor(6, 9, Ordering::NestedDissection));
-    let window = |start: usize| -> Vec<usize> { (3 * start..3 * start + 60).collect() };
-    let mut cache = IsodofCache::default();
-    cache.update(&old, &window(0));
-    cache.update(&old, &window(4));
-    assert_eq!(cache.in_use(), window(4).as_slice());
-    assert!(cache.len() > window(4).len(), "older DOFs stay cached");
-    let mut warm = IsodofCache::default();
-    warm.update(&new, cache.in_use());
-    cache.adopt(warm);
-    let (wbar, reuse) = cache.delassus(&new, &window(6));
-    assert_eq!(reuse.isodofs - reuse.reused, 6, "only the DOFs new since the snapshot");
-    assert!(max_rel_diff(&wbar, &super::isodof::reference(&new, &window(6))) < 1e-12);
-}
-
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
     #[test]

@@ -63,19 +63,11 @@ pub struct Refresh {
     /// it is late, so runs are bitwise reproducible. `false`: the newest
     /// finished factor is used as soon as it lands (never waits).
     pub deterministic: bool,
-    /// With `asynchronous`: the background thread also solves, with the
-    /// factor it made, the isodof columns of the DOFs the body's contacts
-    /// had in use at the snapshot, so that the step installing the factor
-    /// solves only the DOFs new since instead of all (the 20k real-time
-    /// drop's longest step 0.77–0.85 → 0.48–0.52 s). It does the same
-    /// work off the step's path: worth it where a core is spare; on two
-    /// cores it slows the steps it overlaps (median +9 %).
-    pub isodofs_ahead: bool,
 }
 
 impl Default for Refresh {
     fn default() -> Self {
-        Refresh { every: 1, asynchronous: false, deterministic: false, isodofs_ahead: false }
+        Refresh { every: 1, asynchronous: false, deterministic: false }
     }
 }
 

@@ -180,12 +180,7 @@ impl Preset {
         }
         if !has("implicit_euler", "refresh") {
             ie.refresh = if realtime {
-                Refresh {
-                    every: REAL_TIME_REFRESH,
-                    asynchronous: true,
-                    deterministic: true,
-                    isodofs_ahead: false,
-                }
+                Refresh { every: REAL_TIME_REFRESH, asynchronous: true, deterministic: true }
             } else {
                 Refresh::default()
             };

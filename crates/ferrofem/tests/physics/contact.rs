@@ -82,7 +82,7 @@ fn tight(scene: SceneBuilder) -> SceneBuilder {
 /// The real-time preset with its background refresh made deterministic
 /// (a test must not depend on when a thread finishes).
 fn real_time(scene: SceneBuilder) -> SceneBuilder {
-    let refresh = Refresh { every: 1, asynchronous: true, deterministic: true, isodofs_ahead: false };
+    let refresh = Refresh { every: 1, asynchronous: true, deterministic: true };
     scene.preset(Preset::RealTime).implicit_euler(|s| s.refresh = refresh)
 }
 
@@ -194,38 +194,6 @@ fn real_time_preset_carries_the_resting_weight() {
             }
         }
     }
-}
-
-/// `refresh.isodofs_ahead`: a background refresh solves the isodof
-/// columns in use with the factor it makes before that factor serves: the
-/// resting block under the real-time preset (made to refresh every step,
-/// each factor serving the step after its snapshot) reuses the isodofs of
-/// the steps whose contacts stayed (without the key: none, every new
-/// factor solves them all again).
-#[test]
-fn a_background_refresh_solves_the_isodofs_ahead() {
-    use ferrofem::delassus::DelassusMethod;
-    let reused = |ahead: bool| {
-        let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
-        let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
-        let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
-        let scene = scene.implicit_euler(|s| s.refresh.isodofs_ahead = ahead);
-        let mut w = scene.constraint_solver(|c| c.delassus = DelassusMethod::IsodofReuse).world().unwrap();
-        let (mut isodofs, mut reused) = (0, 0);
-        for step in 1..=60 {
-            let s = w.step().unwrap();
-            let body = &s.bodies[0];
-            assert!(step == 1 || body.factor_age == Some(1), "step {step}: a factor every step");
-            let d = body.delassus.as_ref().expect("the block rests on the floor");
-            if step > 20 {
-                (isodofs, reused) = (isodofs + d.isodofs, reused + d.reused_isodofs);
-            }
-        }
-        (reused, isodofs)
-    };
-    let (ahead, isodofs) = reused(true);
-    assert!(ahead as f64 > 0.9 * isodofs as f64, "steps 21–60 reused {ahead} of {isodofs} isodofs");
-    assert_eq!(reused(false).0, 0, "without the key every new factor solves its isodofs");
 }
 
 #[test]

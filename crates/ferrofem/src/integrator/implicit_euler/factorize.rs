@@ -7,7 +7,6 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use ferrofem_linalg::ldlt::IsodofCache;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Precision, Preconditioner};
 use nalgebra::Matrix3;
 
@@ -17,10 +16,8 @@ use crate::constraint::Warp;
 use crate::element::PolarMethod;
 use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
 
-/// A matrix to factorize in the background: its step, `A`, and the DOFs
-/// whose isodof columns to solve with the new factor.
-type Snapshot = (usize, CsrMatrix, Vec<usize>);
-type Finished = Result<(usize, Arc<Ldlt>, IsodofCache), LinalgError>;
+type Snapshot = (usize, CsrMatrix);
+type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
 
 /// Runs the stage for one body: symbolic analysis on first use, then the
 /// refresh policy of [`Refactorizer::refresh`]. Contact needs `A⁻¹` for
@@ -29,9 +26,7 @@ type Finished = Result<(usize, Arc<Ldlt>, IsodofCache), LinalgError>;
 /// `settings.warp`, the factor is warped by the body's rotation since its
 /// matrix was assembled (`w.warp`, none while the factor is current), in
 /// PCG, the Delassus operator and the correction; `rotations` are the tets'
-/// co-rotational rotations of this step's `A`; `isodofs` names the DOFs the
-/// body's isodof cache has in use, solved ahead by a background refresh
-/// under `refresh.isodofs_ahead` ([`Refactorizer::take_warm`]).
+/// co-rotational rotations of this step's `A`.
 pub fn factorize(
     w: &mut BodyWorkspace,
     body: &Body,
@@ -39,7 +34,6 @@ pub fn factorize(
     step: usize,
     settings: &ImplicitEulerSettings,
     constrained: bool,
-    isodofs: impl FnOnce() -> Vec<usize>,
 ) -> Result<(), LinalgError> {
     let refresh = match settings.preconditioner {
         PreconditionerKind::Ldlt => settings.refresh,
@@ -52,7 +46,7 @@ pub fn factorize(
     let r = w.refactorizer.as_mut().expect("created above");
     let warp = settings.warp && settings.preconditioner == PreconditionerKind::Ldlt;
     let rotations = if warp { rotations } else { &[] };
-    r.refresh(step, &w.system, refresh, rotations, isodofs)?;
+    r.refresh(step, &w.system, refresh, rotations)?;
     w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
     Ok(())
 }
@@ -103,9 +97,6 @@ pub struct Refactorizer {
     pending_rotations: Vec<Matrix3<f64>>,
     /// Factorizations completed so far.
     pub completed: usize,
-    /// The isodof columns a background refresh solved with the factor it
-    /// installed last, until the Delassus build takes them.
-    warm: Option<IsodofCache>,
 }
 
 #[derive(Debug)]
@@ -150,7 +141,6 @@ impl Refactorizer {
             factor_rotations: Vec::new(),
             pending_rotations: Vec::new(),
             completed: 0,
-            warm: None,
         })
     }
 
@@ -171,17 +161,12 @@ impl Refactorizer {
     /// `refresh.deterministic`, exactly `every` steps after its snapshot
     /// (waiting for it if need be). `rotations`: the element rotations of
     /// this step's `A`, kept with its factor for warping (may be empty).
-    /// With `refresh.isodofs_ahead`, the background thread also solves
-    /// the isodof columns of the DOFs `isodofs` names (asked when the
-    /// snapshot is taken) with the new factor, off the step's path: without
-    /// them the first `W` after the swap solves every column at once.
     pub fn refresh(
         &mut self,
         step: usize,
         a: &CsrMatrix,
         refresh: Refresh,
         rotations: &[Matrix3<f64>],
-        isodofs: impl FnOnce() -> Vec<usize>,
     ) -> Result<(), LinalgError> {
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
@@ -204,18 +189,16 @@ impl Refactorizer {
         };
         if let Some(done) = finished {
             worker.busy = false;
-            let (s, f, warm) = done?;
+            let (s, f) = done?;
             self.factor_step = s;
             self.current = Some(f);
-            self.warm = (!warm.is_empty()).then_some(warm);
             self.completed += 1;
             std::mem::swap(&mut self.factor_rotations, &mut self.pending_rotations);
         }
         let worker = self.worker.as_mut().expect("worker exists");
         if due && !worker.busy {
             if let Some(tx) = &worker.to_worker {
-                let isodofs = if refresh.isodofs_ahead { isodofs() } else { Vec::new() };
-                if tx.send((step, a.clone(), isodofs)).is_ok() {
+                if tx.send((step, a.clone())).is_ok() {
                     worker.busy = true;
                     self.snapshot_step = step;
                     self.pending_rotations.clear();
@@ -230,12 +213,6 @@ impl Refactorizer {
         self.current = Some(f);
         self.factor_step = step;
         self.completed += 1;
-    }
-
-    /// The isodof columns solved in the background with the factor
-    /// installed last (once: the Delassus workspace adopts them).
-    pub fn take_warm(&mut self) -> Option<IsodofCache> {
-        self.warm.take()
     }
 
     /// The newest finished factor.
@@ -268,18 +245,8 @@ impl Worker {
         let handle = std::thread::Builder::new()
             .name("ferrofem-refactorize".into())
             .spawn(move || {
-                // The columns are solved on this thread alone: on the shared
-                // pool their tasks would hold up the step's parallel loops.
-                let alone = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
-                for (step, a, isodofs) in inbox {
-                    let r = factorize_in(symbolic.clone(), &a, copies).map(|f| {
-                        let f = Arc::new(f);
-                        let mut warm = IsodofCache::default();
-                        if let (false, Some(pool)) = (isodofs.is_empty(), &alone) {
-                            pool.install(|| warm.update(&f, &isodofs));
-                        }
-                        (step, f, warm)
-                    });
+                for (step, a) in inbox {
+                    let r = factorize_in(symbolic.clone(), &a, copies).map(|f| (step, Arc::new(f)));
                     if outbox.send(r).is_err() {
                         break;
                     }

@@ -5,7 +5,7 @@
 
 use super::assemble::{assemble, StepInputs};
 use super::correct::{apply, correct};
-use super::factorize::{factorize, Refactorizer};
+use super::factorize::factorize;
 use super::free_motion::free_motion;
 use super::integrate::integrate;
 use super::BodyWorkspace;
@@ -74,16 +74,9 @@ impl ImplicitEuler {
             body.guard(step, Stage::Assemble, "right-hand side", &w.rhs)?;
             body.guard(step, Stage::Assemble, "system matrix", &w.system.values)?;
             let constrained = contacts.involve(b) || model.holds(b);
-            let delassus = &mut space.problem.bodies[b].delassus;
-            let isodofs = || delassus.cache.in_use().to_vec();
             times
-                .time(Stage::Factorize, || {
-                    factorize(w, body, &s.rotations, step, &settings, constrained, isodofs)
-                })
+                .time(Stage::Factorize, || factorize(w, body, &s.rotations, step, &settings, constrained))
                 .map_err(|source| SimError::Factorization { step, body: body.name.clone(), source })?;
-            if let Some(warm) = w.refactorizer.as_mut().and_then(Refactorizer::take_warm) {
-                delassus.cache.adopt(warm);
-            }
             // The stages run on a rayon worker, as the local-global step
             // does (`Integrator::step`): their parallel loops (PCG's
             // products and sweeps, the supernodal solves) split among the

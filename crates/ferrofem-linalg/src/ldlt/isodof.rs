@@ -657,9 +657,13 @@ fn column_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
 /// ranges' time, in two ranges of 30 they take 1.5. (The count, like the
 /// ranges, never depends on the thread count.)
 fn solve_parts(cost: impl Iterator<Item = f64>) -> Vec<Range<usize>> {
-    parts(cost, |m| match PARTS.min(m / MIN_PART_COLUMNS).max(2.min(m)).max(1) {
-        odd if odd > 2 => odd & !1,
-        count => count,
+    parts(cost, |m| {
+        let count = PARTS.min(m / MIN_PART_COLUMNS).max(2.min(m)).max(1);
+        if count > 2 {
+            count & !1
+        } else {
+            count
+        }
     })
 }
 

@@ -91,10 +91,11 @@ impl SceneFile {
         if real_time && ie.preconditioner != crate::integrator::PreconditionerKind::Ldlt {
             return Err(Invalid::new(
                 "implicit_euler.preconditioner".into(),
-                "preset = \"real-time\" stops PCG after 2 iterations, which converge only on the \"ldlt\" \
-                 preconditioner it sets (on a Jacobi one they leave a relative residual above 1): drop \
-                 the preset or this key"
-                    .into(),
+                format!(
+                    "preset = \"real-time\" stops PCG after {REAL_TIME_PCG_ITERATIONS} iterations, which \
+                     converge only on the \"ldlt\" preconditioner it sets (on a Jacobi one they leave a \
+                     relative residual above 1): drop the preset or this key"
+                ),
             ));
         }
         if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {

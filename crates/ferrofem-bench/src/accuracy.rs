@@ -59,7 +59,7 @@ pub fn reference_scene(scene: &Scene) -> Scene {
     let spec = &mut r.spec;
     let ie = &mut spec.implicit_euler;
     ie.preconditioner = PreconditionerKind::Ldlt;
-    ie.refresh = Refresh { every: 1, asynchronous: false, deterministic: false };
+    ie.refresh = Refresh::default();
     ie.preconditioner_precision = ferrofem_linalg::Precision::Double;
     ie.max_iterations = Some(10_000);
     ie.rel_tolerance = Some(1e-12);

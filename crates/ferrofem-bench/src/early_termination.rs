@@ -86,7 +86,7 @@ fn settings(
         preconditioner,
         max_iterations: Some(iterations.unwrap_or(5_000)),
         rel_tolerance: Some(if iterations.is_some() { 0.0 } else { 1e-10 }),
-        refresh: Refresh { every: 5, asynchronous: false, deterministic: false },
+        refresh: Refresh { every: 5, ..Refresh::default() },
         ..ImplicitEulerSettings::default()
     }
 }

@@ -186,7 +186,7 @@ fn torus_pass(_: &Path) -> Result<Option<Scene>, BenchError> {
 /// The factor refreshed in the background every 10 steps (the paper's
 /// asynchronous preconditioner), so that W is reused between refreshes.
 fn in_background(scene: &mut Scene) {
-    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, deterministic: false };
+    scene.spec.implicit_euler.refresh = Refresh { every: 10, asynchronous: true, ..Refresh::default() };
 }
 
 fn pad_on_sphere(_: &Path) -> Result<Option<Scene>, BenchError> {

@@ -51,6 +51,24 @@ pub struct DelassusWorkspace {
     pub record: Option<DelassusRecord>,
     /// `W̄` built on the GPU (`[simulation] device = "gpu"`).
     device: Option<DeviceDelassus>,
+    /// The factor handed over to (set by the integrator for the step's
+    /// first build; `None` outside a handover).
+    pub successor: Option<Successor>,
+    /// The successor's isodof columns, solved a share per step.
+    next: IsodofCache,
+}
+
+/// A factor the constraints move to in `steps_left` steps (implicit
+/// Euler's `refresh.handover`): each build solves a share of its isodof
+/// columns ahead, `⌈missing / steps_left⌉`, so that none is missing when it
+/// takes over; the build that first sees it as the compliance's factor
+/// adopts them as its cache.
+#[derive(Debug, Clone)]
+pub struct Successor {
+    /// The new factor.
+    pub factor: Arc<Ldlt>,
+    /// Builds (steps) before it takes over, at least 1.
+    pub steps_left: usize,
 }
 
 impl DelassusWorkspace {
@@ -81,6 +99,9 @@ impl DelassusWorkspace {
     ) -> Result<&[f64], DeviceError> {
         if let Some(f) = compliance.scalar_factor() {
             return Ok(self.build_kronecker(compliance, f, h, method, scale));
+        }
+        if let Some(f) = compliance.factor().filter(|_| self.device.is_none()) {
+            self.hand_over(f, h);
         }
         if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
             if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
@@ -113,6 +134,26 @@ impl DelassusWorkspace {
         };
         self.record = Some(record(chosen, h, reuse, predicted));
         Ok(w)
+    }
+
+    /// The handover's two moves ([`Successor`]): adopt the successor's
+    /// columns once `f` is theirs, and solve a share of them ahead (on the
+    /// CPU; a device build keeps its own cache and rebuilds at the swap).
+    fn hand_over(&mut self, f: &Arc<Ldlt>, h: &CsrMatrix) {
+        if self.next.columns(f).is_some() {
+            // Adopted; the old cache's memory (`W̄` over twice the DOFs in
+            // use) is given back rather than kept for the next handover.
+            self.cache = std::mem::take(&mut self.next);
+        }
+        let Some(Successor { factor, steps_left }) = self.successor.take() else { return };
+        let dofs = isodofs(h);
+        let held = |d: &usize| self.next.columns(&factor).is_some() && self.next.slot(*d).is_some();
+        let (mut batch, missing): (Vec<usize>, Vec<usize>) = dofs.iter().partition(|d| held(d));
+        let share = missing.len().div_ceil(steps_left.max(1));
+        batch.extend_from_slice(&missing[..share]);
+        if share > 0 {
+            self.next.update(&factor, &batch);
+        }
     }
 
     /// The forward half of `A⁻¹ b` (see [`IsodofCache::forward`]) from the

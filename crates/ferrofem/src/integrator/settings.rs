@@ -63,11 +63,18 @@ pub struct Refresh {
     /// it is late, so runs are bitwise reproducible. `false`: the newest
     /// finished factor is used as soon as it lands (never waits).
     pub deterministic: bool,
+    /// With `asynchronous`: the steps over which the constraints move to a
+    /// new factor. `W` and the correction keep the previous factor (warped,
+    /// its isodof columns reused, zeng2022 §5) while the new factor's
+    /// columns are solved a share per step; from `handover` steps after the
+    /// factor came in, they use it. Less than `every`; 0: at once, every
+    /// isodof solved anew in the step the factor comes in.
+    pub handover: usize,
 }
 
 impl Default for Refresh {
     fn default() -> Self {
-        Refresh { every: 1, asynchronous: false, deterministic: false }
+        Refresh { every: 1, asynchronous: false, deterministic: false, handover: 0 }
     }
 }
 

@@ -98,6 +98,17 @@ impl SceneFile {
                 ),
             ));
         }
+        let r = ie.refresh;
+        if r.handover > 0 && !(r.asynchronous && r.handover < r.every) {
+            return Err(Invalid::new(
+                "implicit_euler.refresh.handover".into(),
+                format!(
+                    "{} steps: a handover needs asynchronous = true and fewer steps than every = {} \
+                     (it ends before the next factor comes in)",
+                    r.handover, r.every
+                ),
+            ));
+        }
         if let PolarMethod::Jacobi { max_sweeps, tolerance } = ie.polar {
             if max_sweeps == 0 || !(tolerance.is_finite() && tolerance >= 0.0) {
                 return Err(Invalid::new(

@@ -82,7 +82,7 @@ fn tight(scene: SceneBuilder) -> SceneBuilder {
 /// The real-time preset with its background refresh made deterministic
 /// (a test must not depend on when a thread finishes).
 fn real_time(scene: SceneBuilder) -> SceneBuilder {
-    let refresh = Refresh { every: 1, asynchronous: true, deterministic: true };
+    let refresh = Refresh { every: 1, asynchronous: true, deterministic: true, handover: 0 };
     scene.preset(Preset::RealTime).implicit_euler(|s| s.refresh = refresh)
 }
 

@@ -194,6 +194,68 @@ fn reuse_over_200_steps_matches_a_fresh_build_every_step() {
     assert!(reused > 0 && fresh_steps > 0, "reuse between refactorizations, fresh builds after them");
 }
 
+/// A box sliding on a floor (its contacts the same vertices throughout)
+/// under an asynchronous, deterministic refresh every 6 steps: without a
+/// handover each new factor rebuilds every isodof in the step it comes
+/// in; with `handover = 3`, `W` is built from the previous factor while
+/// the new one's columns are solved a share per step, and then taken over
+/// with none left to solve. Every step's `W` is that of the factor the
+/// constraints use (dense, to 1e-10).
+#[test]
+fn a_handover_moves_w_to_a_new_factor_without_a_rebuild() {
+    let run = |handover: usize| {
+        let block = BodySpec::new(
+            "block",
+            MeshSpec::Box { size: [0.2, 0.2, 0.1], cells: [4, 4, 2] },
+            2e4,
+            0.4,
+            1000.0,
+        )
+        .at([0.0, 0.0, 0.05])
+        .damping(0.1, 0.002)
+        .velocity([0.3, 0.0, 0.0]);
+        let mut w = SceneBuilder::new(0.01)
+            .steps(40)
+            .pcg(100, 1e-10)
+            .implicit_euler(|s| {
+                s.preconditioner = PreconditionerKind::Ldlt;
+                s.refresh = Refresh { every: 6, asynchronous: true, deterministic: true, handover };
+            })
+            .contact(|c| c.alarm_distance = 0.02)
+            .constraint_solver(|c| c.delassus = DelassusMethod::IsodofReuse)
+            .body(block)
+            .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.2))
+            .world()
+            .unwrap();
+        let (mut rebuilds, mut held) = (0, 0);
+        for i in 0..40 {
+            w.step().unwrap();
+            let r = common::workspace(&w, 0).refactorizer.as_ref().expect("factorized");
+            let ws = &w.constraints().problem.bodies[0];
+            let record = ws.delassus.record.expect("the block rests on the floor");
+            rebuilds += usize::from(i > 0 && record.reused_isodofs < record.isodofs);
+            let f = r.constraint_factor().expect("a factor");
+            let dense = |f: Arc<Ldlt>| {
+                delassus::dense(&Compliance::Ldlt(f), &ws.jacobian, &mut DelassusBuffers::default(), 1e-4)
+                    .to_vec()
+            };
+            let newest = r.factor().expect("a factor");
+            if !Arc::ptr_eq(&f, &newest) {
+                // The check below tells the two factors' W apart.
+                held += 1;
+                assert!(common::rel_diff(&dense(newest), &dense(f.clone())) > 1e-6);
+            }
+            let err = common::rel_diff(&w.constraints().delassus.assembled.to_dense(), &dense(f));
+            assert!(err < 1e-10, "handover {handover}, step {}: W off by {err:e}", i + 1);
+        }
+        (rebuilds, held)
+    };
+    let (rebuilds, held) = run(0);
+    assert!(rebuilds >= 3 && held == 0, "at once: {rebuilds} rebuilds, {held} steps on the old factor");
+    let (rebuilds, held) = run(3);
+    assert!(rebuilds == 0 && held >= 6, "handed over: {rebuilds} rebuilds, {held} steps on the old factor");
+}
+
 fn trajectory(name: &str, method: DelassusMethod, steps: usize) -> Vec<Vec<f64>> {
     let mut w = scene(name, method);
     for _ in 0..steps {

@@ -190,7 +190,7 @@ fn rounded_factors_converge_to_the_double_precision_solution() {
             let mut w = common::builtin(name, |s| {
                 let ie = &mut s.spec.implicit_euler;
                 ie.preconditioner = PreconditionerKind::Ldlt;
-                ie.refresh = Refresh { every: 5, asynchronous: false, deterministic: false };
+                ie.refresh = Refresh { every: 5, ..Default::default() };
                 ie.preconditioner_precision = precision;
                 ie.max_iterations = Some(500);
                 ie.rel_tolerance = Some(1e-11);
@@ -228,7 +228,7 @@ fn real_time_drop_does_not_depend_on_the_thread_count() {
             let mut w = common::builtin("drop", |s| {
                 let ie = &mut s.spec.implicit_euler;
                 ie.preconditioner = PreconditionerKind::Ldlt;
-                ie.refresh = Refresh { every: 3, asynchronous: true, deterministic: true };
+                ie.refresh = Refresh { every: 3, asynchronous: true, deterministic: true, handover: 0 };
                 ie.preconditioner_precision = Precision::Bfloat16;
                 ie.warp = true;
                 ie.max_iterations = Some(3);
@@ -255,7 +255,7 @@ fn warped_factor_follows_a_rolling_body() {
         let mut w = common::builtin("drop", |s| {
             let ie = &mut s.spec.implicit_euler;
             ie.preconditioner = PreconditionerKind::Ldlt;
-            ie.refresh = Refresh { every, asynchronous: false, deterministic: false };
+            ie.refresh = Refresh { every, ..Default::default() };
             ie.max_iterations = Some(200);
             ie.rel_tolerance = Some(1e-10);
             ie.warp = warp;

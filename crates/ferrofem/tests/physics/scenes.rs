@@ -378,6 +378,20 @@ fn solver_keys_under_contact_say_where_they_moved() {
     assert!(msg.contains("constraint_solver") && msg.contains("newton"), "{msg}");
 }
 
+#[test]
+fn a_handover_needs_an_asynchronous_refresh_and_ends_before_the_next() {
+    let with =
+        |refresh: &str| format!("{GOOD}[implicit_euler]\npreconditioner = \"ldlt\"\nrefresh = {refresh}\n");
+    for bad in ["{ every = 10, asynchronous = true, handover = 10 }", "{ every = 10, handover = 3 }"] {
+        let msg = scene_error(&with(bad));
+        assert!(
+            msg.contains("implicit_euler.refresh.handover") && msg.contains("every = 10"),
+            "{bad}: {msg}"
+        );
+    }
+    Scene::from_toml(&with("{ every = 10, asynchronous = true, handover = 9 }"), scenes_dir(), "ok").unwrap();
+}
+
 /// A state cloned into a world built afresh from the same scene continues
 /// the run bitwise: warm starts (co-rotations, constraint impulses) travel
 /// with the state. `W` by the dense method, whose round-off does not

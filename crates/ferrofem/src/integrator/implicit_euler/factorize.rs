@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Precision, Preconditioner};
 use nalgebra::Matrix3;
 
+use super::handover::Handover;
 use super::BodyWorkspace;
 use crate::body::Body;
 use crate::constraint::Warp;
@@ -48,6 +49,7 @@ pub fn factorize(
     let rotations = if warp { rotations } else { &[] };
     r.refresh(step, &w.system, refresh, rotations)?;
     w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
+    w.handover_warp = r.handover.as_ref().and_then(|h| h.warp(body, rotations, settings.polar));
     Ok(())
 }
 
@@ -95,6 +97,9 @@ pub struct Refactorizer {
     factor_rotations: Vec<Matrix3<f64>>,
     /// Those of the snapshot being factorized in the background.
     pending_rotations: Vec<Matrix3<f64>>,
+    /// The previous factor, the constraints' while a new one is handed
+    /// over (`refresh.handover`).
+    pub handover: Option<Handover>,
     /// Factorizations completed so far.
     pub completed: usize,
 }
@@ -140,6 +145,7 @@ impl Refactorizer {
             copies,
             factor_rotations: Vec::new(),
             pending_rotations: Vec::new(),
+            handover: None,
             completed: 0,
         })
     }
@@ -156,7 +162,8 @@ impl Refactorizer {
 
     /// Brings the factor up to date for `step` (1-based) with matrix `a`:
     /// the first step always factorizes synchronously; afterwards a new
-    /// factorization starts every `refresh.every` steps. Asynchronously, a
+    /// factorization starts every `refresh.every` steps (and not before a
+    /// handover ends, `refresh.handover`). Asynchronously, a
     /// finished factor is taken as soon as it lands, or, when
     /// `refresh.deterministic`, exactly `every` steps after its snapshot
     /// (waiting for it if need be). `rotations`: the element rotations of
@@ -168,6 +175,9 @@ impl Refactorizer {
         refresh: Refresh,
         rotations: &[Matrix3<f64>],
     ) -> Result<(), LinalgError> {
+        if self.handover.as_ref().is_some_and(|h| step >= h.until) {
+            self.handover = None;
+        }
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
             if due {
@@ -190,13 +200,20 @@ impl Refactorizer {
         if let Some(done) = finished {
             worker.busy = false;
             let (s, f) = done?;
+            let previous = self.current.replace(f);
             self.factor_step = s;
-            self.current = Some(f);
             self.completed += 1;
             std::mem::swap(&mut self.factor_rotations, &mut self.pending_rotations);
+            if let Some(factor) = previous.filter(|_| refresh.handover > 0) {
+                let rotations = std::mem::take(&mut self.pending_rotations);
+                self.handover = Some(Handover { factor, rotations, until: step + refresh.handover });
+            }
         }
+        // A handover holds two factors and two sets of isodof columns: the
+        // next snapshot waits for its end, so that a third factor is not
+        // computed (and held) beside them.
         let worker = self.worker.as_mut().expect("worker exists");
-        if due && !worker.busy {
+        if due && !worker.busy && self.handover.is_none() {
             if let Some(tx) = &worker.to_worker {
                 if tx.send((step, a.clone())).is_ok() {
                     worker.busy = true;
@@ -218,6 +235,12 @@ impl Refactorizer {
     /// The newest finished factor.
     pub fn factor(&self) -> Option<Arc<Ldlt>> {
         self.current.clone()
+    }
+
+    /// The factor of the constraints (`W` and the correction): the
+    /// previous one during a handover, else the newest.
+    pub fn constraint_factor(&self) -> Option<Arc<Ldlt>> {
+        self.handover.as_ref().map(|h| h.factor.clone()).or_else(|| self.factor())
     }
 
     /// The factor to precondition with, warped by `warp` when given.

@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod correct;
 pub mod factorize;
 pub mod free_motion;
+pub mod handover;
 pub mod integrate;
 mod pattern;
 mod step;
@@ -54,6 +55,9 @@ pub struct BodyWorkspace {
     pub refactorizer: Option<factorize::Refactorizer>,
     /// The factor's warp this step (`None` when off or the factor is current).
     pub warp: Option<crate::constraint::Warp>,
+    /// The warp of the constraints' factor during a handover
+    /// ([`factorize::Refactorizer::handover`]; `None` otherwise).
+    pub handover_warp: Option<crate::constraint::Warp>,
     /// Scratch of the correction `A⁻¹ Hᵀ λ`.
     pub correction: Vec<f64>,
     /// The last free-motion `Δv`, kept for the `previous_change` initial
@@ -83,6 +87,7 @@ impl BodyWorkspace {
             elastic_energy: 0.0,
             refactorizer: None,
             warp: None,
+            handover_warp: None,
             correction: Vec::new(),
             previous_change: Vec::new(),
         }

@@ -118,6 +118,11 @@ impl ImplicitEuler {
     ) -> Result<(), SimError> {
         self.compliances.clear();
         self.compliances.extend(self.bodies.iter().map(compliance));
+        for (w, rows) in self.bodies.iter().zip(&mut space.problem.bodies) {
+            let r = w.refactorizer.as_ref();
+            let next = r.and_then(|r| r.handover.as_ref().zip(r.factor()));
+            rows.delassus.successor = next.map(|(h, f)| h.successor(&f, step));
+        }
         let corrected = match model.contact.resolution {
             Resolution::Explicit => self.solve_explicitly(model, state, space, times).map(|_| false),
             Resolution::Implicit(r) => self.resolve_implicitly(model, state, space, times, r),
@@ -228,11 +233,14 @@ impl ImplicitEuler {
     }
 }
 
-/// Body `w`'s compliance for the constraints: its factor, warped when
-/// the factor is an old one standing in for the current `A`.
+/// Body `w`'s compliance for the constraints: its factor (the previous
+/// one during a handover), warped when the factor is an old one standing
+/// in for the current `A`.
 fn compliance(w: &BodyWorkspace) -> Option<Compliance> {
-    let f = w.refactorizer.as_ref().and_then(|r| r.factor())?;
-    Some(match w.warp {
+    let r = w.refactorizer.as_ref()?;
+    let warp = if r.handover.is_some() { w.handover_warp } else { w.warp };
+    let f = r.constraint_factor()?;
+    Some(match warp {
         Some(g) => Compliance::WarpedLdlt(f, g),
         None => Compliance::Ldlt(f),
     })

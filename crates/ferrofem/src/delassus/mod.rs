@@ -100,9 +100,10 @@ impl DelassusWorkspace {
         if let Some(f) = compliance.scalar_factor() {
             return Ok(self.build_kronecker(compliance, f, h, method, scale));
         }
-        if let Some(f) = compliance.factor().filter(|_| self.device.is_none()) {
-            self.hand_over(f, h);
-        }
+        let ahead = match compliance.factor().filter(|_| self.device.is_none()) {
+            Some(f) => self.hand_over(f, h),
+            None => 0,
+        };
         if let (Some(device), Some(f)) = (self.device.as_mut(), compliance.factor()) {
             if !matches!(method, DelassusMethod::Dense | DelassusMethod::Unbuilt) {
                 let cached = method != DelassusMethod::Isodof;
@@ -132,28 +133,31 @@ impl DelassusWorkspace {
             }
             _ => (dense(compliance, h, buf, scale), Default::default()),
         };
-        self.record = Some(record(chosen, h, reuse, predicted));
+        self.record = Some(DelassusRecord { solved_ahead: ahead, ..record(chosen, h, reuse, predicted) });
         Ok(w)
     }
 
     /// The handover's two moves ([`Successor`]): adopt the successor's
     /// columns once `f` is theirs, and solve a share of them ahead (on the
     /// CPU; a device build keeps its own cache and rebuilds at the swap).
-    fn hand_over(&mut self, f: &Arc<Ldlt>, h: &CsrMatrix) {
+    /// Returns the columns solved ahead.
+    fn hand_over(&mut self, f: &Arc<Ldlt>, h: &CsrMatrix) -> usize {
         if self.next.columns(f).is_some() {
             // Adopted; the old cache's memory (`W̄` over twice the DOFs in
             // use) is given back rather than kept for the next handover.
             self.cache = std::mem::take(&mut self.next);
         }
-        let Some(Successor { factor, steps_left }) = self.successor.take() else { return };
+        let Some(Successor { factor, steps_left }) = self.successor.take() else { return 0 };
         let dofs = isodofs(h);
         let held = |d: &usize| self.next.columns(&factor).is_some() && self.next.slot(*d).is_some();
         let (mut batch, missing): (Vec<usize>, Vec<usize>) = dofs.iter().partition(|d| held(d));
         let share = missing.len().div_ceil(steps_left.max(1));
         batch.extend_from_slice(&missing[..share]);
-        if share > 0 {
-            self.next.update(&factor, &batch);
+        if share == 0 {
+            return 0;
         }
+        let r = self.next.update(&factor, &batch);
+        r.isodofs - r.reused
     }
 
     /// The forward half of `A⁻¹ b` (see [`IsodofCache::forward`]) from the
@@ -318,6 +322,7 @@ pub(crate) fn record_named(
         isodofs: reuse.isodofs,
         reused_isodofs: reuse.reused,
         reuse_fraction: if reuse.isodofs > 0 { reuse.reused as f64 / reuse.isodofs as f64 } else { 0.0 },
+        solved_ahead: 0,
         predicted,
     }
 }

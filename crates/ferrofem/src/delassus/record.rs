@@ -18,6 +18,9 @@ pub struct DelassusRecord {
     pub reused_isodofs: usize,
     /// `reused_isodofs / isodofs` (0 when none).
     pub reuse_fraction: f64,
+    /// Isodof columns solved this step for the factor being handed over
+    /// to (implicit Euler's `refresh.handover`; 0 outside a handover).
+    pub solved_ahead: usize,
     /// The cost model's predictions (ms), when `auto` chose.
     pub predicted: Option<DelassusCosts>,
 }

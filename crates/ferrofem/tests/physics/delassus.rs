@@ -227,13 +227,15 @@ fn a_handover_moves_w_to_a_new_factor_without_a_rebuild() {
             .obstacle(ObstacleSpec::new("floor", Shape::HalfSpace).friction(0.2))
             .world()
             .unwrap();
-        let (mut rebuilds, mut held) = (0, 0);
+        let (mut rebuilds, mut held, mut ahead, mut isodofs) = (0, 0, 0, usize::MAX);
         for i in 0..40 {
             w.step().unwrap();
             let r = common::workspace(&w, 0).refactorizer.as_ref().expect("factorized");
             let ws = &w.constraints().problem.bodies[0];
             let record = ws.delassus.record.expect("the block rests on the floor");
             rebuilds += usize::from(i > 0 && record.reused_isodofs < record.isodofs);
+            ahead += record.solved_ahead;
+            isodofs = isodofs.min(record.isodofs);
             let f = r.constraint_factor().expect("a factor");
             let dense = |f: Arc<Ldlt>| {
                 delassus::dense(&Compliance::Ldlt(f), &ws.jacobian, &mut DelassusBuffers::default(), 1e-4)
@@ -248,12 +250,14 @@ fn a_handover_moves_w_to_a_new_factor_without_a_rebuild() {
             let err = common::rel_diff(&w.constraints().delassus.assembled.to_dense(), &dense(f));
             assert!(err < 1e-10, "handover {handover}, step {}: W off by {err:e}", i + 1);
         }
-        (rebuilds, held)
+        (rebuilds, held, ahead, isodofs)
     };
-    let (rebuilds, held) = run(0);
-    assert!(rebuilds >= 3 && held == 0, "at once: {rebuilds} rebuilds, {held} steps on the old factor");
-    let (rebuilds, held) = run(3);
+    let (rebuilds, held, ahead, _) = run(0);
+    assert!(rebuilds >= 3 && held == 0 && ahead == 0, "at once: {rebuilds} rebuilds, {held} held steps");
+    // Each handover (three held steps) solves at least the fewest isodofs of a step ahead.
+    let (rebuilds, held, ahead, isodofs) = run(3);
     assert!(rebuilds == 0 && held >= 6, "handed over: {rebuilds} rebuilds, {held} steps on the old factor");
+    assert!(ahead >= held / 3 * isodofs, "{ahead} solved ahead, at least {isodofs} per handover");
 }
 
 fn trajectory(name: &str, method: DelassusMethod, steps: usize) -> Vec<Vec<f64>> {

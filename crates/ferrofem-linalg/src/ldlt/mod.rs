@@ -333,6 +333,47 @@ impl Ldlt {
         Ok(f)
     }
 
+    /// Factorizes `a` in single precision (faer's supernodal LDLᵀ on `f32`
+    /// values): the factor holds its `f32` values only, and a bfloat16 copy
+    /// rounded from them when `bfloat16`, as one whose doubles were released
+    /// ([`Self::release_double`]), but it never holds doubles: 4 bytes an
+    /// entry while it is computed instead of 8 (the real-time 60k drop's
+    /// background factorization, 1.7 GB in double beside the factor in
+    /// use). Its error is single precision's through the elimination, not
+    /// only the rounding of a double factor: for factors that stand in for
+    /// later matrices anyway (warped, refreshed in the background).
+    pub fn factorize_single(
+        symbolic: Arc<LdltSymbolic>,
+        a: &CsrMatrix,
+        bfloat16: bool,
+    ) -> Result<Ldlt, LinalgError> {
+        let t = Instant::now();
+        let s = &*symbolic;
+        if a.values.len() != s.row_idx.len() || a.nrows() != s.n {
+            return Err(LinalgError::Dimension("matrix does not match the analysed pattern".into()));
+        }
+        let values: Vec<f32> = a.values.iter().map(|&v| v as f32).collect();
+        let mut single = vec![0.0f32; s.faer.len_val()];
+        numeric_ldlt(s, &values, &mut single)?;
+        let d: Vec<f64> = s.d_src.iter().map(|&i| f64::from(single[i])).collect();
+        if let Some(j) = d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
+            return Err(LinalgError::Factorization(format!(
+                "pivot {j} is {} in single precision (matrix not positive definite there)",
+                d[j]
+            )));
+        }
+        let bfloat16 = bfloat16.then(|| single.iter().map(|&v| Bf16::from_f64(f64::from(v))).collect());
+        Ok(Ldlt {
+            supernodal: values::DoubleValues::default(),
+            single: Some(single),
+            bfloat16,
+            released: true,
+            d,
+            numeric_ms: t.elapsed().as_secs_f64() * 1e3,
+            symbolic,
+        })
+    }
+
     /// Numeric factorization of new values with the same pattern, reusing storage.
     pub fn refactorize(&mut self, a: &CsrMatrix) -> Result<(), LinalgError> {
         let t = Instant::now();
@@ -343,23 +384,7 @@ impl Ldlt {
         if self.released {
             self.supernodal = values::DoubleValues::zeros(s.faer.len_val());
         }
-        let a_ref = SparseColMatRef::new(
-            SymbolicSparseColMatRef::new_checked(s.n, s.n, &s.col_ptr, None, &s.row_idx),
-            &a.values,
-        );
-        let par = Par::rayon(0);
-        let mut mem = MemBuffer::new(s.faer.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()));
-        s.faer
-            .factorize_numeric_ldlt(
-                self.supernodal.get_mut(),
-                a_ref,
-                Side::Upper,
-                Default::default(),
-                par,
-                MemStack::new(&mut mem),
-                Default::default(),
-            )
-            .map_err(|e| LinalgError::Factorization(format!("numeric LDLᵀ: {e:?}")))?;
+        numeric_ldlt(s, &a.values, self.supernodal.get_mut())?;
         for (dst, &src) in self.d.iter_mut().zip(&s.d_src) {
             *dst = self.supernodal.get()[src];
         }
@@ -584,6 +609,26 @@ fn faer_symbolic(
     };
     factorize_symbolic_cholesky(a, Side::Upper, ord, params)
         .map_err(|e| LinalgError::Factorization(format!("symbolic analysis: {e:?}")))
+}
+
+/// faer's supernodal numeric LDLᵀ of `a` (values in the analysed pattern,
+/// upper triangle) into the supernodal values `l`, in `T`'s precision.
+fn numeric_ldlt<T: faer::traits::ComplexField>(
+    s: &LdltSymbolic,
+    a: &[T],
+    l: &mut [T],
+) -> Result<(), LinalgError> {
+    let a_ref =
+        SparseColMatRef::new(SymbolicSparseColMatRef::new_checked(s.n, s.n, &s.col_ptr, None, &s.row_idx), a);
+    let par = Par::rayon(0);
+    let mut mem = MemBuffer::new(s.faer.factorize_numeric_ldlt_scratch::<T>(par, Default::default()));
+    let stack = MemStack::new(&mut mem);
+    s.faer
+        .factorize_numeric_ldlt(l, a_ref, Side::Upper, Default::default(), par, stack, Default::default())
+        .map(|_| ())
+        .map_err(|e| {
+            LinalgError::Factorization(format!("numeric LDLᵀ ({}): {e:?}", std::any::type_name::<T>()))
+        })
 }
 
 #[cfg(test)]

@@ -646,3 +646,41 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     let other = factor(9, 8, Ordering::Auto);
     assert!(!cache.forward(&other, &vec![0.0; n], &mut z));
 }
+
+/// A factor computed in single precision keeps what a released one keeps
+/// (its `f32` values and their bfloat16 copy, the same bytes a sweep), and
+/// solves within single precision's error of the double factor; a matrix
+/// that is positive definite only beyond single precision is refused, not
+/// factorized into a non-positive pivot.
+#[test]
+fn a_factor_computed_in_single_precision_solves_to_single_precision() {
+    for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
+        let a = random_spd(nx, 7);
+        let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap());
+        let single = Ldlt::factorize_single(symbolic.clone(), &a, true).unwrap();
+        let mut released = Ldlt::factorize(symbolic.clone(), &a).unwrap();
+        released.keep_bfloat16(true);
+        released.release_double();
+        assert!(single.double_released() && single.sweep_bytes() == released.sweep_bytes());
+        let double = Ldlt::factorize(symbolic, &a).unwrap();
+        let b: Vec<f64> = (0..a.nrows()).map(|i| (i as f64 * 0.37).sin()).collect();
+        let (mut x, mut y, mut z) = (b.clone(), b.clone(), b.clone());
+        single.solve_one(&mut x);
+        double.solve_one(&mut y);
+        single.solve_one_in(&mut z, Precision::Bfloat16);
+        let diff = |u: &[f64]| {
+            let num: f64 = u.iter().zip(&y).map(|(p, q)| (p - q).powi(2)).sum();
+            (num / y.iter().map(|q| q * q).sum::<f64>()).sqrt()
+        };
+        assert!(diff(&x) < 1e-5, "{ordering:?}: single-precision factor off by {:e}", diff(&x));
+        assert!(diff(&x) > 0.0, "{ordering:?}: computed in single precision, not double");
+        assert!(diff(&z) < 2e-2, "{ordering:?}: its bfloat16 copy off by {:e}", diff(&z));
+    }
+    // [[1, 1 − 1e-9], [1 − 1e-9, 1]]: its second pivot 2e-9 is lost in f32.
+    let e = 1.0 - 1e-9;
+    let pattern = CsrPattern { nrows: 2, ncols: 2, row_ptr: vec![0, 2, 4], col_idx: vec![0, 1, 0, 1] };
+    let a = CsrMatrix { pattern, values: vec![1.0, e, e, 1.0] };
+    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Amd, 1).unwrap());
+    assert!(Ldlt::factorize(symbolic.clone(), &a).is_ok());
+    assert!(matches!(Ldlt::factorize_single(symbolic, &a, false), Err(LinalgError::Factorization(_))));
+}

@@ -137,7 +137,8 @@ pub enum Preset {
     /// every `REAL_TIME_REFRESH` steps (the factor of step `s` serves from
     /// step `s + 50`, so runs are reproducible; the constraints move to it
     /// over `REAL_TIME_HANDOVER` steps, so that no step rebuilds all of
-    /// `W̄`: the 20k drop's longest step 0.75–0.80 s → 0.20 s), read by PCG in bfloat16 (a
+    /// `W̄`: the 20k drop's longest step 0.75–0.80 s → 0.20 s), computed in
+    /// single precision where its pivots allow, read by PCG in bfloat16 (a
     /// quarter of the factor's bytes; the 5k drop's error after 1 s is that
     /// of `single`), by the correction's backward sweep in single
     /// precision, and warped by the body's rotation since its matrix was

@@ -60,7 +60,8 @@ pub fn factorize(
 pub struct FactorCopies {
     /// Precision the preconditioner reads the factor in.
     pub precision: Precision,
-    /// Keep the factor in single precision only ([`Ldlt::release_double`]):
+    /// Keep the factor in single precision only, computed in it
+    /// ([`Ldlt::factorize_single`]) or rounded ([`Ldlt::release_double`]):
     /// a warped factor in reduced precision (the real-time preset) stands
     /// in for later matrices, its warp and age far above the rounding's
     /// 1e-7, so `W`, the correction and PCG all read the `f32` copy (or
@@ -284,13 +285,21 @@ impl Worker {
 /// (on the thread that factorizes: in the background when the refresh is
 /// asynchronous). Under bfloat16 the `f32` copy is kept too: the warped
 /// correction solves with the factor, which 8 significant bits do not serve.
-/// Under [`FactorCopies::single_only`] the double values are rounded to
-/// the single copy in place once the bfloat16 one is made from them.
+/// Under [`FactorCopies::single_only`] the factor is computed in single
+/// precision ([`Ldlt::factorize_single`]: never 8 bytes an entry), or, where
+/// a pivot is not positive in single precision, in double and rounded to
+/// the single copy in place once the bfloat16 one is made from it.
 fn factorize_in(
     symbolic: Arc<LdltSymbolic>,
     a: &CsrMatrix,
     copies: FactorCopies,
 ) -> Result<Ldlt, LinalgError> {
+    if copies.single_only {
+        let bfloat16 = copies.precision == Precision::Bfloat16;
+        if let Ok(f) = Ldlt::factorize_single(symbolic.clone(), a, bfloat16) {
+            return Ok(f);
+        }
+    }
     let mut f = Ldlt::factorize(symbolic, a)?;
     f.keep_bfloat16(copies.precision == Precision::Bfloat16);
     match copies.single_only {
@@ -347,5 +356,25 @@ mod tests {
         let double = ImplicitEulerSettings { preconditioner_precision: Precision::Double, ..real_time };
         assert!(!FactorCopies::of(&double).single_only);
         assert_eq!(FactorCopies::of(&real_time).precision, Precision::Bfloat16);
+    }
+
+    /// A single-precision factor is computed in single precision where it
+    /// can be, and in double and rounded where a pivot is lost in `f32`.
+    #[test]
+    fn a_single_only_factor_falls_back_to_double_where_single_fails() {
+        let copies = FactorCopies { precision: Precision::Bfloat16, single_only: true };
+        let e = 1.0 - 1e-9;
+        let pattern = ferrofem_linalg::CsrPattern {
+            nrows: 2,
+            ncols: 2,
+            row_ptr: vec![0, 2, 4],
+            col_idx: vec![0, 1, 0, 1],
+        };
+        let a = CsrMatrix { pattern, values: vec![1.0, e, e, 1.0] };
+        let symbolic =
+            Arc::new(LdltSymbolic::analyze(&a.pattern, ferrofem_linalg::Ordering::Amd, 1).unwrap());
+        assert!(Ldlt::factorize_single(symbolic.clone(), &a, true).is_err());
+        let f = factorize_in(symbolic, &a, copies).expect("the double factorization");
+        assert!(f.double_released() && f.sweep_bytes() > 0);
     }
 }

@@ -349,19 +349,12 @@ impl Ldlt {
     ) -> Result<Ldlt, LinalgError> {
         let t = Instant::now();
         let s = &*symbolic;
-        if a.values.len() != s.row_idx.len() || a.nrows() != s.n {
-            return Err(LinalgError::Dimension("matrix does not match the analysed pattern".into()));
-        }
+        s.check_values(a)?;
         let values: Vec<f32> = a.values.iter().map(|&v| v as f32).collect();
         let mut single = vec![0.0f32; s.faer.len_val()];
         numeric_ldlt(s, &values, &mut single)?;
         let d: Vec<f64> = s.d_src.iter().map(|&i| f64::from(single[i])).collect();
-        if let Some(j) = d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
-            return Err(LinalgError::Factorization(format!(
-                "pivot {j} is {} in single precision (matrix not positive definite there)",
-                d[j]
-            )));
-        }
+        positive_pivots(&d, " in single precision")?;
         let bfloat16 = bfloat16.then(|| single.iter().map(|&v| Bf16::from_f64(f64::from(v))).collect());
         Ok(Ldlt {
             supernodal: values::DoubleValues::default(),
@@ -378,9 +371,7 @@ impl Ldlt {
     pub fn refactorize(&mut self, a: &CsrMatrix) -> Result<(), LinalgError> {
         let t = Instant::now();
         let s = &*self.symbolic;
-        if a.values.len() != s.row_idx.len() || a.nrows() != s.n {
-            return Err(LinalgError::Dimension("matrix does not match the analysed pattern".into()));
-        }
+        s.check_values(a)?;
         if self.released {
             self.supernodal = values::DoubleValues::zeros(s.faer.len_val());
         }
@@ -388,12 +379,7 @@ impl Ldlt {
         for (dst, &src) in self.d.iter_mut().zip(&s.d_src) {
             *dst = self.supernodal.get()[src];
         }
-        if let Some(j) = self.d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
-            return Err(LinalgError::Factorization(format!(
-                "pivot {j} is {} (matrix not positive definite)",
-                self.d[j]
-            )));
-        }
+        positive_pivots(&self.d, "")?;
         if let Some(b) = &mut self.bfloat16 {
             b.iter_mut().zip(self.supernodal.get()).for_each(|(b, &v)| *b = Bf16::from_f64(v));
         }
@@ -609,6 +595,28 @@ fn faer_symbolic(
     };
     factorize_symbolic_cholesky(a, Side::Upper, ord, params)
         .map_err(|e| LinalgError::Factorization(format!("symbolic analysis: {e:?}")))
+}
+
+/// `Err` naming the first pivot of `d` that is not positive and finite
+/// (`precision`: how it was computed, for the message).
+fn positive_pivots(d: &[f64], precision: &str) -> Result<(), LinalgError> {
+    match d.iter().position(|d| !(d.is_finite() && *d > 0.0)) {
+        Some(j) => Err(LinalgError::Factorization(format!(
+            "pivot {j} is {}{precision} (matrix not positive definite)",
+            d[j]
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl LdltSymbolic {
+    /// `Err` unless `a` has the analysed pattern's size and entries.
+    fn check_values(&self, a: &CsrMatrix) -> Result<(), LinalgError> {
+        match a.values.len() == self.row_idx.len() && a.nrows() == self.n {
+            true => Ok(()),
+            false => Err(LinalgError::Dimension("matrix does not match the analysed pattern".into())),
+        }
+    }
 }
 
 /// faer's supernodal numeric LDLᵀ of `a` (values in the analysed pattern,

@@ -149,8 +149,9 @@ impl DelassusWorkspace {
         }
         let Some(Successor { factor, steps_left }) = self.successor.take() else { return 0 };
         let dofs = isodofs(h);
-        let held = |d: &usize| self.next.columns(&factor).is_some() && self.next.slot(*d).is_some();
-        let (mut batch, missing): (Vec<usize>, Vec<usize>) = dofs.iter().partition(|d| held(d));
+        let valid = self.next.columns(&factor).is_some();
+        let (mut batch, missing): (Vec<usize>, Vec<usize>) =
+            dofs.iter().partition(|&&d| valid && self.next.slot(d).is_some());
         let share = missing.len().div_ceil(steps_left.max(1));
         batch.extend_from_slice(&missing[..share]);
         if share == 0 {

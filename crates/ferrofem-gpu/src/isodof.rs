@@ -48,7 +48,7 @@ pub struct DeviceFactor {
 }
 
 /// Slots the cache may hold beyond twice the DOFs asked for (the CPU
-/// cache's bound).
+/// cache evicts in place past a quarter more; this one starts over).
 const CACHE_SLACK: usize = 96;
 
 /// Isolated-DOF columns solved together on the device: `Z` over their
@@ -191,7 +191,7 @@ impl DeviceFactor {
     /// was uploaded stay resident, only the others are solved, and only
     /// their blocks of `W̄` (new–new, new–old) are computed. The cache is
     /// emptied when it would hold more than twice the DOFs asked for (plus
-    /// slack), as the CPU's. Returns `W̄` and how many DOFs were reused.
+    /// slack). Returns `W̄` and how many DOFs were reused.
     pub fn delassus_reuse(&mut self, dofs: &[usize]) -> Result<(Vec<f64>, usize), DeviceError> {
         let mut fresh: Vec<usize> =
             dofs.iter().copied().filter(|d| !self.cache.slot.contains_key(d)).collect();

@@ -42,7 +42,7 @@ pub fn symmetrize(a: &mut [f64], n: usize) {
 /// (leading dimension `ld`) onto the matching columns of its upper one.
 /// `mirror(a, n, 0..n)` makes a column-major `n × n` matrix symmetric
 /// from its lower triangle. Tiles of columns go in parallel.
-pub fn mirror(a: &mut [f64], ld: usize, rows: Range<usize>) {
+pub fn mirror<T: Copy + Send>(a: &mut [T], ld: usize, rows: Range<usize>) {
     assert!(rows.end <= ld && a.len() >= rows.end * ld, "mirror: rows {rows:?} of a {} matrix", a.len());
     let shared = SharedColumns::new(a);
     // One task per tile of rows `i0..i1`: it alone writes their columns

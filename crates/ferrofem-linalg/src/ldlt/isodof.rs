@@ -27,6 +27,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::isodof_cost::reach;
+use super::isodof_values::{AddProducts, ColumnScalar, Values};
 use super::narrow::{add_narrow, NARROW};
 use super::Ldlt;
 use crate::split::balanced_parts;
@@ -42,7 +43,7 @@ pub struct IsodofColumns {
     /// Block of each supernode of the reach.
     block_of: HashMap<usize, usize>,
     /// Every block's values, one after another.
-    pub(super) values: Vec<f64>,
+    values: Values,
 }
 
 /// The rows `rho..width` of one supernode for the columns `lo..lo + cols`
@@ -137,12 +138,12 @@ impl IsodofColumns {
         storage.clear();
         storage.resize(offset, 0.0);
         let block_of: HashMap<usize, usize> = blocks.iter().enumerate().map(|(i, b)| (b.sn, i)).collect();
-        let mut cols = IsodofColumns { dofs, blocks, block_of, values: storage };
-        for (i, &d) in cols.dofs.iter().enumerate() {
+        for (i, &d) in dofs.iter().enumerate() {
             let p = s.perm_inv[d];
-            let b = &cols.blocks[cols.block_of[&(sn.of_column[p] as usize)]];
-            cols.values[b.offset + (i - b.lo) * b.rows + p - sn.begin[b.sn] - b.rho] = 1.0;
+            let b = &blocks[block_of[&(sn.of_column[p] as usize)]];
+            storage[b.offset + (i - b.lo) * b.rows + p - sn.begin[b.sn] - b.rho] = 1.0;
         }
+        let mut cols = IsodofColumns { dofs, blocks, block_of, values: Values::Double(storage) };
         cols.solve_in_parts(f);
         cols
     }
@@ -165,7 +166,8 @@ impl IsodofColumns {
         let ranges = solve_parts(cost.into_iter());
         let d_inv_sqrt: Vec<f64> = f.d.iter().map(|d| d.sqrt().recip()).collect();
         let blocks = &self.blocks;
-        let pieces = split_by_columns(&mut self.values, blocks, &ranges);
+        let values = self.values.double_mut().expect("isodof columns are solved in double");
+        let pieces = split_by_columns(values, blocks, &ranges);
         pieces.into_par_iter().zip(&ranges).for_each(|(mut pieces, range)| {
             let mut scratch = SCRATCH.take();
             for bi in 0..blocks.len() {
@@ -214,6 +216,51 @@ impl IsodofColumns {
         self.values.len()
     }
 
+    /// Rounds the values to single precision (the columns of a factor kept
+    /// in single only carry no more digits), halving their storage; the
+    /// products and sweeps below then read `f32` and accumulate as before.
+    /// Gives the double storage back (empty if already single), for
+    /// [`Self::new_in`] to reuse.
+    pub fn round_to_single(&mut self) -> Vec<f64> {
+        self.values.round_to_single()
+    }
+
+    /// Keeps only the columns of the DOFs `keep` accepts, in their order,
+    /// moving each block's kept columns forward in place and giving the
+    /// tail of the storage back: the cache's eviction, linear in the
+    /// stored entries rather than a new solve. Returns the indices the
+    /// kept columns had.
+    pub(super) fn retain(&mut self, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+        let kept: Vec<usize> = (0..self.dofs.len()).filter(|&i| keep(self.dofs[i])).collect();
+        // `before[i]`: kept columns among `0..i`.
+        let mut before = vec![0; self.dofs.len() + 1];
+        kept.iter().for_each(|&i| before[i + 1] = 1);
+        (0..self.dofs.len()).for_each(|i| before[i + 1] += before[i]);
+        let (mut blocks, mut moves, mut offset) = (Vec::new(), Vec::new(), 0);
+        for b in &self.blocks {
+            let lo = before[b.lo];
+            let cols = before[b.lo + b.cols] - lo;
+            if cols == 0 {
+                continue;
+            }
+            for j in b.columns().filter(|&j| before[j + 1] > before[j]) {
+                moves.push((b.offset + (j - b.lo) * b.rows, offset + (before[j] - lo) * b.rows, b.rows));
+            }
+            blocks.push(Block { lo, cols, offset, ..b.clone() });
+            offset += b.rows * cols;
+        }
+        self.values.compact(&moves, offset);
+        self.block_of = blocks.iter().enumerate().map(|(i, b)| (b.sn, i)).collect();
+        self.blocks = blocks;
+        self.dofs = kept.iter().map(|&i| self.dofs[i]).collect();
+        kept
+    }
+
+    /// Whether the values are stored in single precision.
+    pub fn is_single(&self) -> bool {
+        self.values.is_single()
+    }
+
     /// Zero rows left out of the blocks (`Σ rho k`) and blocks whose update
     /// goes straight into its targets: the two shortcuts, for tests.
     #[cfg(test)]
@@ -240,12 +287,26 @@ impl IsodofColumns {
         if u.iter().all(|x| x.iter().all(|&v| v == 0.0)) {
             return;
         }
+        match &self.values {
+            Values::Double(v) => self.add_forward_of(v, sn, &u, z),
+            Values::Single(v) => self.add_forward_of(v, sn, &u, z),
+        }
+    }
+
+    /// [`Self::add_forward`] from the values in their precision.
+    fn add_forward_of<T: ColumnScalar, const K: usize>(
+        &self,
+        values: &[T],
+        sn: &super::SupernodeLayout,
+        u: &[[f64; K]],
+        z: &mut [[f64; K]],
+    ) {
         for b in &self.blocks {
             let first = sn.begin[b.sn] + b.rho;
             let rows = &mut z[first..first + b.rows];
             for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0)) {
-                let col = &self.values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                rows.iter_mut().zip(col).for_each(|(r, c)| (0..K).for_each(|k| r[k] += c * uj[k]));
+                let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
+                rows.iter_mut().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| r[k] += c.into() * uj[k]));
             }
         }
     }
@@ -257,16 +318,30 @@ impl IsodofColumns {
     /// `A⁻¹ b` at the DOFs (the transpose of [`Self::add_forward`]).
     pub fn gather<const K: usize>(&self, f: &Ldlt, z: &[[f64; K]], mut out: impl FnMut(usize, [f64; K])) {
         let sn = &f.symbolic().supernodes;
+        let acc = match &self.values {
+            Values::Double(v) => self.gather_of(v, sn, z),
+            Values::Single(v) => self.gather_of(v, sn, z),
+        };
+        self.dofs.iter().zip(&acc).for_each(|(&d, a)| out(d, *a));
+    }
+
+    /// `Zᵀ z` per column ([`Self::gather`]) from the values in their precision.
+    fn gather_of<T: ColumnScalar, const K: usize>(
+        &self,
+        values: &[T],
+        sn: &super::SupernodeLayout,
+        z: &[[f64; K]],
+    ) -> Vec<[f64; K]> {
         let mut acc = vec![[0.0; K]; self.dofs.len()];
         for b in &self.blocks {
             let first = sn.begin[b.sn] + b.rho;
             let rows = &z[first..first + b.rows];
             for (j, a) in acc[b.columns()].iter_mut().enumerate() {
-                let col = &self.values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                rows.iter().zip(col).for_each(|(r, c)| (0..K).for_each(|k| a[k] += c * r[k]));
+                let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
+                rows.iter().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| a[k] += c.into() * r[k]));
             }
         }
-        self.dofs.iter().zip(&acc).for_each(|(&d, a)| out(d, *a));
+        acc
     }
 
     /// `z = Z u` (see [`Self::add_forward`]) for the right-hand sides `b`,
@@ -286,14 +361,21 @@ impl IsodofColumns {
         true
     }
 
-    /// Gives the storage back, for [`Self::new_in`] to reuse.
+    /// Gives the storage back, for [`Self::new_in`] to reuse (none for
+    /// values rounded to single).
     pub fn into_storage(self) -> Vec<f64> {
-        self.values
+        match self.values {
+            Values::Double(v) => v,
+            Values::Single(_) => Vec::new(),
+        }
     }
 
-    /// `Z_s` of a block (`rows × cols`, the rows from `rho` on).
-    fn z(&self, b: &Block) -> MatRef<'_, f64> {
-        MatRef::from_column_major_slice(&self.values[b.range()], b.rows, b.cols)
+    /// Capacity of the double storage [`Self::into_storage`] would give back.
+    pub(super) fn storage_capacity(&self) -> usize {
+        match &self.values {
+            Values::Double(v) => v.capacity(),
+            Values::Single(_) => 0,
+        }
     }
 
     /// `W̄ = S̄ᵀ D⁻¹ S̄ = Zᵀ Z` (eq. 24), `m × m` column-major in the order of
@@ -317,6 +399,24 @@ impl IsodofColumns {
     /// `Z_sᵀ Z_s` into the diagonal block of its column range. The columns
     /// of `dst` are split into ranges of about equal work, done side by side.
     pub(super) fn add_lower_gram(&self, dst: MatMut<'_, f64>) {
+        match &self.values {
+            Values::Double(v) => self.add_lower_gram_of(v, dst),
+            Values::Single(v) => self.add_lower_gram_of(v, dst),
+        }
+    }
+
+    /// [`Self::add_lower_gram`] into a single-precision `W̄`, for columns
+    /// rounded to single ([`Self::round_to_single`]).
+    pub(super) fn add_lower_gram_single(&self, dst: MatMut<'_, f32>) {
+        match &self.values {
+            Values::Single(v) => self.add_lower_gram_of(v, dst),
+            Values::Double(_) => self.rounded().add_lower_gram_single(dst),
+        }
+    }
+
+    /// [`Self::add_lower_gram`] in the values' precision `T` (a range
+    /// accumulated in `T` and added into `dst` once).
+    fn add_lower_gram_of<T: ColumnScalar, D: AddProducts<T> + Send>(&self, values: &[T], dst: MatMut<'_, D>) {
         // Work per column `j` of the lower half, `Σ r (hi − j)`.
         let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
@@ -324,36 +424,74 @@ impl IsodofColumns {
             cost[b.columns()].iter_mut().zip(b.lo..).for_each(|(c, j)| *c += (b.rows * (hi - j)) as f64);
         }
         let ranges = column_parts(cost.into_iter());
-        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
-            for b in &self.blocks {
-                let (Range { start: j0, end: j1 }, hi) = (b.columns_in(range), b.columns().end);
-                if j0 >= j1 {
-                    continue;
+        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(cols, range)| {
+            D::accumulate(cols, |mut cols| {
+                for b in &self.blocks {
+                    let (Range { start: j0, end: j1 }, hi) = (b.columns_in(range), b.columns().end);
+                    if j0 >= j1 {
+                        continue;
+                    }
+                    let z = T::block(&values[b.range()], b.rows, b.cols);
+                    let zj = z.subcols(j0 - b.lo, j1 - j0);
+                    let mut out = cols.rb_mut().subcols_mut(j0 - range.start, j1 - j0);
+                    triangular::matmul(
+                        out.rb_mut().subrows_mut(j0, j1 - j0),
+                        BlockStructure::TriangularLower,
+                        Accum::Add,
+                        zj.transpose(),
+                        BlockStructure::Rectangular,
+                        zj,
+                        BlockStructure::Rectangular,
+                        T::ONE,
+                        Par::Seq,
+                    );
+                    let below = z.subcols(j1 - b.lo, hi - j1);
+                    matmul(out.subrows_mut(j1, hi - j1), Accum::Add, below.transpose(), zj, T::ONE, Par::Seq);
                 }
-                let z = self.z(b);
-                let zj = z.subcols(j0 - b.lo, j1 - j0);
-                let mut out = cols.rb_mut().subcols_mut(j0 - range.start, j1 - j0);
-                triangular::matmul(
-                    out.rb_mut().subrows_mut(j0, j1 - j0),
-                    BlockStructure::TriangularLower,
-                    Accum::Add,
-                    zj.transpose(),
-                    BlockStructure::Rectangular,
-                    zj,
-                    BlockStructure::Rectangular,
-                    1.0,
-                    Par::Seq,
-                );
-                let below = z.subcols(j1 - b.lo, hi - j1);
-                matmul(out.subrows_mut(j1, hi - j1), Accum::Add, below.transpose(), zj, 1.0, Par::Seq);
-            }
+            })
         });
     }
 
     /// `dst += S̄ᵀ D⁻¹ S̄_other = Zᵀ Z_other` (eq. 30b), `dst` being
     /// `m × m_other`: the products of the blocks of the supernodes both
     /// reaches share.
+    /// Columns in different precisions are multiplied in single (the
+    /// double ones rounded for the product).
     pub fn add_cross(&self, other: &IsodofColumns, dst: MatMut<'_, f64>) {
+        match (&self.values, &other.values) {
+            (Values::Double(a), Values::Double(b)) => self.add_cross_of(a, other, b, dst),
+            (Values::Single(a), Values::Single(b)) => self.add_cross_of(a, other, b, dst),
+            (Values::Double(_), _) => self.rounded().add_cross(other, dst),
+            (_, Values::Double(_)) => self.add_cross(&other.rounded(), dst),
+        }
+    }
+
+    /// [`Self::add_cross`] into a single-precision `W̄`, accumulated in
+    /// single (double columns rounded for the product).
+    pub(super) fn add_cross_single(&self, other: &IsodofColumns, dst: MatMut<'_, f32>) {
+        match (&self.values, &other.values) {
+            (Values::Single(a), Values::Single(b)) => self.add_cross_of(a, other, b, dst),
+            (Values::Double(_), _) => self.rounded().add_cross_single(other, dst),
+            (_, Values::Double(_)) => self.add_cross_single(&other.rounded(), dst),
+        }
+    }
+
+    /// A copy rounded to single precision.
+    fn rounded(&self) -> IsodofColumns {
+        let mut copy = self.clone();
+        copy.round_to_single();
+        copy
+    }
+
+    /// [`Self::add_cross`] in one precision (a single range accumulated in
+    /// `f32` and added into `dst` once).
+    fn add_cross_of<T: ColumnScalar, D: AddProducts<T> + Send>(
+        &self,
+        values: &[T],
+        other: &IsodofColumns,
+        other_values: &[T],
+        dst: MatMut<'_, D>,
+    ) {
         let shared: Vec<(&Block, &Block)> = other
             .blocks
             .iter()
@@ -365,20 +503,23 @@ impl IsodofColumns {
             cost[b.columns()].iter_mut().for_each(|c| *c += (a.rows * a.cols) as f64);
         }
         let ranges = column_parts(cost.into_iter());
-        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(mut cols, range)| {
-            for (a, b) in &shared {
-                let Range { start: j0, end: j1 } = b.columns_in(range);
-                if j0 >= j1 {
-                    continue;
+        split_columns(dst, &ranges).into_par_iter().zip(&ranges).for_each(|(cols, range)| {
+            D::accumulate(cols, |mut cols| {
+                for (a, b) in &shared {
+                    let Range { start: j0, end: j1 } = b.columns_in(range);
+                    if j0 >= j1 {
+                        continue;
+                    }
+                    // Both are zero above the larger `rho`.
+                    let r0 = a.rho.max(b.rho);
+                    let rows = a.rows + a.rho - r0;
+                    let za = T::block(&values[a.range()], a.rows, a.cols).subrows(r0 - a.rho, rows);
+                    let zb = T::block(&other_values[b.range()], b.rows, b.cols);
+                    let zb = zb.subrows(r0 - b.rho, rows).subcols(j0 - b.lo, j1 - j0);
+                    let out = cols.rb_mut().submatrix_mut(a.lo, j0 - range.start, a.cols, j1 - j0);
+                    matmul(out, Accum::Add, za.transpose(), zb, T::ONE, Par::Seq);
                 }
-                // Both are zero above the larger `rho`.
-                let r0 = a.rho.max(b.rho);
-                let rows = a.rows + a.rho - r0;
-                let za = self.z(a).subrows(r0 - a.rho, rows);
-                let zb = other.z(b).subrows(r0 - b.rho, rows).subcols(j0 - b.lo, j1 - j0);
-                let out = cols.rb_mut().submatrix_mut(a.lo, j0 - range.start, a.cols, j1 - j0);
-                matmul(out, Accum::Add, za.transpose(), zb, 1.0, Par::Seq);
-            }
+            })
         });
     }
 
@@ -611,7 +752,7 @@ fn split_by_columns<'a>(
 
 /// `dst` cut into the columns of each of `ranges` (which cover its columns
 /// in order).
-pub(super) fn split_columns<'a>(dst: MatMut<'a, f64>, ranges: &[Range<usize>]) -> Vec<MatMut<'a, f64>> {
+pub(super) fn split_columns<'a, T>(dst: MatMut<'a, T>, ranges: &[Range<usize>]) -> Vec<MatMut<'a, T>> {
     let mut out = Vec::with_capacity(ranges.len());
     let mut rest = dst;
     for range in ranges {

@@ -8,6 +8,7 @@ pub mod etree;
 mod isodof;
 mod isodof_cache;
 mod isodof_cost;
+mod isodof_values;
 mod layout;
 mod narrow;
 pub mod ordering;
@@ -30,10 +31,12 @@ use faer::sparse::linalg::cholesky::{
 use faer::sparse::linalg::{SupernodalThreshold, SymbolicSupernodalParams};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Par, Side};
+use rayon::prelude::*;
 
 pub use isodof::IsodofColumns;
 pub use isodof_cache::{IsodofCache, IsodofReuse};
 pub use isodof_cost::IsodofCost;
+pub use isodof_values::SlotValues;
 pub use layout::SupernodeLayout;
 pub use ordering::Ordering;
 pub use solve::{PathScratch, SparseColumn};
@@ -305,8 +308,10 @@ pub struct Ldlt {
     supernodal: values::DoubleValues,
     /// `supernodal` rounded to `f32`, when kept ([`Self::keep_single_precision`]).
     single: Option<Vec<f32>>,
-    /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`]).
-    bfloat16: Option<Vec<Bf16>>,
+    /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`],
+    /// [`Self::round_bfloat16`], which also takes it from the factor it
+    /// replaces through a shared reference).
+    bfloat16: values::ReleasableCopy<Bf16>,
     /// Whether `supernodal` was released after rounding
     /// ([`Self::release_double`]): the single-precision copy is then the
     /// finest one.
@@ -323,7 +328,7 @@ impl Ldlt {
         let mut f = Ldlt {
             supernodal: values::DoubleValues::zeros(symbolic.faer.len_val()),
             single: None,
-            bfloat16: None,
+            bfloat16: Default::default(),
             released: false,
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
@@ -359,7 +364,7 @@ impl Ldlt {
         Ok(Ldlt {
             supernodal: values::DoubleValues::default(),
             single: Some(single),
-            bfloat16,
+            bfloat16: values::ReleasableCopy::new(bfloat16),
             released: true,
             d,
             numeric_ms: t.elapsed().as_secs_f64() * 1e3,
@@ -380,9 +385,8 @@ impl Ldlt {
             *dst = self.supernodal.get()[src];
         }
         positive_pivots(&self.d, "")?;
-        if let Some(b) = &mut self.bfloat16 {
-            b.iter_mut().zip(self.supernodal.get()).for_each(|(b, &v)| *b = Bf16::from_f64(v));
-        }
+        let values = self.supernodal.get();
+        self.bfloat16.refresh(|i| Bf16::from_f64(values[i]));
         if self.released {
             self.round_in_place();
         } else if let Some(single) = &mut self.single {
@@ -521,7 +525,39 @@ impl Ldlt {
     /// If the double-precision values were released (the copy is rounded from them).
     pub fn keep_bfloat16(&mut self, keep: bool) {
         assert!(!(keep && self.released), "keep_bfloat16: rounded from the released double values");
-        self.bfloat16 = keep.then(|| self.supernodal.get().iter().map(|&v| Bf16::from_f64(v)).collect());
+        self.bfloat16 = values::ReleasableCopy::new(
+            keep.then(|| self.supernodal.get().iter().map(|&v| Bf16::from_f64(v)).collect()),
+        );
+    }
+
+    /// Whether a bfloat16 copy is kept.
+    pub fn keeps_bfloat16(&self) -> bool {
+        self.bfloat16.is_kept()
+    }
+
+    /// Makes the bfloat16 copy from the finest values kept (double, or
+    /// single once released), through a shared reference and on every
+    /// thread. A factor computed in the background gets it from the one it
+    /// replaces, `previous`: its copy is released, and its storage (the
+    /// same length: one symbolic analysis) rounded into in place, so that
+    /// the two copies are never held together and no memory is faulted
+    /// in anew (at 60k vertices 421 MB: 0.21 s rounded into fresh pages).
+    pub fn round_bfloat16(&self, previous: Option<&Ldlt>) {
+        let len = self.symbolic.faer.len_val();
+        let mut copy =
+            previous.and_then(|p| p.bfloat16.take()).filter(|c| c.len() == len).unwrap_or_default();
+        copy.resize(len, Bf16::default());
+        match &self.single {
+            Some(single) if self.released => copy
+                .par_iter_mut()
+                .zip(single.par_iter())
+                .for_each(|(b, &v)| *b = Bf16::from_f64(f64::from(v))),
+            _ => copy
+                .par_iter_mut()
+                .zip(self.supernodal.get().par_iter())
+                .for_each(|(b, &v)| *b = Bf16::from_f64(v)),
+        }
+        self.bfloat16.set(copy);
     }
 
     /// The precision of the lightest copy of the factor kept that is fit

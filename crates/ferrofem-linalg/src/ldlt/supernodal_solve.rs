@@ -69,7 +69,7 @@ impl Ldlt {
         match self.available(precision) {
             Precision::Double => self.backward(self.supernodal.get(), z),
             Precision::Single => self.backward(self.single_values("solve_from_forward_in"), z),
-            Precision::Bfloat16 => self.backward(self.bfloat16_values("solve_from_forward_in"), z),
+            Precision::Bfloat16 => self.backward(&self.bfloat16_values("solve_from_forward_in"), z),
         }
         s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[j * o..j * o + j].copy_from_slice(&v[..j]));
     }
@@ -98,7 +98,7 @@ impl Ldlt {
         match self.available(precision) {
             Precision::Double => self.forward(self.supernodal.get(), z),
             Precision::Single => self.forward(self.single_values("forward_interleaved3_in"), z),
-            Precision::Bfloat16 => self.forward(self.bfloat16_values("forward_interleaved3_in"), z),
+            Precision::Bfloat16 => self.forward(&self.bfloat16_values("forward_interleaved3_in"), z),
         }
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
     }
@@ -143,7 +143,7 @@ impl Ldlt {
         match self.available(precision) {
             Precision::Double => self.solve_permuted(self.supernodal.get(), y),
             Precision::Single => self.solve_permuted(self.single_values("solve_interleaved_in"), y),
-            Precision::Bfloat16 => self.solve_permuted(self.bfloat16_values("solve_interleaved_in"), y),
+            Precision::Bfloat16 => self.solve_permuted(&self.bfloat16_values("solve_interleaved_in"), y),
         }
     }
 
@@ -153,8 +153,8 @@ impl Ldlt {
     }
 
     /// The kept bfloat16 copy of the factor (`caller` names who asked, if none is).
-    fn bfloat16_values(&self, caller: &str) -> &[Bf16] {
-        self.bfloat16.as_deref().unwrap_or_else(|| panic!("{caller}: no bfloat16 copy kept"))
+    fn bfloat16_values(&self, caller: &str) -> std::sync::Arc<Vec<Bf16>> {
+        self.bfloat16.get().unwrap_or_else(|| panic!("{caller}: no bfloat16 copy kept"))
     }
 
     /// `L D Lᵀ y = y` in the factor's numbering, with the supernodal

@@ -323,22 +323,93 @@ fn isodof_results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn isodof_cache_matches_a_fresh_build_as_sets_change() {
-    let f = factor(6, 9, Ordering::NestedDissection);
-    let g = factor(6, 9, Ordering::NestedDissection);
+    for nx in [6, 9] {
+        let f = factor(nx, 9, Ordering::NestedDissection);
+        let g = factor(nx, 9, Ordering::NestedDissection);
+        let n = f.symbolic().n();
+        let mut cache = IsodofCache::default();
+        let (mut reused_total, mut evictions) = (0, 0);
+        for step in 0..40usize {
+            // A window of DOFs sliding across the mesh: contacts appear, persist and vanish.
+            let dofs: Vec<usize> = (0..n).filter(|d| (d / 3 + 7 * step) % 50 < 9 && d % 3 != 1).collect();
+            let current = if step < 25 { &f } else { &g };
+            let before = cache.len();
+            let (wbar, reuse) = cache.delassus(current, &dofs);
+            reused_total += reuse.reused;
+            // Evicted in place: fewer columns than before, some of them kept.
+            evictions += usize::from(reuse.reused > 0 && cache.len() < before);
+            let reference = super::isodof::reference(current, &dofs);
+            assert!(max_rel_diff(&wbar, &reference) < 1e-12, "{nx}: step {step}");
+            assert!(cache.len() <= dofs.len() + dofs.len() / 4 + 96, "{nx}: step {step}");
+        }
+        assert!(reused_total > 0, "{nx}: persisting DOFs are reused");
+        assert!(nx == 6 || evictions > 5, "{nx}: {evictions} evictions that kept columns");
+    }
+}
+
+/// `trim` drops every cached DOF not in use at once (a handover's old
+/// cache), keeping `W̄` of the rest exact and solving nothing.
+#[test]
+fn a_trimmed_cache_keeps_the_dofs_in_use_exactly() {
+    let f = factor(9, 3, Ordering::NestedDissection);
     let n = f.symbolic().n();
     let mut cache = IsodofCache::default();
-    let mut reused_total = 0;
-    for step in 0..40usize {
-        // A window of DOFs sliding across the mesh: contacts appear, persist and vanish.
-        let dofs: Vec<usize> = (0..n).filter(|d| (d / 3 + 7 * step) % 50 < 9 && d % 3 != 1).collect();
-        let current = if step < 25 { &f } else { &g };
-        let (wbar, reuse) = cache.delassus(current, &dofs);
-        reused_total += reuse.reused;
-        let reference = super::isodof::reference(current, &dofs);
-        assert!(max_rel_diff(&wbar, &reference) < 1e-12, "step {step}");
-        assert!(cache.len() <= 2 * dofs.len() + 96);
+    let wide: Vec<usize> = (0..n).step_by(5).collect();
+    cache.update(&f, &wide);
+    let narrow: Vec<usize> = wide.iter().copied().filter(|d| d % 3 == 0).collect();
+    cache.trim(&f, &narrow);
+    assert_eq!(cache.len(), narrow.len());
+    let (wbar, reuse) = cache.delassus(&f, &narrow);
+    assert_eq!(reuse.reused, narrow.len(), "nothing solved after the trim");
+    assert!(max_rel_diff(&wbar, &super::isodof::reference(&f, &narrow)) < 1e-12);
+    // Another factor's cache is left alone.
+    let g = factor(9, 3, Ordering::NestedDissection);
+    cache.trim(&g, &narrow[..3]);
+    assert_eq!(cache.len(), narrow.len());
+}
+
+/// The cache of a factor kept in single precision only keeps its columns
+/// in single: `W̄` (its new–old blocks accumulated in `f32`) and the
+/// correction's forward half from them stay within single precision of
+/// the same factor's double columns, through evictions.
+#[test]
+fn an_isodof_cache_of_a_single_factor_keeps_single_columns() {
+    let a = random_spd(9, 4);
+    let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::NestedDissection, 3).unwrap());
+    let mut f = Ldlt::factorize(symbolic, &a).unwrap();
+    f.release_double();
+    let f = Arc::new(f);
+    let n = f.symbolic().n();
+    let mut cache = IsodofCache::default();
+    let mut largest = 0.0f64;
+    for step in 0..12usize {
+        let dofs: Vec<usize> = (0..n).filter(|d| (d / 3 + 5 * step) % 40 < 9 && d % 3 != 2).collect();
+        let (wbar, _) = cache.delassus(&f, &dofs);
+        let double = IsodofColumns::new(&f, &dofs);
+        let order: Vec<usize> =
+            dofs.iter().map(|d| double.dofs().iter().position(|e| e == d).unwrap()).collect();
+        let reference = double.delassus();
+        let m = dofs.len();
+        let expected: Vec<f64> = (0..m * m).map(|k| reference[order[k / m] * m + order[k % m]]).collect();
+        let scale = expected.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let diff = wbar.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+        assert!(diff < 1e-6, "step {step}: {diff:e}");
+        largest = largest.max(diff);
+        assert!(cache.columns(&f).unwrap().iter().all(|g| g.is_single()), "step {step}");
+        assert!(matches!(cache.wbar().0, SlotValues::Single(_)), "step {step}: W̄ in single");
+        // The correction's forward half from the single columns.
+        let b: Vec<f64> =
+            (0..n).map(|d| if dofs.contains(&d) { (d % 7) as f64 - 3.0 } else { 0.0 }).collect();
+        let (mut z, mut x): (Vec<[f64; 1]>, _) = (Vec::new(), vec![0.0; n]);
+        assert!(cache.forward(&f, &b, &mut z), "step {step}");
+        f.solve_from_forward(&mut z, &mut x);
+        let mut exact = b.clone();
+        f.solve_one(&mut exact);
+        let scale = exact.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let err = x.iter().zip(&exact).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
+        assert!(err < 1e-5, "step {step}: correction {err:e}");
     }
-    assert!(reused_total > 0, "persisting DOFs are reused");
+    assert!(largest > 0.0, "the single columns round");
 }
 
 proptest::proptest! {

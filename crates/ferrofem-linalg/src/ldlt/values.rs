@@ -4,6 +4,8 @@
 //! ([`super::Ldlt::release_double`]), so that the factor never holds both
 //! (the real-time preset's 60k factor: 1.4 GB in double, 0.7 GB single).
 
+use std::sync::{Arc, Mutex};
+
 /// `len` doubles held in a buffer of `f32`s (which is what they become), at
 /// an offset of 0 or 1 `f32` that aligns them to 8 bytes.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +56,60 @@ impl DoubleValues {
         self.buf.truncate(self.len);
         self.buf.shrink_to_fit();
         self.buf
+    }
+}
+
+/// A preconditioner's copy of the values that a factor shared between
+/// threads can give back ([`super::Ldlt::round_bfloat16`]): each solve
+/// holds the copy it reads for its own duration, so the memory goes when
+/// the last solve that read it ends.
+#[derive(Debug, Default)]
+pub(super) struct ReleasableCopy<T>(Mutex<Option<Arc<Vec<T>>>>);
+
+impl<T> Clone for ReleasableCopy<T> {
+    fn clone(&self) -> Self {
+        ReleasableCopy(Mutex::new(self.get()))
+    }
+}
+
+impl<T> ReleasableCopy<T> {
+    /// A copy holding `values`, if any (moved, not copied: an `Arc<[T]>`
+    /// would copy them, a transient second copy of hundreds of MB).
+    pub(super) fn new(values: Option<Vec<T>>) -> Self {
+        ReleasableCopy(Mutex::new(values.map(Arc::new)))
+    }
+
+    /// Holds `values` from now on, through a shared reference.
+    pub(super) fn set(&self, values: Vec<T>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(values));
+    }
+
+    /// The copy, if kept.
+    pub(super) fn get(&self) -> Option<Arc<Vec<T>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether a copy is kept.
+    pub(super) fn is_kept(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Gives the copy back, with its storage where no solve holds it.
+    pub(super) fn take(&self) -> Option<Vec<T>> {
+        let copy = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        copy.and_then(|c| Arc::try_unwrap(c).ok())
+    }
+
+    /// Overwrites a kept copy with `value(i)` for each `i` (in place when
+    /// no clone of the factor shares it).
+    pub(super) fn refresh(&mut self, value: impl Fn(usize) -> T) {
+        let slot = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(copy) = slot {
+            match Arc::get_mut(copy) {
+                Some(values) => values.iter_mut().enumerate().for_each(|(i, v)| *v = value(i)),
+                None => *copy = Arc::new((0..copy.len()).map(value).collect()),
+            }
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ferrofem_linalg::dense::mirror;
-use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse};
-use ferrofem_linalg::simd::axpy;
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse, SlotValues};
+use ferrofem_linalg::simd::Stored;
 use ferrofem_linalg::{CsrMatrix, Ldlt};
 use rayon::prelude::*;
 
@@ -55,19 +55,43 @@ pub fn isodof_reuse<'b>(
 ) -> (&'b [f64], IsodofReuse) {
     let reuse = cache.update(f, &isodofs(h));
     let (values, ld) = cache.wbar();
-    let wbar = SlotMatrix { values, ld, len: cache.len() };
-    expand(h, |d| cache.slot(d).expect("updated"), &wbar, scale, &mut buf.w);
+    let slot = |d| cache.slot(d).expect("updated");
+    let len = cache.len();
+    match values {
+        SlotValues::Double(values) => expand(h, slot, &SlotMatrix { values, ld, len }, scale, &mut buf.w),
+        SlotValues::Single(values) => expand(h, slot, &SlotMatrix { values, ld, len }, scale, &mut buf.w),
+    }
     (&buf.w, reuse)
 }
 
-/// A symmetric `W̄` over slots: `W̄[i, j]` at `values[j · ld + i]`, `len` slots.
-pub struct SlotMatrix<'a> {
+/// A symmetric `W̄` over slots: `W̄[i, j]` at `values[j · ld + i]`, `len`
+/// slots, in double or (the cache of a single-precision factor) single.
+pub struct SlotMatrix<'a, P = f64> {
     /// The entries, column-major.
-    pub values: &'a [f64],
+    pub values: &'a [P],
     /// Leading dimension.
     pub ld: usize,
     /// Slots in use.
     pub len: usize,
+}
+
+/// A precision [`expand`] reads `W̄` in.
+pub trait SlotScalar: Stored {
+    /// The column itself where it is in double (a row of `Ĥ` with one
+    /// entry then reads it in place), else `None` (it is widened).
+    fn in_place(column: &[Self]) -> Option<&[f64]>;
+}
+
+impl SlotScalar for f64 {
+    fn in_place(column: &[f64]) -> Option<&[f64]> {
+        Some(column)
+    }
+}
+
+impl SlotScalar for f32 {
+    fn in_place(_: &[f32]) -> Option<&[f64]> {
+        None
+    }
 }
 
 /// `W = s Ĥ W̄ Ĥᵀ` (eq. 25; `s` the world's h²) into `w` (row-major
@@ -80,7 +104,13 @@ pub struct SlotMatrix<'a> {
 /// megabytes written and read back); `s` multiplies each row as it is
 /// finished, in cache. `w` is reused and every entry written, so it is not
 /// cleared first.
-pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s: f64, w: &mut Vec<f64>) {
+pub fn expand<P: SlotScalar>(
+    h: &CsrMatrix,
+    slot: impl Fn(usize) -> usize,
+    wbar: &SlotMatrix<P>,
+    s: f64,
+    w: &mut Vec<f64>,
+) {
     let (c, len) = (h.nrows(), wbar.len);
     let (row_ptr, values) = (&h.pattern.row_ptr, &h.values);
     let slots: Vec<usize> = h.pattern.col_idx.iter().map(|&d| slot(d as usize)).collect();
@@ -89,15 +119,16 @@ pub fn expand(h: &CsrMatrix, slot: impl Fn(usize) -> usize, wbar: &SlotMatrix, s
     w.resize(c * c, 0.0);
     w.par_chunks_mut(c.max(1)).enumerate().for_each_init(Vec::new, |t, (r, wr)| {
         let (first, end) = (row_ptr[r], row_ptr[r + 1]);
-        let (tr, entry) = if end - first == 1 {
-            (column(first), values[first])
+        let in_place = (end - first == 1).then(|| P::in_place(column(first))).flatten();
+        let (tr, entry) = if let Some(c) = in_place {
+            (c, values[first])
         } else {
             t.resize(len, 0.0);
             if first == end {
                 t.fill(0.0);
             } else {
-                t.iter_mut().zip(column(first)).for_each(|(x, y)| *x = values[first] * y);
-                (first + 1..end).for_each(|p| axpy(values[p], column(p), t));
+                t.iter_mut().zip(column(first)).for_each(|(x, &y)| *x = values[first] * y.into());
+                (first + 1..end).for_each(|p| P::axpy(values[p], column(p), t));
             }
             (&t[..], 1.0)
         };

@@ -11,11 +11,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse};
+use ferrofem_linalg::ldlt::{IsodofCache, IsodofColumns, IsodofReuse, SlotValues};
 use ferrofem_linalg::{CsrMatrix, CsrPattern, Ldlt, SparseInverse};
 
 use super::buffers::DelassusBuffers;
-use super::isodof::{expand, SlotMatrix};
+use super::isodof::{expand, SlotMatrix, SlotScalar};
 
 /// `Ī`: the vertices `H` touches, sorted.
 pub fn isovertices(h: &CsrMatrix) -> Vec<usize> {
@@ -46,10 +46,10 @@ fn axis_rows(h: &CsrMatrix, d: usize) -> CsrMatrix {
 
 /// `W = s Σ_d H⁽ᵈ⁾ W̄_s H⁽ᵈ⁾ᵀ` (row-major, into `buf.w`), `W̄_s` over
 /// slots; `s` multiplies the sum of the three axes.
-fn expand_axes(
+fn expand_axes<P: SlotScalar>(
     h: &CsrMatrix,
     slot: impl Fn(usize) -> usize + Copy,
-    wbar: &SlotMatrix,
+    wbar: &SlotMatrix<P>,
     s: f64,
     buf: &mut DelassusBuffers,
 ) {
@@ -102,8 +102,11 @@ pub fn kronecker_isodof_reuse<'b>(
 ) -> (&'b [f64], IsodofReuse) {
     let reuse = cache.update(f, &isovertices(h));
     let (values, ld) = cache.wbar();
-    let wbar = SlotMatrix { values, ld, len: cache.len() };
-    expand_axes(h, |v| cache.slot(v).expect("updated"), &wbar, scale, buf);
+    let (slot, len) = (|v| cache.slot(v).expect("updated"), cache.len());
+    match values {
+        SlotValues::Double(values) => expand_axes(h, slot, &SlotMatrix { values, ld, len }, scale, buf),
+        SlotValues::Single(values) => expand_axes(h, slot, &SlotMatrix { values, ld, len }, scale, buf),
+    }
     (&buf.w, reuse)
 }
 

@@ -143,13 +143,18 @@ impl DelassusWorkspace {
     /// Returns the columns solved ahead.
     fn hand_over(&mut self, f: &Arc<Ldlt>, h: &CsrMatrix) -> usize {
         if self.next.columns(f).is_some() {
-            // Adopted; the old cache's memory (`W̄` over twice the DOFs in
+            // Adopted; the old cache's memory (`W̄` over its bound of DOFs in
             // use) is given back rather than kept for the next handover.
             self.cache = std::mem::take(&mut self.next);
         }
         let Some(Successor { factor, steps_left }) = self.successor.take() else { return 0 };
         let dofs = isodofs(h);
         let valid = self.next.columns(&factor).is_some();
+        if !valid {
+            // The first step of the handover: the previous factor's cache
+            // serves only until it ends, so it drops its slack now.
+            self.cache.trim(f, &dofs);
+        }
         let (mut batch, missing): (Vec<usize>, Vec<usize>) =
             dofs.iter().partition(|&&d| valid && self.next.slot(d).is_some());
         let share = missing.len().div_ceil(steps_left.max(1));
@@ -288,8 +293,7 @@ impl DelassusWorkspace {
                 // The cache mirrors W̄, so row i is read along slot i's stored
                 // column (contiguous) rather than across the columns.
                 buf.wbar.par_chunks_mut(m.max(1)).zip(&slots).for_each(|(row, &i)| {
-                    let column = &values[i * ld..(i + 1) * ld];
-                    row.iter_mut().zip(&slots).for_each(|(w, &j)| *w = column[j]);
+                    row.iter_mut().zip(&slots).for_each(|(w, &j)| *w = values.get(i * ld + j));
                 });
                 (verts, reuse)
             }

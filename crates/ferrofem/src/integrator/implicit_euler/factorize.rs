@@ -73,6 +73,18 @@ pub struct FactorCopies {
 }
 
 impl FactorCopies {
+    /// The copies a background factorization makes: all but the bfloat16
+    /// one, which [`Refactorizer::refresh`] rounds once the factor it
+    /// replaces has released its own (at 60k vertices the two copies are
+    /// 0.4 GB each).
+    fn in_background(self) -> FactorCopies {
+        let precision = match self.precision {
+            Precision::Bfloat16 => Precision::Single,
+            p => p,
+        };
+        FactorCopies { precision, ..self }
+    }
+
     /// The copies `settings` ask for.
     pub fn of(settings: &ImplicitEulerSettings) -> FactorCopies {
         let precision = settings.preconditioner_precision;
@@ -101,6 +113,10 @@ pub struct Refactorizer {
     /// The previous factor, the constraints' while a new one is handed
     /// over (`refresh.handover`).
     pub handover: Option<Handover>,
+    /// The first step a snapshot may be sent after a handover: the one
+    /// after it ends, when the previous factor and its isodof columns
+    /// are gone.
+    snapshots_from: usize,
     /// Factorizations completed so far.
     pub completed: usize,
 }
@@ -147,6 +163,7 @@ impl Refactorizer {
             factor_rotations: Vec::new(),
             pending_rotations: Vec::new(),
             handover: None,
+            snapshots_from: 0,
             completed: 0,
         })
     }
@@ -178,6 +195,7 @@ impl Refactorizer {
     ) -> Result<(), LinalgError> {
         if self.handover.as_ref().is_some_and(|h| step >= h.until) {
             self.handover = None;
+            self.snapshots_from = step + 1;
         }
         let due = self.current.is_none() || step >= self.snapshot_step + refresh.every.max(1);
         if !refresh.asynchronous || self.current.is_none() {
@@ -189,7 +207,7 @@ impl Refactorizer {
             }
             return Ok(());
         }
-        let copies = self.copies;
+        let copies = self.copies.in_background();
         let worker = self.worker.get_or_insert_with(|| Worker::spawn(self.symbolic.clone(), copies));
         let finished = if !refresh.deterministic {
             worker.inbox().try_recv().ok()
@@ -201,6 +219,12 @@ impl Refactorizer {
         if let Some(done) = finished {
             worker.busy = false;
             let (s, f) = done?;
+            // The previous factor no longer preconditions PCG (`W` and the
+            // correction read its finer values): its bfloat16 copy becomes
+            // the new one's.
+            if self.copies.precision == Precision::Bfloat16 {
+                f.round_bfloat16(self.current.as_deref());
+            }
             let previous = self.current.replace(f);
             self.factor_step = s;
             self.completed += 1;
@@ -211,10 +235,10 @@ impl Refactorizer {
             }
         }
         // A handover holds two factors and two sets of isodof columns: the
-        // next snapshot waits for its end, so that a third factor is not
-        // computed (and held) beside them.
+        // next snapshot waits until the step after its end, so that a third
+        // factor is not computed (and held) beside them.
         let worker = self.worker.as_mut().expect("worker exists");
-        if due && !worker.busy && self.handover.is_none() {
+        if due && !worker.busy && self.handover.is_none() && step >= self.snapshots_from {
             if let Some(tx) = &worker.to_worker {
                 if tx.send((step, a.clone())).is_ok() {
                     worker.busy = true;
@@ -376,5 +400,55 @@ mod tests {
         assert!(Ldlt::factorize_single(symbolic.clone(), &a, true).is_err());
         let f = factorize_in(symbolic, &a, copies).expect("the double factorization");
         assert!(f.double_released() && f.sweep_bytes() > 0);
+    }
+
+    /// A factor from the background gets its bfloat16 copy when it is taken,
+    /// after the one it replaces has given its own back (never two copies
+    /// at once), and preconditions with the copy a synchronous
+    /// factorization would have made; the previous factor keeps serving
+    /// the constraints through the handover, in `f32`.
+    #[test]
+    fn a_background_factor_gets_its_bfloat16_copy_once_the_previous_one_is_released() {
+        // A block-tridiagonal SPD matrix of 3 × 3 blocks (diagonally dominant).
+        let n = 42;
+        let reach = |i: u32| (3 * (i / 3)).saturating_sub(3)..(3 * (i / 3) + 6).min(n as u32);
+        let rows: Vec<Vec<u32>> = (0..n as u32).map(|i| reach(i).collect()).collect();
+        let pattern = ferrofem_linalg::CsrPattern::from_rows(n, rows.clone());
+        let values = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                r.iter().map(move |&j| if j as usize == i { 8.0 + 0.01 * i as f64 } else { -0.5 })
+            })
+            .collect();
+        let a = CsrMatrix { pattern, values };
+        let settings = ImplicitEulerSettings {
+            preconditioner: PreconditionerKind::Ldlt,
+            preconditioner_precision: Precision::Bfloat16,
+            warp: true,
+            ..Default::default()
+        };
+        let mut r = Refactorizer::new(&a, &settings).unwrap();
+        let refresh = Refresh { every: 2, asynchronous: true, deterministic: true, handover: 1 };
+        r.refresh(1, &a, refresh, &[]).unwrap();
+        let first = r.factor().expect("factorized");
+        assert!(first.keeps_bfloat16() && first.double_released());
+        for step in 2..=5 {
+            r.refresh(step, &a, refresh, &[]).unwrap();
+        }
+        let second = r.factor().expect("factorized");
+        assert!(!Arc::ptr_eq(&first, &second), "the background factor is taken at step 5");
+        assert!(Arc::ptr_eq(&r.constraint_factor().unwrap(), &first), "handed over");
+        assert!(second.keeps_bfloat16() && !first.keeps_bfloat16());
+        let direct = Ldlt::factorize_single(r.symbolic().clone(), &a, true).unwrap();
+        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+        let (mut x, mut y) = (b.clone(), b.clone());
+        second.solve_one_in(&mut x, Precision::Bfloat16);
+        direct.solve_one_in(&mut y, Precision::Bfloat16);
+        assert_eq!(x, y, "the copy rounded at the swap is the synchronous one");
+        let (mut x, mut y) = (b.clone(), b);
+        first.solve_one_in(&mut x, Precision::Single);
+        direct.solve_one_in(&mut y, Precision::Single);
+        assert_eq!(x, y, "the previous factor still solves in f32");
     }
 }

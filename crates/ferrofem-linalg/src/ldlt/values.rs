@@ -118,6 +118,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_releasable_copy_gives_its_storage_back_only_when_no_reader_holds_it() {
+        let copy = ReleasableCopy::new(Some(vec![1u16, 2, 3]));
+        let reader = copy.get().expect("kept");
+        assert_eq!(copy.take(), None, "a solve still reads it");
+        assert!(!copy.is_kept() && reader.as_slice() == [1, 2, 3]);
+        copy.set(vec![4, 5, 6]);
+        let mut clone = copy.clone();
+        clone.refresh(|i| 10 + i as u16);
+        assert_eq!(copy.get().unwrap().as_slice(), [4, 5, 6], "a clone's refresh leaves the shared copy");
+        assert_eq!(clone.get().unwrap().as_slice(), [10, 11, 12]);
+        drop(clone);
+        assert_eq!(copy.take(), Some(vec![4, 5, 6]), "unshared: the storage itself");
+        assert!(!copy.is_kept());
+    }
+
+    #[test]
     fn rounding_in_place_equals_rounding_a_copy() {
         for len in [0, 1, 2, 511, 512, 513, 2000] {
             let mut v = DoubleValues::zeros(len);

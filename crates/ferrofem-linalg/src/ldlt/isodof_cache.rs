@@ -58,6 +58,11 @@ fn bound(in_use: usize) -> usize {
 const SPARE_MAX: usize = 1 << 24;
 
 impl IsodofCache {
+    /// Whether the cached columns were solved with factor `f`.
+    fn holds(&self, f: &Arc<Ldlt>) -> bool {
+        self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f))
+    }
+
     /// DOFs with solved columns.
     pub fn len(&self) -> usize {
         self.slot.len()
@@ -82,7 +87,7 @@ impl IsodofCache {
     /// The DOFs of `dofs` a call with factor `f` would solve (sorted): those
     /// not cached, or all of them when the factor changed.
     pub fn fresh(&self, f: &Arc<Ldlt>, dofs: &[usize]) -> Vec<usize> {
-        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
+        let valid = self.holds(f);
         let mut fresh: Vec<usize> =
             dofs.iter().copied().filter(|d| !valid || !self.slot.contains_key(d)).collect();
         fresh.sort_unstable();
@@ -117,7 +122,7 @@ impl IsodofCache {
     /// The cached columns, generation by generation, when they were
     /// solved with factor `f`.
     pub fn columns(&self, f: &Arc<Ldlt>) -> Option<&[IsodofColumns]> {
-        self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f)).then_some(self.generations.as_slice())
+        self.holds(f).then_some(self.generations.as_slice())
     }
 
     /// The slot of `dof` in [`Self::wbar`], if cached.
@@ -148,7 +153,7 @@ impl IsodofCache {
     /// left as it was). With [`Ldlt::solve_from_forward`], `A⁻¹ b` for half
     /// a solve: the correction of a step whose `W` was built from this cache.
     pub fn forward<const K: usize>(&self, f: &Arc<Ldlt>, b: &[f64], z: &mut Vec<[f64; K]>) -> bool {
-        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
+        let valid = self.holds(f);
         let b = b.as_chunks::<K>().0;
         let missing = |(d, x): (usize, &[f64; K])| x.iter().any(|&v| v != 0.0) && !self.slot.contains_key(&d);
         if !valid || b.iter().enumerate().any(missing) {
@@ -167,7 +172,7 @@ impl IsodofCache {
     /// steps (the previous factor's, during a handover), so that it does
     /// not hold its slack beside its successor.
     pub fn trim(&mut self, f: &Arc<Ldlt>, in_use: &[usize]) {
-        let valid = self.factor.as_ref().is_some_and(|g| Arc::ptr_eq(g, f));
+        let valid = self.holds(f);
         let cached_in_use = in_use.iter().filter(|d| self.slot.contains_key(d)).count();
         if valid && cached_in_use < self.slot.len() {
             self.evict(in_use);

@@ -74,9 +74,9 @@ pub struct FactorCopies {
 
 impl FactorCopies {
     /// The copies a background factorization makes: all but the bfloat16
-    /// one, which [`Refactorizer::refresh`] rounds once the factor it
-    /// replaces has released its own (at 60k vertices the two copies are
-    /// 0.4 GB each).
+    /// one, which [`Refactorizer::refresh`] rounds at the swap into the
+    /// storage of the replaced factor's (at 60k vertices each copy is
+    /// 0.4 GB: two would be held at once).
     fn in_background(self) -> FactorCopies {
         let precision = match self.precision {
             Precision::Bfloat16 => Precision::Single,

@@ -426,7 +426,7 @@ const BAD_INPUTS: &[(&[&str], i32, &[&str])] = &[
         &[
             "implicit_euler.preconditioner_precision",
             "unknown variant `half`",
-            "`double`, `single`, `bfloat16`",
+            "`double`, `single`, `bfloat16`, `int8`",
             "line 7",
         ],
     ),

@@ -6,10 +6,12 @@
 //! builds runs); a 512-bit build, where the processor has AVX-512, keeps
 //! the 256-bit build's sums bit for bit.
 //!
-//! The stored operand (a matrix column) may be `f64`, `f32` or [`Bf16`]
-//! ([`Stored`]): a matrix kept in single precision halves its bytes, in
-//! bfloat16 quarters them, and is widened to double in registers, so
-//! products and sums stay in double.
+//! The stored operand (a matrix column) may be `f64`, `f32`, [`Bf16`] or
+//! `i8` ([`Stored`]): a matrix kept in single precision halves its bytes,
+//! in bfloat16 quarters them, in 8-bit integers (a factor's columns scaled
+//! by a power of two each, [`crate::ldlt::Precision::Int8`]) eighths them;
+//! each is widened to double in registers, so products and sums stay in
+//! double.
 
 /// Columns the four-column primitives combine.
 pub const COLUMNS: usize = 4;
@@ -55,8 +57,8 @@ impl From<Bf16> for f64 {
     }
 }
 
-/// The precision a matrix is stored in: `f64`, or `f32` or [`Bf16`]
-/// widened on load.
+/// The precision a matrix is stored in: `f64`, or `f32`, [`Bf16`] or `i8`
+/// widened on load (`i8` exactly: its integers are the scaled values).
 /// Vectors (`y`, `g`, `b`) and all arithmetic are `f64`.
 pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
     /// `y ← y + a x`.
@@ -147,6 +149,7 @@ macro_rules! stored {
 stored!(f64, dispatch);
 stored!(f32, dispatch_wide);
 stored!(Bf16, dispatch_wide);
+stored!(i8, dispatch_wide);
 
 /// `y ← y + a x`.
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
@@ -320,6 +323,15 @@ mod avx {
         let b = |k: usize| unsafe { _mm256_broadcast_sd(&*c[k].add(i)) };
         let acc = _mm256_mul_pd(b(0), x[0]);
         _mm256_fmadd_pd(b(3), x[3], _mm256_fmadd_pd(b(2), x[2], _mm256_fmadd_pd(b(1), x[1], acc)))
+    }
+
+    impl Load for i8 {
+        #[inline(always)]
+        unsafe fn load4(p: *const i8) -> __m256d {
+            // SAFETY: the caller's contract: four `i8`, 32 readable bits.
+            let bits = unsafe { _mm_cvtsi32_si128(p.cast::<i32>().read_unaligned()) };
+            _mm256_cvtepi32_pd(_mm_cvtepi8_epi32(bits))
+        }
     }
 
     /// Rows the row primitives widen a narrow stored type for at a time:
@@ -596,6 +608,15 @@ pub(crate) mod wide {
             // Each u16 moved to the top half of an f32, then widened.
             let top = _mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(bits));
             _mm512_cvtps_pd(_mm256_castsi256_ps(top))
+        }
+    }
+
+    impl Load8 for i8 {
+        #[inline(always)]
+        unsafe fn load8_wide(p: *const i8) -> __m512d {
+            // SAFETY: the caller's contract: eight `i8`, 64 readable bits.
+            let bits = unsafe { _mm_loadl_epi64(p.cast::<__m128i>()) };
+            _mm512_cvtepi32_pd(_mm256_cvtepi8_epi32(bits))
         }
     }
 

@@ -13,6 +13,7 @@ mod layout;
 mod narrow;
 pub mod ordering;
 mod panel_kernels;
+mod rounded;
 mod solve;
 mod solve_plan;
 mod sparse_inverse;
@@ -31,7 +32,6 @@ use faer::sparse::linalg::cholesky::{
 use faer::sparse::linalg::{SupernodalThreshold, SymbolicSupernodalParams};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Par, Side};
-use rayon::prelude::*;
 
 pub use isodof::IsodofColumns;
 pub use isodof_cache::{IsodofCache, IsodofReuse};
@@ -43,7 +43,6 @@ pub use solve::{PathScratch, SparseColumn};
 pub use solve_plan::SolvePlan;
 pub use sparse_inverse::{SparseInverse, SparseInverseScratch};
 
-use crate::simd::Bf16;
 use crate::{CsrMatrix, CsrPattern, LinalgError};
 
 /// Everything that depends only on the sparsity pattern: permutation, faer's
@@ -101,6 +100,19 @@ pub enum Precision {
     ///
     /// [`Bf16`]: crate::simd::Bf16
     Bfloat16,
+    /// Its copy in 8-bit integers, each block of 128 rows of a column of
+    /// `L` times its own power-of-two scale (about an eighth of the bytes;
+    /// an entry within half its scale, 2⁻⁸ of its block's largest; vectors
+    /// and arithmetic in `f64`): for a preconditioner only.
+    Int8,
+}
+
+impl Precision {
+    /// Whether this is the precision of a copy fit for a preconditioner
+    /// only ([`Self::Bfloat16`], [`Self::Int8`]).
+    pub fn preconditioner_only(self) -> bool {
+        matches!(self, Precision::Bfloat16 | Precision::Int8)
+    }
 }
 
 /// How the symbolic analysis treats supernodes.
@@ -308,10 +320,10 @@ pub struct Ldlt {
     supernodal: values::DoubleValues,
     /// `supernodal` rounded to `f32`, when kept ([`Self::keep_single_precision`]).
     single: Option<Vec<f32>>,
-    /// `supernodal` rounded to bfloat16, when kept ([`Self::keep_bfloat16`],
-    /// [`Self::round_bfloat16`], which also takes it from the factor it
-    /// replaces through a shared reference).
-    bfloat16: values::ReleasableCopy<Bf16>,
+    /// `supernodal` rounded for a preconditioner (bfloat16 or 8-bit), when
+    /// kept ([`Self::keep_rounded`], [`Self::round_copy`], which also takes
+    /// it from the factor it replaces through a shared reference).
+    rounded: values::ReleasableCopy<rounded::Rounded>,
     /// Whether `supernodal` was released after rounding
     /// ([`Self::release_double`]): the single-precision copy is then the
     /// finest one.
@@ -328,7 +340,7 @@ impl Ldlt {
         let mut f = Ldlt {
             supernodal: values::DoubleValues::zeros(symbolic.faer.len_val()),
             single: None,
-            bfloat16: Default::default(),
+            rounded: Default::default(),
             released: false,
             d: vec![0.0; symbolic.n],
             numeric_ms: 0.0,
@@ -339,8 +351,9 @@ impl Ldlt {
     }
 
     /// Factorizes `a` in single precision (faer's supernodal LDLᵀ on `f32`
-    /// values): the factor holds its `f32` values only, and a bfloat16 copy
-    /// rounded from them when `bfloat16`, as one whose doubles were released
+    /// values): the factor holds its `f32` values only, and a preconditioner
+    /// copy rounded from them to `rounded` when given ([`Self::keep_rounded`]),
+    /// as one whose doubles were released
     /// ([`Self::release_double`]), but it never holds doubles: 4 bytes an
     /// entry while it is computed instead of 8 (the real-time 60k drop's
     /// background factorization, 1.7 GB in double beside the factor in
@@ -350,7 +363,7 @@ impl Ldlt {
     pub fn factorize_single(
         symbolic: Arc<LdltSymbolic>,
         a: &CsrMatrix,
-        bfloat16: bool,
+        rounded: Option<Precision>,
     ) -> Result<Ldlt, LinalgError> {
         let t = Instant::now();
         let s = &*symbolic;
@@ -360,11 +373,11 @@ impl Ldlt {
         numeric_ldlt(s, &values, &mut single)?;
         let d: Vec<f64> = s.d_src.iter().map(|&i| f64::from(single[i])).collect();
         positive_pivots(&d, " in single precision")?;
-        let bfloat16 = bfloat16.then(|| single.iter().map(|&v| Bf16::from_f64(f64::from(v))).collect());
+        let rounded = rounded.map(|p| rounded::Rounded::round(p, &single, &s.supernodes, None));
         Ok(Ldlt {
             supernodal: values::DoubleValues::default(),
             single: Some(single),
-            bfloat16: values::ReleasableCopy::new(bfloat16),
+            rounded: values::ReleasableCopy::new(rounded),
             released: true,
             d,
             numeric_ms: t.elapsed().as_secs_f64() * 1e3,
@@ -385,8 +398,11 @@ impl Ldlt {
             *dst = self.supernodal.get()[src];
         }
         positive_pivots(&self.d, "")?;
-        let values = self.supernodal.get();
-        self.bfloat16.refresh(|i| Bf16::from_f64(values[i]));
+        if let Some(p) = self.rounded_precision() {
+            // Rounded into its own storage unless a clone of the factor shares it.
+            let reuse = self.rounded.take();
+            self.rounded.set(rounded::Rounded::round(p, self.supernodal.get(), &s.supernodes, reuse));
+        }
         if self.released {
             self.round_in_place();
         } else if let Some(single) = &mut self.single {
@@ -516,48 +532,48 @@ impl Ldlt {
         }
     }
 
-    /// Keeps (`true`) or drops a bfloat16 copy of the factor for
-    /// [`Self::solve_one_in`] with [`Precision::Bfloat16`]: a preconditioner
-    /// whose applications read a quarter of the bytes. Refreshed by every
-    /// [`Self::refactorize`] while kept.
+    /// Keeps a copy of the factor rounded to `precision` ([`Precision::Bfloat16`]
+    /// or [`Precision::Int8`]), or none, for [`Self::solve_one_in`] in that
+    /// precision: a preconditioner whose applications read a quarter or an
+    /// eighth of the bytes. Refreshed by every [`Self::refactorize`] while kept.
     ///
     /// # Panics
-    /// If the double-precision values were released (the copy is rounded from them).
-    pub fn keep_bfloat16(&mut self, keep: bool) {
-        assert!(!(keep && self.released), "keep_bfloat16: rounded from the released double values");
-        self.bfloat16 = values::ReleasableCopy::new(
-            keep.then(|| self.supernodal.get().iter().map(|&v| Bf16::from_f64(v)).collect()),
+    /// If the double-precision values were released (the copy is rounded
+    /// from them), or `precision` is not one for a preconditioner only.
+    pub fn keep_rounded(&mut self, precision: Option<Precision>) {
+        assert!(
+            !(precision.is_some() && self.released),
+            "keep_rounded: rounded from the released double values"
         );
+        let (values, layout) = (self.supernodal.get(), &self.symbolic.supernodes);
+        let copy = precision.map(|p| rounded::Rounded::round(p, values, layout, None));
+        self.rounded = values::ReleasableCopy::new(copy);
     }
 
-    /// Whether a bfloat16 copy is kept.
-    pub fn keeps_bfloat16(&self) -> bool {
-        self.bfloat16.is_kept()
+    /// The precision of the preconditioner copy kept, if any.
+    pub fn rounded_precision(&self) -> Option<Precision> {
+        self.rounded.get().map(|c| c.precision())
     }
 
-    /// Makes the bfloat16 copy from the finest values kept (double, or
-    /// single once released), through a shared reference and on every
-    /// thread. A factor computed in the background gets it from the one it
-    /// replaces, `previous`: its copy is released, and its storage (the
-    /// same length: one symbolic analysis) rounded into in place, so that
-    /// the two copies are never held together and no memory is faulted
-    /// in anew (at 60k vertices 421 MB: 0.21 s rounded into fresh pages).
-    pub fn round_bfloat16(&self, previous: Option<&Ldlt>) {
-        let len = self.symbolic.faer.len_val();
-        let mut copy =
-            previous.and_then(|p| p.bfloat16.take()).filter(|c| c.len() == len).unwrap_or_default();
-        copy.resize(len, Bf16::default());
-        match &self.single {
-            Some(single) if self.released => copy
-                .par_iter_mut()
-                .zip(single.par_iter())
-                .for_each(|(b, &v)| *b = Bf16::from_f64(f64::from(v))),
-            _ => copy
-                .par_iter_mut()
-                .zip(self.supernodal.get().par_iter())
-                .for_each(|(b, &v)| *b = Bf16::from_f64(v)),
-        }
-        self.bfloat16.set(copy);
+    /// Makes the preconditioner copy in `precision` from the finest values
+    /// kept (double, or single once released), through a shared reference
+    /// and on every thread. A factor computed in the background gets it
+    /// from the one it replaces, `previous`: its copy is released, and its
+    /// storage (the same length: one symbolic analysis) rounded into in
+    /// place, so that the two copies are never held together and no memory
+    /// is faulted in anew (at 60k vertices 421 MB in bfloat16: 0.21 s
+    /// rounded into fresh pages).
+    ///
+    /// # Panics
+    /// If `precision` is not one for a preconditioner only.
+    pub fn round_copy(&self, precision: Precision, previous: Option<&Ldlt>) {
+        let reuse = previous.and_then(|p| p.rounded.take());
+        let layout = &self.symbolic.supernodes;
+        let copy = match &self.single {
+            Some(single) if self.released => rounded::Rounded::round(precision, single, layout, reuse),
+            _ => rounded::Rounded::round(precision, self.supernodal.get(), layout, reuse),
+        };
+        self.rounded.set(copy);
     }
 
     /// The precision of the lightest copy of the factor kept that is fit

@@ -8,10 +8,66 @@
 //! per sweep, so its floor is bytes moved; the kernels stream each panel
 //! column once, contiguous, and the two cores share the subtrees.
 
+use super::panel_kernels::{self, Scaled};
+use super::rounded::Rounded;
 use super::solve_plan::{Step, Subtree, Top};
-use super::{panel_kernels, Ldlt, Precision};
-use crate::simd::{Bf16, Stored};
+use super::{Ldlt, Precision};
+use crate::simd::Stored;
 use crate::split::SharedColumns;
+
+/// A factor's values as the sweeps read them: stored values and, for an
+/// 8-bit copy, the scales of its panels' blocks of rows ([`Scaled`]) and
+/// where each supernode's start.
+#[derive(Debug)]
+struct FactorValues<'a, P> {
+    values: &'a [P],
+    scales: &'a [f32],
+    scale_ptr: &'a [usize],
+}
+
+impl<P> Clone for FactorValues<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for FactorValues<'_, P> {}
+
+impl<'a, P> FactorValues<'a, P> {
+    /// Values without scales.
+    fn unscaled(values: &'a [P]) -> Self {
+        FactorValues { values, scales: &[], scale_ptr: &[] }
+    }
+}
+
+/// Runs `$body` with `$v` bound to the values of factor `$f` in
+/// `$precision` (as [`Ldlt::available`] resolves it): a [`FactorValues`]
+/// view of its `f64`, `f32`, bfloat16 or 8-bit values.
+macro_rules! with_values {
+    ($f:expr, $precision:expr, $caller:expr, |$v:ident| $body:expr) => {
+        match $f.available($precision) {
+            Precision::Double => {
+                let $v = FactorValues::unscaled($f.supernodal.get());
+                $body
+            }
+            Precision::Single => {
+                let $v = FactorValues::unscaled($f.single_values($caller));
+                $body
+            }
+            p => match &*$f.rounded_values(p, $caller) {
+                Rounded::Bfloat16(values) => {
+                    let $v = FactorValues::unscaled(&values[..]);
+                    $body
+                }
+                Rounded::Int8 { values, scales, scale_ptr } => {
+                    let $v =
+                        FactorValues { values: &values[..], scales: &scales[..], scale_ptr: &scale_ptr[..] };
+                    $body
+                }
+            },
+        }
+    };
+}
 
 impl Ldlt {
     /// Solves `A x = b` in place for one right-hand side by the supernodal
@@ -23,9 +79,11 @@ impl Ldlt {
     /// [`Self::solve_one`] reading the factor in `precision`: in
     /// [`Precision::Single`], the `f32` copy kept by
     /// [`Self::keep_single_precision`] (half the bytes), in
-    /// [`Precision::Bfloat16`] the copy kept by [`Self::keep_bfloat16`] (a
-    /// quarter); `b`, the sweeps' vectors and all arithmetic stay `f64`, so
-    /// the result is the exact solve with the rounded factor.
+    /// [`Precision::Bfloat16`] or [`Precision::Int8`] the copy kept by
+    /// [`Self::keep_rounded`] (a quarter, an eighth); `b`, the sweeps'
+    /// vectors and all arithmetic stay `f64`, so the result is the exact
+    /// solve with the rounded factor (an 8-bit one's backward sweep sums
+    /// each column by blocks of rows).
     ///
     /// # Panics
     /// If the copy `precision` names is not kept.
@@ -66,11 +124,7 @@ impl Ldlt {
         let j = x.len() / s.n().max(1);
         assert!(z.len() == s.n() && j <= K && x.len() == j * s.n(), "solve_from_forward: lengths");
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
-        match self.available(precision) {
-            Precision::Double => self.backward(self.supernodal.get(), z),
-            Precision::Single => self.backward(self.single_values("solve_from_forward_in"), z),
-            Precision::Bfloat16 => self.backward(&self.bfloat16_values("solve_from_forward_in"), z),
-        }
+        with_values!(self, precision, "solve_from_forward_in", |v| self.backward(v, z));
         s.perm.iter().zip(z.iter()).for_each(|(&o, v)| x[j * o..j * o + j].copy_from_slice(&v[..j]));
     }
 
@@ -95,11 +149,7 @@ impl Ldlt {
         assert_eq!(b.len(), 3 * s.n(), "forward_interleaved3: expected {} values", 3 * s.n());
         z.clear();
         z.extend(s.perm.iter().map(|&o| [b[3 * o], b[3 * o + 1], b[3 * o + 2], 0.0]));
-        match self.available(precision) {
-            Precision::Double => self.forward(self.supernodal.get(), z),
-            Precision::Single => self.forward(self.single_values("forward_interleaved3_in"), z),
-            Precision::Bfloat16 => self.forward(&self.bfloat16_values("forward_interleaved3_in"), z),
-        }
+        with_values!(self, precision, "forward_interleaved3_in", |v| self.forward(v, z));
         z.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d.sqrt()));
     }
 
@@ -140,11 +190,7 @@ impl Ldlt {
     /// [`Self::solve_permuted`] with the values of `precision` (double
     /// falls back to single once released).
     fn solve_permuted_in<const K: usize>(&self, y: &mut [[f64; K]], precision: Precision) {
-        match self.available(precision) {
-            Precision::Double => self.solve_permuted(self.supernodal.get(), y),
-            Precision::Single => self.solve_permuted(self.single_values("solve_interleaved_in"), y),
-            Precision::Bfloat16 => self.solve_permuted(&self.bfloat16_values("solve_interleaved_in"), y),
-        }
+        with_values!(self, precision, "solve_interleaved_in", |v| self.solve_permuted(v, y));
     }
 
     /// The kept `f32` copy of the factor (`caller` names who asked, if none is).
@@ -152,15 +198,31 @@ impl Ldlt {
         self.single.as_deref().unwrap_or_else(|| panic!("{caller}: no single-precision copy kept"))
     }
 
-    /// The kept bfloat16 copy of the factor (`caller` names who asked, if none is).
-    fn bfloat16_values(&self, caller: &str) -> std::sync::Arc<Vec<Bf16>> {
-        self.bfloat16.get().unwrap_or_else(|| panic!("{caller}: no bfloat16 copy kept"))
+    /// The kept preconditioner copy of the factor in `precision` (`caller`
+    /// names who asked, if none is).
+    fn rounded_values(&self, precision: Precision, caller: &str) -> std::sync::Arc<Rounded> {
+        let copy = self.rounded.get().unwrap_or_else(|| panic!("{caller}: no {precision:?} copy kept"));
+        assert_eq!(copy.precision(), precision, "{caller}: the copy kept");
+        copy
+    }
+
+    /// Supernode `s`'s panel within `values`, with its columns' scales.
+    fn scaled_panel<'a, P>(&self, values: FactorValues<'a, P>, s: usize) -> Scaled<'a, P> {
+        let panel = self.panel_values(values.values, s);
+        match values.scale_ptr {
+            [] => Scaled::unscaled(panel),
+            ptr => Scaled {
+                values: panel,
+                scales: &values.scales[ptr[s]..ptr[s + 1]],
+                blocks: super::rounded::scale_blocks(&self.symbolic.supernodes, s),
+            },
+        }
     }
 
     /// `L D Lᵀ y = y` in the factor's numbering, with the supernodal
     /// `values` (the factor, or its single-precision copy); `D` is read in
     /// double either way.
-    fn solve_permuted<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
+    fn solve_permuted<P: Stored, const K: usize>(&self, values: FactorValues<P>, y: &mut [[f64; K]]) {
         self.forward(values, y);
         y.iter_mut().zip(&self.d).for_each(|(v, d)| v.iter_mut().for_each(|v| *v /= d));
         self.backward(values, y);
@@ -170,7 +232,7 @@ impl Ldlt {
     /// of rows outside it in its part of the scratch; a top supernode adds
     /// the updates of its rows in the plan's order, solves its panel, and
     /// keeps its updates of the rows above it in its part of the scratch.
-    fn forward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
+    fn forward<P: Stored, const K: usize>(&self, values: FactorValues<P>, y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         let mut scratch = vec![[0.0; K]; plan.scratch_rows];
@@ -197,7 +259,7 @@ impl Ldlt {
                         add_row(&mut z[to as usize], &unsafe { zs.finished(from as usize, 1) }[0]);
                     }
                 }
-                let panel = self.panel_values(values, s);
+                let panel = self.scaled_panel(values, s);
                 let (k0, k1) = top.block(sn, block);
                 if top.blocks == 1 {
                     panel_kernels::forward(panel, z, w);
@@ -215,7 +277,7 @@ impl Ldlt {
                 let x = unsafe { zs.finished(top.offset + k0, k1 - k0) };
                 let out = unsafe { zs.column(top.offset + rows.start, rows.len()) };
                 panel_kernels::update_below(
-                    self.panel_values(values, top.s),
+                    self.scaled_panel(values, top.s),
                     top.rows(sn),
                     k0,
                     rows.start,
@@ -232,7 +294,7 @@ impl Ldlt {
     /// root's pattern).
     fn forward_subtree<P: Stored, const K: usize>(
         &self,
-        values: &[P],
+        values: FactorValues<P>,
         task: &Subtree,
         local: &mut [[f64; K]],
         above: &mut [[f64; K]],
@@ -242,7 +304,7 @@ impl Ldlt {
         let (mut z, mut slots) = (Vec::new(), 0);
         for s in task.supernodes.clone() {
             if s + 1 < task.supernodes.end {
-                crate::simd::prefetch(self.panel_values(values, s + 1));
+                crate::simd::prefetch(self.scaled_panel(values, s + 1).values);
             }
             let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
             let first_slot = slots;
@@ -255,7 +317,7 @@ impl Ldlt {
                 }
                 r => local[r - lo],
             }));
-            panel_kernels::forward(self.panel_values(values, s), &mut z, own.len());
+            panel_kernels::forward(self.scaled_panel(values, s), &mut z, own.len());
             local[own.clone()].copy_from_slice(&z[..own.len()]);
             let mut slot = task.slots[first_slot..slots].iter();
             for (&r, &v) in sn.pattern(s).iter().zip(&z[own.len()..]) {
@@ -270,7 +332,7 @@ impl Ldlt {
     /// `Lᵀ x = y`: the backward steps of the plan. A top supernode reads its
     /// pattern rows (final) into its part of the scratch and solves its
     /// panel; a subtree then reads the rows of its ancestors.
-    fn backward<P: Stored, const K: usize>(&self, values: &[P], y: &mut [[f64; K]]) {
+    fn backward<P: Stored, const K: usize>(&self, values: FactorValues<P>, y: &mut [[f64; K]]) {
         let plan = &self.symbolic().solve_plan;
         let sn = &self.symbolic().supernodes;
         let mut scratch = vec![[0.0; K]; plan.scratch_rows];
@@ -296,7 +358,7 @@ impl Ldlt {
             Step::Triangle { t, block } => {
                 let top = &plan.top[t];
                 let (s, w) = (top.s, sn.width(top.s));
-                let panel = self.panel_values(values, s);
+                let panel = self.scaled_panel(values, s);
                 let z = unsafe { zs.column(top.offset, top.rows(sn)) };
                 if top.blocks == 1 {
                     gather(top, z);
@@ -315,7 +377,7 @@ impl Ldlt {
                 let columns = top.columns_part(sn, block, part);
                 let below = unsafe { zs.finished(top.offset + k1, top.rows(sn) - k1) };
                 let out = unsafe { zs.column(top.offset + columns.start, columns.len()) };
-                let panel = self.panel_values(values, top.s);
+                let panel = self.scaled_panel(values, top.s);
                 panel_kernels::update_above(panel, top.rows(sn), columns.start, k1, below, out);
             }
         });
@@ -325,7 +387,7 @@ impl Ldlt {
     /// the final rows outside it by `outside`.
     fn backward_subtree<P: Stored, const K: usize>(
         &self,
-        values: &[P],
+        values: FactorValues<P>,
         task: &Subtree,
         local: &mut [[f64; K]],
         outside: impl Fn(usize) -> [f64; K],
@@ -335,7 +397,7 @@ impl Ldlt {
         let mut z = Vec::new();
         for s in task.supernodes.clone().rev() {
             if s > task.supernodes.start {
-                crate::simd::prefetch(self.panel_values(values, s - 1));
+                crate::simd::prefetch(self.scaled_panel(values, s - 1).values);
             }
             let own = sn.begin[s] - lo..sn.begin[s + 1] - lo;
             z.clear();
@@ -344,7 +406,7 @@ impl Ldlt {
                 r if r < hi => local[r - lo],
                 r => outside(r),
             }));
-            panel_kernels::backward(self.panel_values(values, s), &mut z, own.len());
+            panel_kernels::backward(self.scaled_panel(values, s), &mut z, own.len());
             local[own.clone()].copy_from_slice(&z[..own.len()]);
         }
     }

@@ -511,14 +511,14 @@ fn released_factor_is_the_rounded_factor() {
         let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap());
         let mut f = Ldlt::factorize(symbolic.clone(), &a).unwrap();
         let double_bytes = f.sweep_bytes();
-        f.keep_bfloat16(true);
+        f.keep_rounded(Some(Precision::Bfloat16));
         f.release_double();
         let mut a2 = a.clone();
         a2.values.iter_mut().for_each(|v| *v *= 1.5);
         f.refactorize(&a2).unwrap();
         assert!(f.double_released() && f.sweep_bytes() < double_bytes);
         let mut double = Ldlt::factorize(symbolic.clone(), &a2).unwrap();
-        double.keep_bfloat16(true);
+        double.keep_rounded(Some(Precision::Bfloat16));
         let mut rounded = double.clone();
         rounded.supernodal.get_mut().iter_mut().for_each(|v| *v = f64::from(*v as f32));
         let n = a.nrows();
@@ -562,17 +562,19 @@ fn released_factor_is_the_rounded_factor() {
     }
 }
 
-/// A single-precision (bfloat16) solve is the double solve with the factor
-/// rounded to `f32` (bfloat16) (bitwise: the same operations on the widened
-/// values), independent of the thread count, refreshed by `refactorize`,
-/// and close to the exact solve: within the rounding's relative error
-/// (2⁻²⁴, 2⁻⁸) times a modest growth.
+/// A single-precision (bfloat16, 8-bit) solve is the double solve with the
+/// factor rounded to `f32` (bfloat16, 8-bit integers times a power-of-two
+/// scale per column) (bitwise: the same operations on the widened values),
+/// independent of the thread count, refreshed by `refactorize`, and close
+/// to the exact solve: within the rounding's relative error (2⁻²⁴, 2⁻⁸, 2⁻⁸
+/// of a column's largest entry) times a modest growth.
 #[test]
 fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
     use crate::simd::Bf16;
     let cases = [
         (Precision::Single, (|v| f64::from(v as f32)) as fn(f64) -> f64, 1e-4),
         (Precision::Bfloat16, |v| f64::from(Bf16::from_f64(v)), 5e-2),
+        (Precision::Int8, |v| v, 5e-2),
     ];
     for (precision, round, bound) in cases {
         for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
@@ -581,12 +583,15 @@ fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
                 Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap()), &a)
                     .unwrap();
             f.keep_single_precision(precision == Precision::Single);
-            f.keep_bfloat16(precision == Precision::Bfloat16);
+            f.keep_rounded(Some(precision).filter(|p| p.preconditioner_only()));
             let mut a2 = a.clone();
             a2.values.iter_mut().for_each(|v| *v *= 1.5);
             f.refactorize(&a2).unwrap();
             let mut rounded = f.clone();
             rounded.supernodal.get_mut().iter_mut().for_each(|v| *v = round(*v));
+            if precision == Precision::Int8 {
+                rounded.supernodal.get_mut().copy_from_slice(&int8_values(&f));
+            }
             let n = a.nrows();
             let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.41).cos()).collect();
             let solve = |threads| {
@@ -600,7 +605,14 @@ fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
             assert_eq!(low, solve(3), "{case}: independent of the thread count");
             let mut reference = b.clone();
             rounded.solve_one(&mut reference);
-            assert_eq!(low, reference, "{case}: the solve with the rounded factor");
+            if precision == Precision::Int8 {
+                // The backward sweep sums each column by blocks of rows.
+                let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let off = low.iter().zip(&reference).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+                assert!(off <= 1e-13 * scale, "{case}: the solve with the rounded factor, {off:e}");
+            } else {
+                assert_eq!(low, reference, "{case}: the solve with the rounded factor");
+            }
             let mut exact = b.clone();
             f.solve_one(&mut exact);
             let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -608,6 +620,31 @@ fn rounded_factor_solves_are_the_solves_with_the_rounded_factor() {
             assert!(diff > 0.0 && diff < bound * scale, "{case}: rounded vs double {diff:e} of {scale:e}");
         }
     }
+}
+
+/// `f`'s values with each column of `L` below its diagonal replaced by its
+/// 8-bit integers times their blocks' scales.
+fn int8_values(f: &Ldlt) -> Vec<f64> {
+    let layout = &f.symbolic.supernodes;
+    let values = f.supernodal.get();
+    let super::rounded::Rounded::Int8 { values: q, scales, scale_ptr } =
+        super::rounded::Rounded::round(Precision::Int8, values, layout, None)
+    else {
+        unreachable!("rounded to int8")
+    };
+    let mut out = values.to_vec();
+    for s in 0..layout.len() {
+        let (w, ld) = (layout.width(s), layout.width(s) + layout.pattern(s).len());
+        let blocks = super::rounded::scale_blocks(layout, s);
+        for j in 0..w {
+            for i in j + 1..ld {
+                let k = layout.value_ptr[s] + j * ld + i;
+                let scale = scales[scale_ptr[s] + j * blocks + i / super::panel_kernels::SCALE_ROWS];
+                out[k] = f64::from(q[k]) * f64::from(scale);
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -700,7 +737,7 @@ fn correction_from_cached_isodof_columns_is_the_solve() {
     let err = x.iter().zip(&expected).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max) / scale;
     assert!(err < 1e-6, "single-precision backward half: {err:e}");
     // A bfloat16 copy serves preconditioners, never a solve: the lightest stays single.
-    single.keep_bfloat16(true);
+    single.keep_rounded(Some(Precision::Bfloat16));
     assert_eq!(single.lightest_precision(), Precision::Single);
     let mut expected = b.clone();
     single.solve_one_in(&mut expected, Precision::Bfloat16);
@@ -728,9 +765,9 @@ fn a_factor_computed_in_single_precision_solves_to_single_precision() {
     for (nx, ordering) in [(4, Ordering::Amd), (9, Ordering::NestedDissection)] {
         let a = random_spd(nx, 7);
         let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, ordering, 3).unwrap());
-        let single = Ldlt::factorize_single(symbolic.clone(), &a, true).unwrap();
+        let single = Ldlt::factorize_single(symbolic.clone(), &a, Some(Precision::Bfloat16)).unwrap();
         let mut released = Ldlt::factorize(symbolic.clone(), &a).unwrap();
-        released.keep_bfloat16(true);
+        released.keep_rounded(Some(Precision::Bfloat16));
         released.release_double();
         assert!(single.double_released() && single.sweep_bytes() == released.sweep_bytes());
         let double = Ldlt::factorize(symbolic, &a).unwrap();
@@ -753,5 +790,5 @@ fn a_factor_computed_in_single_precision_solves_to_single_precision() {
     let a = CsrMatrix { pattern, values: vec![1.0, e, e, 1.0] };
     let symbolic = Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Amd, 1).unwrap());
     assert!(Ldlt::factorize(symbolic.clone(), &a).is_ok());
-    assert!(matches!(Ldlt::factorize_single(symbolic, &a, false), Err(LinalgError::Factorization(_))));
+    assert!(matches!(Ldlt::factorize_single(symbolic, &a, None), Err(LinalgError::Factorization(_))));
 }

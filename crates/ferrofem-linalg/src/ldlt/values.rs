@@ -60,56 +60,45 @@ impl DoubleValues {
 }
 
 /// A preconditioner's copy of the values that a factor shared between
-/// threads can give back ([`super::Ldlt::round_bfloat16`]): each solve
-/// holds the copy it reads for its own duration, so the memory goes when
-/// the last solve that read it ends.
-#[derive(Debug, Default)]
-pub(super) struct ReleasableCopy<T>(Mutex<Option<Arc<Vec<T>>>>);
+/// threads can give back ([`super::Ldlt::round_copy`]): each solve holds
+/// the copy it reads for its own duration, so the memory goes when the
+/// last solve that read it ends.
+#[derive(Debug)]
+pub(super) struct ReleasableCopy<C>(Mutex<Option<Arc<C>>>);
 
-impl<T> Clone for ReleasableCopy<T> {
+impl<C> Default for ReleasableCopy<C> {
+    fn default() -> Self {
+        ReleasableCopy(Mutex::new(None))
+    }
+}
+
+impl<C> Clone for ReleasableCopy<C> {
     fn clone(&self) -> Self {
         ReleasableCopy(Mutex::new(self.get()))
     }
 }
 
-impl<T> ReleasableCopy<T> {
+impl<C> ReleasableCopy<C> {
     /// A copy holding `values`, if any (moved, not copied: an `Arc<[T]>`
     /// would copy them, a transient second copy of hundreds of MB).
-    pub(super) fn new(values: Option<Vec<T>>) -> Self {
+    pub(super) fn new(values: Option<C>) -> Self {
         ReleasableCopy(Mutex::new(values.map(Arc::new)))
     }
 
     /// Holds `values` from now on, through a shared reference.
-    pub(super) fn set(&self, values: Vec<T>) {
+    pub(super) fn set(&self, values: C) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(values));
     }
 
     /// The copy, if kept.
-    pub(super) fn get(&self) -> Option<Arc<Vec<T>>> {
+    pub(super) fn get(&self) -> Option<Arc<C>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Whether a copy is kept.
-    pub(super) fn is_kept(&self) -> bool {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
-    }
-
     /// Gives the copy back, with its storage where no solve holds it.
-    pub(super) fn take(&self) -> Option<Vec<T>> {
+    pub(super) fn take(&self) -> Option<C> {
         let copy = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         copy.and_then(|c| Arc::try_unwrap(c).ok())
-    }
-
-    /// Overwrites a kept copy with `value(i)` for each `i` (in place when
-    /// no clone of the factor shares it).
-    pub(super) fn refresh(&mut self, value: impl Fn(usize) -> T) {
-        let slot = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let Some(copy) = slot {
-            match Arc::get_mut(copy) {
-                Some(values) => values.iter_mut().enumerate().for_each(|(i, v)| *v = value(i)),
-                None => *copy = Arc::new((0..copy.len()).map(value).collect()),
-            }
-        }
     }
 }
 
@@ -122,15 +111,15 @@ mod tests {
         let copy = ReleasableCopy::new(Some(vec![1u16, 2, 3]));
         let reader = copy.get().expect("kept");
         assert_eq!(copy.take(), None, "a solve still reads it");
-        assert!(!copy.is_kept() && reader.as_slice() == [1, 2, 3]);
+        assert!(copy.get().is_none() && reader.as_slice() == [1, 2, 3]);
         copy.set(vec![4, 5, 6]);
-        let mut clone = copy.clone();
-        clone.refresh(|i| 10 + i as u16);
-        assert_eq!(copy.get().unwrap().as_slice(), [4, 5, 6], "a clone's refresh leaves the shared copy");
-        assert_eq!(clone.get().unwrap().as_slice(), [10, 11, 12]);
+        let clone = copy.clone();
+        assert_eq!(copy.take(), None, "a clone of the factor shares it");
+        assert_eq!(clone.get().unwrap().as_slice(), [4, 5, 6]);
+        copy.set(vec![7, 8]);
         drop(clone);
-        assert_eq!(copy.take(), Some(vec![4, 5, 6]), "unshared: the storage itself");
-        assert!(!copy.is_kept());
+        assert_eq!(copy.take(), Some(vec![7, 8]), "unshared: the storage itself");
+        assert!(copy.get().is_none());
     }
 
     #[test]

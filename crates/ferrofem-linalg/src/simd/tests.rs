@@ -48,6 +48,7 @@ fn wide_narrow_primitives_are_the_256_bit_ones_bit_for_bit() {
     if wide::enabled() {
         check(|v| v as f32, "f32");
         check(Bf16::from_f64, "bf16");
+        check(|v| (v / 8.0).round() as i8, "i8");
     }
 }
 
@@ -88,6 +89,7 @@ fn fused_primitives_match_the_portable_ones() {
         let cols = [&a[..], &b, &c, &d];
         matches_widened(|v| v as f32, cols, &g, &rows, x, "f32");
         matches_widened(Bf16::from_f64, cols, &g, &rows, x, "bf16");
+        matches_widened(|v| (127.0 * v).round() as i8, cols, &g, &rows, x, "i8");
     }
 }
 

@@ -118,6 +118,7 @@ fn solve_pgs(space: &mut ConstraintSpace, compliances: &[Option<Compliance>], mo
             Precision::Double => {}
             Precision::Single => delassus.round_to_single(),
             Precision::Bfloat16 => delassus.round_to_bfloat16(),
+            Precision::Int8 => unreachable!("refused by the solver's settings: W is never read in 8 bits"),
         }
         match delassus.whole() {
             Some(_) => {
@@ -173,6 +174,7 @@ fn solve_block(
         Precision::Double => pgs.solve_assembled(w, w, free, laws, lambda, scratch),
         Precision::Single => pgs.solve_assembled(&block.single, w, free, laws, lambda, scratch),
         Precision::Bfloat16 => pgs.solve_assembled(&block.bfloat16, w, free, laws, lambda, scratch),
+        Precision::Int8 => unreachable!("refused by the solver's settings: W is never read in 8 bits"),
     };
     (out, max_violation(&AssembledDelassus(w), free, laws, lambda))
 }

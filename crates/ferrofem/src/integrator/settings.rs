@@ -101,7 +101,10 @@ pub struct ImplicitEulerSettings {
     /// `single` keeps an `f32` copy (half the bytes per application; the
     /// iterates, residuals and tolerance stay `f64`), `bfloat16` a bfloat16
     /// copy beside it (a quarter of the bytes; PCG's tolerance is reached
-    /// as before, in a few more iterations when it is tight). The Delassus
+    /// as before, in a few more iterations when it is tight), `int8` an
+    /// 8-bit copy (each block of 128 rows of a column of `L` in integers
+    /// times a power-of-two scale: an eighth of the bytes, an entry within
+    /// 2⁻⁸ of its block's largest; the real-time preset's). The Delassus
     /// operator uses the `f64` factor; the correction does too, except
     /// under `warp`, where its backward sweep reads the `f32` copy (an old
     /// factor stands in for the current `A`; the rounding is ≈ 1e-7 of the

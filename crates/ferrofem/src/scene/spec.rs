@@ -138,9 +138,10 @@ pub enum Preset {
     /// step `s + 50`, so runs are reproducible; the constraints move to it
     /// over `REAL_TIME_HANDOVER` steps, so that no step rebuilds all of
     /// `W̄`: the 20k drop's longest step 0.75–0.80 s → 0.20 s), computed in
-    /// single precision where its pivots allow, read by PCG in bfloat16 (a
-    /// quarter of the factor's bytes; the 5k drop's error after 1 s is that
-    /// of `single`), by the correction's backward sweep in single
+    /// single precision where its pivots allow, read by PCG in 8 bits
+    /// (`int8`: an eighth of the factor's bytes; the 5k and 20k drops'
+    /// errors after 1 s are those of `bfloat16` and `single`), by the
+    /// correction's backward sweep in single
     /// precision, and warped by the body's rotation since its matrix was
     /// assembled, cut at `REAL_TIME_PCG_ITERATIONS` (2) iterations
     /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps on an `f32`
@@ -198,7 +199,7 @@ impl Preset {
             };
         }
         if !has("implicit_euler", "preconditioner_precision") {
-            ie.preconditioner_precision = if realtime { Precision::Bfloat16 } else { Precision::Double };
+            ie.preconditioner_precision = if realtime { Precision::Int8 } else { Precision::Double };
         }
         if !has("implicit_euler", "warp") {
             ie.warp = realtime;
@@ -540,7 +541,7 @@ mod tests {
                 && ie.refresh.every == super::REAL_TIME_REFRESH
                 && ie.refresh.handover == super::REAL_TIME_HANDOVER
         );
-        assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Bfloat16);
+        assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Int8);
         assert!(ie.warp);
         // PGS reads W in single precision unless the file says otherwise
         // (`delassus_precision` does not opt out of the preset's PGS).

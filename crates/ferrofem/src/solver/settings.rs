@@ -245,6 +245,11 @@ impl TryFrom<SolverSpec> for ConstraintSolverSettings {
         at_least_one(s.max_iterations, "max_iterations")?;
         at_least_one(s.newton_iterations, "newton_iterations")?;
         at_least_one(s.cr_iterations, "cr_iterations")?;
+        if s.delassus_precision == Some(ferrofem_linalg::Precision::Int8) {
+            return Err("delassus_precision = \"int8\" is a preconditioner factor's copy only; `W` is read \
+                        in \"double\", \"single\" or \"bfloat16\""
+                .into());
+        }
         let solver = match s.kind()? {
             None => None,
             Some(SolverKind::Pgs) => {

@@ -65,7 +65,7 @@ pub struct FactorCopies {
     /// a warped factor in reduced precision (the real-time preset) stands
     /// in for later matrices, its warp and age far above the rounding's
     /// 1e-7, so `W`, the correction and PCG all read the `f32` copy (or
-    /// the bfloat16 one) and the factor takes 6 bytes per entry instead
+    /// the bfloat16 or 8-bit one) and the factor takes 5–6 bytes per entry instead
     /// of 14 (issue #53: the 60k drop's two live factors, the one in use
     /// and the one being refreshed, were most of its 5.3 GB). Reading half
     /// the bytes, `W` is also built faster (docs/benchmarks.md).
@@ -73,13 +73,14 @@ pub struct FactorCopies {
 }
 
 impl FactorCopies {
-    /// The copies a background factorization makes: all but the bfloat16
-    /// one, which [`Refactorizer::refresh`] rounds at the swap into the
-    /// storage of the replaced factor's (at 60k vertices each copy is
-    /// 0.4 GB: two would be held at once).
+    /// The copies a background factorization makes: all but the
+    /// preconditioner's rounded one (bfloat16 or 8-bit), which
+    /// [`Refactorizer::refresh`] rounds at the swap into the storage of the
+    /// replaced factor's (at 60k vertices each bfloat16 copy is 0.4 GB: two
+    /// would be held at once).
     fn in_background(self) -> FactorCopies {
         let precision = match self.precision {
-            Precision::Bfloat16 => Precision::Single,
+            p if p.preconditioner_only() => Precision::Single,
             p => p,
         };
         FactorCopies { precision, ..self }
@@ -222,8 +223,8 @@ impl Refactorizer {
             // The previous factor no longer preconditions PCG (`W` and the
             // correction read its finer values): its bfloat16 copy becomes
             // the new one's.
-            if self.copies.precision == Precision::Bfloat16 {
-                f.round_bfloat16(self.current.as_deref());
+            if self.copies.precision.preconditioner_only() {
+                f.round_copy(self.copies.precision, self.current.as_deref());
             }
             let previous = self.current.replace(f);
             self.factor_step = s;
@@ -307,25 +308,26 @@ impl Worker {
 
 /// `Ldlt::factorize`, keeping the rounded copy the preconditioner reads
 /// (on the thread that factorizes: in the background when the refresh is
-/// asynchronous). Under bfloat16 the `f32` copy is kept too: the warped
-/// correction solves with the factor, which 8 significant bits do not serve.
+/// asynchronous). Under bfloat16 or 8 bits the `f32` copy is kept too: the
+/// warped correction solves with the factor, which 8 significant bits do
+/// not serve.
 /// Under [`FactorCopies::single_only`] the factor is computed in single
 /// precision ([`Ldlt::factorize_single`]: never 8 bytes an entry), or, where
 /// a pivot is not positive in single precision, in double and rounded to
-/// the single copy in place once the bfloat16 one is made from it.
+/// the single copy in place once the preconditioner's is made from it.
 fn factorize_in(
     symbolic: Arc<LdltSymbolic>,
     a: &CsrMatrix,
     copies: FactorCopies,
 ) -> Result<Ldlt, LinalgError> {
+    let rounded = Some(copies.precision).filter(|p| p.preconditioner_only());
     if copies.single_only {
-        let bfloat16 = copies.precision == Precision::Bfloat16;
-        if let Ok(f) = Ldlt::factorize_single(symbolic.clone(), a, bfloat16) {
+        if let Ok(f) = Ldlt::factorize_single(symbolic.clone(), a, rounded) {
             return Ok(f);
         }
     }
     let mut f = Ldlt::factorize(symbolic, a)?;
-    f.keep_bfloat16(copies.precision == Precision::Bfloat16);
+    f.keep_rounded(rounded);
     match copies.single_only {
         true => f.release_double(),
         false => f.keep_single_precision(copies.precision != Precision::Double),
@@ -397,18 +399,18 @@ mod tests {
         let a = CsrMatrix { pattern, values: vec![1.0, e, e, 1.0] };
         let symbolic =
             Arc::new(LdltSymbolic::analyze(&a.pattern, ferrofem_linalg::Ordering::Amd, 1).unwrap());
-        assert!(Ldlt::factorize_single(symbolic.clone(), &a, true).is_err());
+        assert!(Ldlt::factorize_single(symbolic.clone(), &a, Some(Precision::Bfloat16)).is_err());
         let f = factorize_in(symbolic, &a, copies).expect("the double factorization");
         assert!(f.double_released() && f.sweep_bytes() > 0);
     }
 
-    /// A factor from the background gets its bfloat16 copy when it is taken,
+    /// A factor from the background gets its rounded copy (bfloat16, 8-bit) when it is taken,
     /// after the one it replaces has given its own back (never two copies
     /// at once), and preconditions with the copy a synchronous
     /// factorization would have made; the previous factor keeps serving
     /// the constraints through the handover, in `f32`.
     #[test]
-    fn a_background_factor_gets_its_bfloat16_copy_once_the_previous_one_is_released() {
+    fn a_background_factor_gets_its_rounded_copy_once_the_previous_one_is_released() {
         // A block-tridiagonal SPD matrix of 3 × 3 blocks (diagonally dominant).
         let n = 42;
         let reach = |i: u32| (3 * (i / 3)).saturating_sub(3)..(3 * (i / 3) + 6).min(n as u32);
@@ -422,33 +424,35 @@ mod tests {
             })
             .collect();
         let a = CsrMatrix { pattern, values };
-        let settings = ImplicitEulerSettings {
-            preconditioner: PreconditionerKind::Ldlt,
-            preconditioner_precision: Precision::Bfloat16,
-            warp: true,
-            ..Default::default()
-        };
-        let mut r = Refactorizer::new(&a, &settings).unwrap();
-        let refresh = Refresh { every: 2, asynchronous: true, deterministic: true, handover: 1 };
-        r.refresh(1, &a, refresh, &[]).unwrap();
-        let first = r.factor().expect("factorized");
-        assert!(first.keeps_bfloat16() && first.double_released());
-        for step in 2..=5 {
-            r.refresh(step, &a, refresh, &[]).unwrap();
+        for precision in [Precision::Bfloat16, Precision::Int8] {
+            let settings = ImplicitEulerSettings {
+                preconditioner: PreconditionerKind::Ldlt,
+                preconditioner_precision: precision,
+                warp: true,
+                ..Default::default()
+            };
+            let mut r = Refactorizer::new(&a, &settings).unwrap();
+            let refresh = Refresh { every: 2, asynchronous: true, deterministic: true, handover: 1 };
+            r.refresh(1, &a, refresh, &[]).unwrap();
+            let first = r.factor().expect("factorized");
+            assert!(first.rounded_precision() == Some(precision) && first.double_released());
+            for step in 2..=5 {
+                r.refresh(step, &a, refresh, &[]).unwrap();
+            }
+            let second = r.factor().expect("factorized");
+            assert!(!Arc::ptr_eq(&first, &second), "the background factor is taken at step 5");
+            assert!(Arc::ptr_eq(&r.constraint_factor().unwrap(), &first), "handed over");
+            assert!(second.rounded_precision() == Some(precision) && first.rounded_precision().is_none());
+            let direct = Ldlt::factorize_single(r.symbolic().clone(), &a, Some(precision)).unwrap();
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+            let (mut x, mut y) = (b.clone(), b.clone());
+            second.solve_one_in(&mut x, precision);
+            direct.solve_one_in(&mut y, precision);
+            assert_eq!(x, y, "{precision:?}: the copy rounded at the swap is the synchronous one");
+            let (mut x, mut y) = (b.clone(), b);
+            first.solve_one_in(&mut x, Precision::Single);
+            direct.solve_one_in(&mut y, Precision::Single);
+            assert_eq!(x, y, "{precision:?}: the previous factor still solves in f32");
         }
-        let second = r.factor().expect("factorized");
-        assert!(!Arc::ptr_eq(&first, &second), "the background factor is taken at step 5");
-        assert!(Arc::ptr_eq(&r.constraint_factor().unwrap(), &first), "handed over");
-        assert!(second.keeps_bfloat16() && !first.keeps_bfloat16());
-        let direct = Ldlt::factorize_single(r.symbolic().clone(), &a, true).unwrap();
-        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
-        let (mut x, mut y) = (b.clone(), b.clone());
-        second.solve_one_in(&mut x, Precision::Bfloat16);
-        direct.solve_one_in(&mut y, Precision::Bfloat16);
-        assert_eq!(x, y, "the copy rounded at the swap is the synchronous one");
-        let (mut x, mut y) = (b.clone(), b);
-        first.solve_one_in(&mut x, Precision::Single);
-        direct.solve_one_in(&mut y, Precision::Single);
-        assert_eq!(x, y, "the previous factor still solves in f32");
     }
 }

@@ -197,12 +197,13 @@ impl LocalGlobalSettings {
             return Err(Invalid::new(key("tolerance"), "must be finite and positive".into()));
         }
         match self.precision {
-            Precision::Bfloat16 => {
-                return Err(Invalid::new(
-                    key("precision"),
-                    "\"bfloat16\" (8 significant bits) serves only a preconditioner; use \"single\" or \"double\"".into(),
-                ))
-            }
+            p @ (Precision::Bfloat16 | Precision::Int8) => return Err(Invalid::new(
+                key("precision"),
+                format!(
+                    "\"{}\" (8 significant bits) serves only a preconditioner; use \"single\" or \"double\"",
+                    if p == Precision::Int8 { "int8" } else { "bfloat16" }
+                ),
+            )),
             Precision::Single if self.global_step != GlobalStepMethod::Triangular => {
                 return Err(Invalid::new(
                     key("precision"),

@@ -197,13 +197,11 @@ impl LocalGlobalSettings {
             return Err(Invalid::new(key("tolerance"), "must be finite and positive".into()));
         }
         match self.precision {
-            p @ (Precision::Bfloat16 | Precision::Int8) => return Err(Invalid::new(
-                key("precision"),
-                format!(
-                    "\"{}\" (8 significant bits) serves only a preconditioner; use \"single\" or \"double\"",
-                    if p == Precision::Int8 { "int8" } else { "bfloat16" }
-                ),
-            )),
+            p @ (Precision::Bfloat16 | Precision::Int8) => {
+                let name = if p == Precision::Int8 { "int8" } else { "bfloat16" };
+                let why = "(8 significant bits) serves only a preconditioner; use \"single\" or \"double\"";
+                return Err(Invalid::new(key("precision"), format!("\"{name}\" {why}")));
+            }
             Precision::Single if self.global_step != GlobalStepMethod::Triangular => {
                 return Err(Invalid::new(
                     key("precision"),

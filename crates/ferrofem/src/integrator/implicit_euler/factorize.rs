@@ -221,8 +221,8 @@ impl Refactorizer {
             worker.busy = false;
             let (s, f) = done?;
             // The previous factor no longer preconditions PCG (`W` and the
-            // correction read its finer values): its bfloat16 copy becomes
-            // the new one's.
+            // correction read its finer values): its rounded copy (bfloat16
+            // or 8-bit) becomes the new one's.
             if self.copies.precision.preconditioner_only() {
                 f.round_copy(self.copies.precision, self.current.as_deref());
             }

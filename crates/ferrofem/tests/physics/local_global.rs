@@ -602,15 +602,17 @@ fn single_precision_global_steps_follow_the_double_ones() {
     assert!(diff > 0.0 && diff < 1e-6, "40 steps of the drop: {diff:e} m");
 }
 
-/// A single-precision global step needs the factor's sweeps; bfloat16 is
-/// refused as a global step.
+/// A single-precision global step needs the factor's sweeps; bfloat16 and
+/// 8 bits are refused as a global step.
 #[test]
 fn single_precision_needs_the_triangular_global_step() {
     use ferrofem_linalg::Precision;
     let err =
         refused(bar(1e6, SparseInverse, 5, 1.0).local_global_settings(|s| s.precision = Precision::Single));
     assert!(err.contains("local_global.precision") && err.contains("triangular"), "{err}");
-    let err =
-        refused(bar(1e6, Triangular, 5, 1.0).local_global_settings(|s| s.precision = Precision::Bfloat16));
-    assert!(err.contains("local_global.precision") && err.contains("preconditioner"), "{err}");
+    for (precision, name) in [(Precision::Bfloat16, "\"bfloat16\""), (Precision::Int8, "\"int8\"")] {
+        let err = refused(bar(1e6, Triangular, 5, 1.0).local_global_settings(|s| s.precision = precision));
+        assert!(err.contains("local_global.precision") && err.contains("preconditioner"), "{err}");
+        assert!(err.contains(name), "{err}");
+    }
 }

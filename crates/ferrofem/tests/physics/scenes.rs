@@ -500,6 +500,8 @@ fn misused_resolution_and_precision_keys_are_named() {
     assert!(msg.contains("`delassus_precision` is PGS's"), "{msg}");
     let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"half\"\n"));
     assert!(msg.contains("unknown variant `half`"), "{msg}");
+    let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"int8\"\n"));
+    assert!(msg.contains("delassus_precision = \"int8\"") && msg.contains("preconditioner"), "{msg}");
 }
 
 /// Surfaces filled with tets as the scene is built (`tetrahedralize`: the

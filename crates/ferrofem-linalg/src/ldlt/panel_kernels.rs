@@ -326,18 +326,24 @@ fn update_above_one<P: Stored>(
     out: &mut [f64],
 ) {
     let m = v.len();
+    if m == 0 {
+        return;
+    }
     let col = |j| column(panel, ld, k0 + j, r0, m);
+    // Sums start at −0, which adds nothing to any value: without scales
+    // (one piece, each times 1) a column's sum is its dot product's bits.
+    let sum = |c: &[P], j: usize| {
+        let parts = panel.pieces(r0..r0 + m).map(|p| {
+            P::dot(&c[p.start - r0..p.end - r0], &v[p.start - r0..p.end - r0]) * panel.scale(k0 + j, p.start)
+        });
+        parts.fold(-0.0, |s, d| s + d)
+    };
     let first = out.len() - out.len() % COLUMNS;
     let (blocks, rest) = out.as_chunks_mut::<COLUMNS>();
     for (b, os) in blocks.iter_mut().enumerate() {
         let j = b * COLUMNS;
         let cs = [col(j), col(j + 1), col(j + 2), col(j + 3)];
-        if panel.blocks == 0 {
-            let d = P::dot4(cs, v);
-            os.iter_mut().zip(d).for_each(|(o, d)| *o -= d);
-            continue;
-        }
-        let mut sums = [0.0; COLUMNS];
+        let mut sums = [-0.0; COLUMNS];
         for piece in panel.pieces(r0..r0 + m) {
             let (lo, hi) = (piece.start - r0, piece.end - r0);
             let d = P::dot4(cs.map(|c| &c[lo..hi]), &v[lo..hi]);
@@ -346,17 +352,7 @@ fn update_above_one<P: Stored>(
         os.iter_mut().zip(sums).for_each(|(o, s)| *o -= s);
     }
     for (j, o) in rest.iter_mut().enumerate() {
-        let c = col(first + j);
-        if panel.blocks == 0 {
-            *o -= P::dot(c, v);
-            continue;
-        }
-        let mut sum = 0.0;
-        for piece in panel.pieces(r0..r0 + m) {
-            let (lo, hi) = (piece.start - r0, piece.end - r0);
-            sum += P::dot(&c[lo..hi], &v[lo..hi]) * panel.scale(k0 + first + j, piece.start);
-        }
-        *o -= sum;
+        *o -= sum(col(first + j), first + j);
     }
 }
 

@@ -136,9 +136,11 @@ pub(super) fn round_panel_int8<T: Copy + Into<f64>>(
     let blocks = ld.div_ceil(SCALE_ROWS);
     for (j, column) in out.chunks_exact_mut(ld.max(1)).enumerate() {
         for b in 0..blocks {
-            let (lo, hi) = ((b * SCALE_ROWS).max(j + 1).min(ld), ((b + 1) * SCALE_ROWS).min(ld));
+            // The block's rows below the diagonal: `lo..hi`.
+            let hi = ((b + 1) * SCALE_ROWS).min(ld);
+            let lo = (j + 1).clamp(b * SCALE_ROWS, hi);
             column[b * SCALE_ROWS..lo].fill(0);
-            let scale = round_int8(&source[j * ld + lo..j * ld + hi.max(lo)], &mut column[lo..hi.max(lo)]);
+            let scale = round_int8(&source[j * ld + lo..j * ld + hi], &mut column[lo..hi]);
             // A power of two in f32's range wherever the factor's entries are.
             scales[j * blocks + b] = scale as f32;
         }

@@ -545,9 +545,10 @@ impl Ldlt {
             !(precision.is_some() && self.released),
             "keep_rounded: rounded from the released double values"
         );
-        let (values, layout) = (self.supernodal.get(), &self.symbolic.supernodes);
-        let copy = precision.map(|p| rounded::Rounded::round(p, values, layout, None));
-        self.rounded = values::ReleasableCopy::new(copy);
+        self.rounded = values::ReleasableCopy::default();
+        if let Some(p) = precision {
+            self.round_copy(p, None);
+        }
     }
 
     /// The precision of the preconditioner copy kept, if any.

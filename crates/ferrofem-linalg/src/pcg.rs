@@ -1,5 +1,9 @@
 //! Preconditioned conjugate gradients with early termination (dahl2019 §3):
-//! stop after `max_iterations` and/or when `‖b − A x‖ ≤ tol ‖b‖`.
+//! stop after `max_iterations` and/or when `‖b − A x‖ ≤ tol ‖b‖`; optionally
+//! augmented by one recycled direction `d` (augmented/deflated CG, Saad,
+//! Yeung, Erhel & Guyomarc'h 2000): `x` first takes the best multiple of
+//! `d`, and each iterate minimizes the energy over `x₀ + span{d, p₁…pₖ}`,
+//! its search directions `A`-conjugate to `d`.
 
 use crate::vector::{axpy, dot, norm, xpby};
 use crate::CsrMatrix;
@@ -88,6 +92,7 @@ pub struct Pcg {
     z: Vec<f64>,
     p: Vec<f64>,
     ap: Vec<f64>,
+    ad: Vec<f64>,
 }
 
 impl Pcg {
@@ -100,6 +105,24 @@ impl Pcg {
         precond: &dyn Preconditioner,
         settings: PcgSettings,
     ) -> Result<PcgSolve, KrylovError> {
+        self.solve_augmented(a, b, x, precond, settings, None)
+    }
+
+    /// [`Self::solve`] augmented by `d`: `x` first moves by the multiple of
+    /// `d` that minimizes `½ xᵀA x − bᵀx`, then every search direction is
+    /// kept `A`-conjugate to `d` (Saad et al. 2000, deflated CG with one
+    /// column), so the `k`-th iterate minimizes the energy over
+    /// `x₀ + span{d, p₁…pₖ}`. One more product with `A` than [`Self::solve`];
+    /// `d = None`, or a `d` with `dᵀA d ≤ 0` (zero), is plain PCG.
+    pub fn solve_augmented(
+        &mut self,
+        a: &CsrMatrix,
+        b: &[f64],
+        x: &mut [f64],
+        precond: &dyn Preconditioner,
+        settings: PcgSettings,
+        d: Option<&[f64]>,
+    ) -> Result<PcgSolve, KrylovError> {
         let n = b.len();
         for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.ap] {
             v.resize(n, 0.0);
@@ -107,6 +130,7 @@ impl Pcg {
         let b_norm = norm(b);
         a.mul_vec(x, &mut self.r);
         self.r.iter_mut().zip(b).for_each(|(r, b)| *r = b - *r);
+        let d = d.and_then(|d| self.take_recycled(a, d, x));
         let rel = |r: &[f64]| if b_norm > 0.0 { norm(r) / b_norm } else { norm(r) };
         let max_it = settings.max_iterations.unwrap_or(10 * n.max(1));
         let tol = settings.rel_tolerance.unwrap_or(0.0);
@@ -119,6 +143,7 @@ impl Pcg {
         }
         precond.apply(&self.r, &mut self.z);
         self.p.copy_from_slice(&self.z);
+        self.conjugate_to(d);
         let mut rz = dot(&self.r, &self.z);
         while res.iterations < max_it {
             res.iterations += 1;
@@ -146,9 +171,36 @@ impl Pcg {
             precond.apply(&self.r, &mut self.z);
             let rz_new = dot(&self.r, &self.z);
             xpby(&self.z, rz_new / rz, &mut self.p);
+            self.conjugate_to(d);
             rz = rz_new;
         }
         Ok(res)
+    }
+
+    /// Moves `x` by the energy-minimizing multiple of `d` and updates the
+    /// residual; keeps `A d` and returns `(d, dᵀA d)`, or `None` when `d`
+    /// has no positive curvature (zero, or of another length).
+    fn take_recycled<'d>(&mut self, a: &CsrMatrix, d: &'d [f64], x: &mut [f64]) -> Option<(&'d [f64], f64)> {
+        if d.len() != x.len() {
+            return None;
+        }
+        self.ad.resize(d.len(), 0.0);
+        a.mul_vec(d, &mut self.ad);
+        let curvature = dot(d, &self.ad);
+        (curvature > 0.0 && curvature.is_finite()).then(|| {
+            let c = dot(d, &self.r) / curvature;
+            axpy(c, d, x);
+            axpy(-c, &self.ad, &mut self.r);
+            (d, curvature)
+        })
+    }
+
+    /// `p ← p − (dᵀA z / dᵀA d) d`: the direction made `A`-conjugate to
+    /// `d` (`p = z + β p_prev` with `p_prev` already conjugate).
+    fn conjugate_to(&mut self, d: Option<(&[f64], f64)>) {
+        if let Some((d, curvature)) = d {
+            axpy(-dot(&self.ad, &self.z) / curvature, d, &mut self.p);
+        }
     }
 }
 
@@ -170,13 +222,19 @@ mod tests {
         a
     }
 
+    /// [`laplacian`] with a known solution `xᵢ = x(i)` and its `b = A x`.
+    fn manufactured(n: usize, shift: f64, x: impl Fn(f64) -> f64) -> (CsrMatrix, Vec<f64>, Vec<f64>) {
+        let a = laplacian(n, shift);
+        let x_true: Vec<f64> = (0..n).map(|i| x(i as f64)).collect();
+        let mut b = vec![0.0; n];
+        a.mul_vec(&x_true, &mut b);
+        (a, x_true, b)
+    }
+
     #[test]
     fn converges_to_dense_solution() {
         let n = 200;
-        let a = laplacian(n, 0.01);
-        let x_true: Vec<f64> = (0..n).map(|i| (i as f64 * 0.1).cos()).collect();
-        let mut b = vec![0.0; n];
-        a.mul_vec(&x_true, &mut b);
+        let (a, x_true, b) = manufactured(n, 0.01, |i| (i * 0.1).cos());
         let mut x = vec![0.0; n];
         let mut jac = DiagonalPreconditioner::default();
         jac.set(a.diagonal().into_iter());
@@ -218,6 +276,86 @@ mod tests {
         Pcg::default().solve(&a, &b, &mut y, &IdentityPreconditioner, s).unwrap();
         assert_eq!(x, y);
         assert_ne!(x, x4);
+    }
+
+    /// One augmented iteration is the Galerkin minimizer of the energy over
+    /// `x₀ + span{d, P⁻¹ r₁}` (a dense 2×2 solve), `r₁` the residual once
+    /// `x₀` took the best multiple of `d`, and no higher in energy than
+    /// that multiple alone.
+    #[test]
+    fn augmented_iteration_is_the_galerkin_minimizer() {
+        let n = 60;
+        let a = laplacian(n, 0.05);
+        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() + 0.2).collect();
+        let x0: Vec<f64> = (0..n).map(|i| 0.1 * (i as f64 * 0.11).cos()).collect();
+        let d: Vec<f64> = (0..n).map(|i| (i as f64 * 0.05).sin()).collect();
+        let mut jac = DiagonalPreconditioner::default();
+        jac.set(a.diagonal().into_iter().map(|v| v * 1.3));
+        let one = PcgSettings { max_iterations: Some(1), rel_tolerance: None };
+        let mut x = x0.clone();
+        Pcg::default().solve_augmented(&a, &b, &mut x, &jac, one, Some(&d)).unwrap();
+        // The reference: r₀, r₁ = r₀ − c A d, z = P⁻¹ r₁, and the 2×2 normal
+        // equations of the energy over x₀ + span{z, d}.
+        let mut r = vec![0.0; n];
+        a.mul_vec(&x0, &mut r);
+        r.iter_mut().zip(&b).for_each(|(r, b)| *r = b - *r);
+        let (mut az, mut ad) = (vec![0.0; n], vec![0.0; n]);
+        a.mul_vec(&d, &mut ad);
+        let r1: Vec<f64> = {
+            let c = dot(&d, &r) / dot(&d, &ad);
+            r.iter().zip(&ad).map(|(r, ad)| r - c * ad).collect()
+        };
+        let mut z = vec![0.0; n];
+        jac.apply(&r1, &mut z);
+        a.mul_vec(&z, &mut az);
+        let (g11, g12, g22) = (dot(&z, &az), dot(&z, &ad), dot(&d, &ad));
+        let (f1, f2) = (dot(&z, &r), dot(&d, &r));
+        let det = g11 * g22 - g12 * g12;
+        let (cz, cd) = ((f1 * g22 - f2 * g12) / det, (g11 * f2 - g12 * f1) / det);
+        let reference: Vec<f64> = (0..n).map(|i| x0[i] + cz * z[i] + cd * d[i]).collect();
+        let err = x.iter().zip(&reference).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-12, "augmented vs Galerkin: {err:e}");
+        let energy = |x: &[f64]| {
+            let mut ax = vec![0.0; n];
+            a.mul_vec(x, &mut ax);
+            0.5 * dot(x, &ax) - dot(&b, x)
+        };
+        let c = dot(&d, &r) / dot(&d, &ad);
+        let along_d: Vec<f64> = x0.iter().zip(&d).map(|(x, d)| x + c * d).collect();
+        assert!(energy(&x) < energy(&along_d) - 1e-9, "{} vs {}", energy(&x), energy(&along_d));
+    }
+
+    /// Run to convergence, the augmented solve finds the same solution;
+    /// when the error lies along `d` it needs no iteration; a zero or
+    /// mis-sized `d` is plain PCG, bit for bit.
+    #[test]
+    fn augmented_solve_converges_and_degenerates_to_plain() {
+        let n = 80;
+        let (a, x_true, b) = manufactured(n, 0.02, |i| (i * 0.2).sin());
+        let tight = PcgSettings { max_iterations: None, rel_tolerance: Some(1e-12) };
+        let d: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
+        let mut x = vec![0.0; n];
+        let out =
+            Pcg::default().solve_augmented(&a, &b, &mut x, &IdentityPreconditioner, tight, Some(&d)).unwrap();
+        assert!(out.converged);
+        let err = x.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-9, "err {err:e}");
+        // x₀ = x* − 0.7 d: the projection alone solves it.
+        let mut x: Vec<f64> = x_true.iter().zip(&d).map(|(x, d)| x - 0.7 * d).collect();
+        let out =
+            Pcg::default().solve_augmented(&a, &b, &mut x, &IdentityPreconditioner, tight, Some(&d)).unwrap();
+        assert_eq!(out.iterations, 0);
+        assert!(x.iter().zip(&x_true).all(|(p, q)| (p - q).abs() < 1e-12));
+        let three = PcgSettings { max_iterations: Some(3), rel_tolerance: None };
+        let (mut plain, mut zero, mut short) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        Pcg::default().solve(&a, &b, &mut plain, &IdentityPreconditioner, three).unwrap();
+        let z = vec![0.0; n];
+        Pcg::default().solve_augmented(&a, &b, &mut zero, &IdentityPreconditioner, three, Some(&z)).unwrap();
+        Pcg::default()
+            .solve_augmented(&a, &b, &mut short, &IdentityPreconditioner, three, Some(&d[1..]))
+            .unwrap();
+        assert_eq!(plain, zero);
+        assert_eq!(plain, short);
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod settings;
 
 pub use implicit_euler::ImplicitEuler;
 pub use local_global::LocalGlobal;
-pub use settings::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
+pub use settings::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, PreconditionerWarp, Refresh};
 
 use crate::collision::Contacts;
 use crate::constraint_stack::ConstraintSpace;

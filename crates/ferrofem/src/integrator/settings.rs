@@ -31,6 +31,21 @@ pub enum InitialGuess {
     PreviousChange,
 }
 
+/// How an outdated LDLᵀ factor is turned for the free-motion PCG
+/// (`warp = true`; `W` and the correction always use the body's rotation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PreconditionerWarp {
+    /// One rotation `G` for the body, as `W` and the correction use it.
+    #[default]
+    Body,
+    /// A rotation `Gᵢ` per vertex, from its tets' turns since the factor's
+    /// step (stiffness warping, Müller & Gross 2004):
+    /// `P⁻¹ = G_v A_s⁻¹ G_vᵀ`, `G_v = diag(Gᵢ)`. A rolling body's contact
+    /// patch turns against the rest of it; a per-vertex turn follows it.
+    Vertex,
+}
+
 /// Preconditioner of the free-motion PCG.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -114,6 +129,15 @@ pub struct ImplicitEulerSettings {
     /// matrix was assembled, `A⁻¹ ≈ G A_s⁻¹ Gᵀ`, in PCG, the Delassus
     /// operator and the correction ([`crate::constraint::Warp`]).
     pub warp: bool,
+    /// Under `warp`, whether PCG's preconditioner turns the factor per
+    /// vertex or by the body's rotation ([`PreconditionerWarp`]).
+    pub preconditioner_warp: PreconditionerWarp,
+    /// PCG also searches along the last step-to-step difference of the
+    /// free-motion `Δv`, `d = Δvₙ₋₁ − Δvₙ₋₂`: `Δv` first takes the multiple
+    /// of `d` that minimizes the energy, then PCG's directions stay
+    /// `A`-conjugate to `d` (deflated CG with one recycled direction, Saad
+    /// et al. 2000; one more product with `A`; [`ferrofem_linalg::Pcg::solve_augmented`]).
+    pub recycled_direction: bool,
 }
 
 impl Default for ImplicitEulerSettings {
@@ -128,6 +152,8 @@ impl Default for ImplicitEulerSettings {
             refresh: Refresh::default(),
             preconditioner_precision: Precision::Double,
             warp: false,
+            preconditioner_warp: PreconditionerWarp::Body,
+            recycled_direction: false,
         }
     }
 }

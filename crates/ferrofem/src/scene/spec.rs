@@ -8,7 +8,9 @@ use crate::collision::ContactSettings;
 use crate::element::Bending;
 use crate::element::Constitutive;
 use crate::integrator::local_global::LocalGlobalSettings;
-use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, Refresh};
+use crate::integrator::{
+    ImplicitEulerSettings, InitialGuess, PreconditionerKind, PreconditionerWarp, Refresh,
+};
 use crate::material::Material;
 use crate::obstacle::{ObstacleMotion, Shape};
 use crate::solver::{ConstraintSolver, ConstraintSolverSettings, PgsSettings};
@@ -138,22 +140,24 @@ pub enum Preset {
     /// step `s + 50`, so runs are reproducible; the constraints move to it
     /// over `REAL_TIME_HANDOVER` steps, so that no step rebuilds all of
     /// `W̄`: the 20k drop's longest step 0.75–0.80 s → 0.20 s), computed in
-    /// single precision where its pivots allow, read by PCG in 8 bits
-    /// (`int8`: an eighth of the factor's bytes; the 5k and 20k drops'
-    /// errors after 1 s are those of `bfloat16` and `single`), by the
-    /// correction's backward sweep in single
-    /// precision, and warped by the body's rotation since its matrix was
-    /// assembled, cut at `REAL_TIME_PCG_ITERATIONS` (2) iterations
-    /// (relative residual 1e-5); PGS to 1e-5 within 50 sweeps on an `f32`
+    /// single precision where its pivots allow, read by PCG in bfloat16 and
+    /// by the correction's backward sweep in single precision, warped by
+    /// the body's rotation since its matrix was assembled (`W` and the
+    /// correction) or by each vertex's (PCG, `preconditioner_warp =
+    /// "vertex"`), cut at `REAL_TIME_PCG_ITERATIONS` (1) iteration, which
+    /// also searches along the last change's difference
+    /// (`recycled_direction`); PGS to 1e-5 within 50 sweeps on an `f32`
     /// copy of `W` (half the bytes of each sweep). dahl2019's early
-    /// termination with zeng2022's preconditioner: from `v(t)` one
-    /// iteration keeps the kinetic energy within 2 %, five within 0.05 %;
-    /// from the previous change two iterations leave the 5k and 20k drops
-    /// within 0.6 % of their size after 1 s, where three from `v(t)` left
-    /// 0.74 % and 0.66 %. The warp keeps the contact compliance close to
-    /// the current `A` (a factorization without pause gave 0.35–0.76 % at
-    /// 15–20 % more time per step, its core and memory bus shared with the
-    /// step).
+    /// termination with zeng2022's preconditioner: the one iteration leaves
+    /// the 5k drop 0.63 % of its size off its reference after 1 s (two
+    /// iterations on an 8-bit factor without the last two keys: 0.60 %;
+    /// one: 4.8 %, the factor's age, not its rounding, as a current factor
+    /// shows) and the cantilever within 0.05 % of the accurate preset's sag
+    /// (the two 8-bit iterations: 6.1 %; one 8-bit iteration with the new
+    /// keys: 15 %, the beam's bending does not forgive 8 bits). The warp
+    /// keeps the contact compliance close to the current `A` (a
+    /// factorization without pause gave 0.35–0.76 % at 15–20 % more time per
+    /// step, its core and memory bus shared with the step).
     RealTime,
     /// PCG to 1e-8 (up to 200 iterations) with an LDLᵀ factor refreshed
     /// every step; PGS to 1e-8 within 500 sweeps.
@@ -168,7 +172,7 @@ pub const REAL_TIME_REFRESH: usize = 50;
 pub const REAL_TIME_HANDOVER: usize = 10;
 
 /// The real-time preset's PCG iterations per step.
-pub const REAL_TIME_PCG_ITERATIONS: usize = 2;
+pub const REAL_TIME_PCG_ITERATIONS: usize = 1;
 
 impl Preset {
     /// Fills the keys of `[implicit_euler]` and `[constraint_solver]` that
@@ -199,10 +203,17 @@ impl Preset {
             };
         }
         if !has("implicit_euler", "preconditioner_precision") {
-            ie.preconditioner_precision = if realtime { Precision::Int8 } else { Precision::Double };
+            ie.preconditioner_precision = if realtime { Precision::Bfloat16 } else { Precision::Double };
         }
         if !has("implicit_euler", "warp") {
             ie.warp = realtime;
+        }
+        if !has("implicit_euler", "preconditioner_warp") {
+            ie.preconditioner_warp =
+                if realtime { PreconditionerWarp::Vertex } else { PreconditionerWarp::Body };
+        }
+        if !has("implicit_euler", "recycled_direction") {
+            ie.recycled_direction = realtime;
         }
         if !has("implicit_euler", "max_iterations") {
             ie.max_iterations = Some(if realtime { REAL_TIME_PCG_ITERATIONS } else { 200 });
@@ -541,8 +552,10 @@ mod tests {
                 && ie.refresh.every == super::REAL_TIME_REFRESH
                 && ie.refresh.handover == super::REAL_TIME_HANDOVER
         );
-        assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Int8);
+        assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Bfloat16);
         assert!(ie.warp);
+        assert!(ie.recycled_direction);
+        assert_eq!(ie.preconditioner_warp, crate::integrator::PreconditionerWarp::Vertex);
         // PGS reads W in single precision unless the file says otherwise
         // (`delassus_precision` does not opt out of the preset's PGS).
         let pgs = |s: &crate::scene::SceneFile| match s.constraint_solver.solver {
@@ -554,7 +567,11 @@ mod tests {
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Double));
         let s = scene("[constraint_solver]\ndelassus_precision = \"bfloat16\"").spec;
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Bfloat16));
-        let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\n[constraint_solver]\ntolerance = 1e-9").spec;
+        let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\nrecycled_direction = false\npreconditioner_warp = \"body\"\n[constraint_solver]\ntolerance = 1e-9").spec;
+        let ie = s.implicit_euler;
+        assert!(
+            !ie.recycled_direction && ie.preconditioner_warp == crate::integrator::PreconditionerWarp::Body
+        );
         assert_eq!(s.implicit_euler.preconditioner_precision, ferrofem_linalg::Precision::Double);
         assert_eq!((s.implicit_euler.max_iterations, s.implicit_euler.rel_tolerance), (Some(7), Some(1e-5)));
         assert_eq!(s.implicit_euler.initial_guess, InitialGuess::Zero);

@@ -92,9 +92,9 @@ impl SceneFile {
             return Err(Invalid::new(
                 "implicit_euler.preconditioner".into(),
                 format!(
-                    "preset = \"real-time\" stops PCG after {REAL_TIME_PCG_ITERATIONS} iterations, which \
-                     converge only on the \"ldlt\" preconditioner it sets (on a Jacobi one they leave a \
-                     relative residual above 1): drop the preset or this key"
+                    "preset = \"real-time\" stops PCG after {REAL_TIME_PCG_ITERATIONS} iteration(s), \
+                     which converge only on the \"ldlt\" preconditioner it sets (on a Jacobi one they leave \
+                     a relative residual above 1): drop the preset or this key"
                 ),
             ));
         }

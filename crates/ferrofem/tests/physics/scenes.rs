@@ -440,9 +440,13 @@ fn constraint_solver_mistakes_are_named() {
 
 /// The built-in cantilever under `preset = "real-time"` (its own solver
 /// keys removed; background refresh made deterministic) follows the same
-/// beam under `preset = "accurate"`: the tip's sag stays within 8 % of the
+/// beam under `preset = "accurate"`: the tip's sag stays within 1 % of the
 /// accurate one's largest sag at every step of 1.5 s (the first swing and
-/// its damping).
+/// its damping). Measured: 0.048 % with the preset's one PCG iteration on
+/// the bfloat16 factor, the recycled direction and the per-vertex turn;
+/// 15 % with one iteration on the 8-bit factor, whose rounding the beam's
+/// stiff bending does not forgive; 6.1 % with the earlier preset's two
+/// 8-bit iterations without the recycled direction.
 #[test]
 fn real_time_preset_follows_the_accurate_cantilever() {
     let text = std::fs::read_to_string(scenes_dir().join("cantilever.toml")).unwrap();
@@ -478,7 +482,7 @@ fn real_time_preset_follows_the_accurate_cantilever() {
         100.0 * worst / largest
     );
     assert!(largest > 0.1, "the beam sags ({largest} m)");
-    assert!(worst / largest < 0.08, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
+    assert!(worst / largest < 0.01, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
 }
 
 /// The implicit resolution's and PGS precision's keys, misused, are named

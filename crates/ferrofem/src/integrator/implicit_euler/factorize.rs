@@ -11,11 +11,12 @@ use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, LinalgError, Precision, Pre
 use nalgebra::Matrix3;
 
 use super::handover::Handover;
+use super::vertex_warp::VertexWarp;
 use super::BodyWorkspace;
 use crate::body::Body;
 use crate::constraint::Warp;
 use crate::element::PolarMethod;
-use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, Refresh};
+use crate::integrator::{ImplicitEulerSettings, PreconditionerKind, PreconditionerWarp, Refresh};
 
 type Snapshot = (usize, CsrMatrix);
 type Finished = Result<(usize, Arc<Ldlt>), LinalgError>;
@@ -49,6 +50,9 @@ pub fn factorize(
     let rotations = if warp { rotations } else { &[] };
     r.refresh(step, &w.system, refresh, rotations)?;
     w.warp = warp.then(|| r.warp(body, step, rotations, settings.polar)).flatten();
+    if w.warp.is_some() && settings.preconditioner_warp == PreconditionerWarp::Vertex {
+        w.vertex_warp.update(&w.pattern, rotations, &r.factor_rotations);
+    }
     w.handover_warp = r.handover.as_ref().and_then(|h| h.warp(body, rotations, settings.polar));
     Ok(())
 }
@@ -269,12 +273,12 @@ impl Refactorizer {
         self.handover.as_ref().map(|h| h.factor.clone()).or_else(|| self.factor())
     }
 
-    /// The factor to precondition with, warped by `warp` when given.
-    pub fn preconditioner(&self, warp: Option<Warp>) -> Option<LdltPreconditioner> {
+    /// The factor to precondition with, turned by `turn`.
+    pub fn preconditioner<'a>(&self, turn: FactorTurn<'a>) -> Option<LdltPreconditioner<'a>> {
         self.current.clone().map(|factor| LdltPreconditioner {
             factor,
             precision: self.copies.precision,
-            warp,
+            turn,
         })
     }
 
@@ -335,27 +339,43 @@ fn factorize_in(
     Ok(f)
 }
 
+/// How [`LdltPreconditioner`] turns an outdated factor.
+#[derive(Debug, Clone, Copy)]
+pub enum FactorTurn<'a> {
+    /// Not at all (the factor is current, or `warp` is off).
+    None,
+    /// By the body's rotation `G` since the factor's step.
+    Body(Warp),
+    /// By a rotation per vertex ([`VertexWarp`]).
+    Vertex(&'a VertexWarp),
+}
+
 /// `z = A_old⁻¹ r` with a (possibly slightly outdated) LDLᵀ factor, read
-/// in `precision`; warped, `z = G A_old⁻¹ Gᵀ r`.
+/// in `precision`; turned, `z = G A_old⁻¹ Gᵀ r` (`G` the body's rotation,
+/// or one per vertex).
 #[derive(Debug, Clone)]
-pub struct LdltPreconditioner {
+pub struct LdltPreconditioner<'a> {
     /// The factor.
     pub factor: Arc<Ldlt>,
     /// The precision its values are read in.
     pub precision: Precision,
-    /// The body's rotation since the factor's step.
-    pub warp: Option<Warp>,
+    /// The turn since the factor's step.
+    pub turn: FactorTurn<'a>,
 }
 
-impl Preconditioner for LdltPreconditioner {
+impl Preconditioner for LdltPreconditioner<'_> {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         z.copy_from_slice(r);
-        if let Some(q) = &self.warp {
-            q.unrotate(z);
+        match self.turn {
+            FactorTurn::None => {}
+            FactorTurn::Body(g) => g.unrotate(z),
+            FactorTurn::Vertex(g) => g.unrotate(z),
         }
         self.factor.solve_one_in(z, self.precision);
-        if let Some(q) = &self.warp {
-            q.rotate(z);
+        match self.turn {
+            FactorTurn::None => {}
+            FactorTurn::Body(g) => g.rotate(z),
+            FactorTurn::Vertex(g) => g.rotate(z),
         }
     }
 }

@@ -1,13 +1,15 @@
 //! Stage `free_motion`: solve `A Δv = b` by PCG from the chosen initial
 //! guess, stopped early by iteration count and/or relative residual
-//! (zeng2022 eq. 13; dahl2019 §3.2).
+//! (zeng2022 eq. 13; dahl2019 §3.2), optionally augmented by the last
+//! step-to-step difference of `Δv` (`recycled_direction`).
 
 use ferrofem_linalg::pcg::KrylovError;
 use ferrofem_linalg::{IdentityPreconditioner, Preconditioner};
 
+use super::factorize::FactorTurn;
 use super::BodyWorkspace;
 use crate::body::Body;
-use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind};
+use crate::integrator::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, PreconditionerWarp};
 use crate::state::BodyState;
 
 /// Runs the stage for one body; the solution is left in `ws.dv`.
@@ -25,7 +27,12 @@ pub fn free_motion(
     let ldlt;
     let precond: &dyn Preconditioner = match settings.preconditioner {
         PreconditionerKind::Ldlt => {
-            ldlt = ws.refactorizer.as_ref().and_then(|r| r.preconditioner(ws.warp));
+            let turn = match (ws.warp, settings.preconditioner_warp) {
+                (None, _) => FactorTurn::None,
+                (Some(g), PreconditionerWarp::Body) => FactorTurn::Body(g),
+                (Some(_), PreconditionerWarp::Vertex) => FactorTurn::Vertex(&ws.vertex_warp),
+            };
+            ldlt = ws.refactorizer.as_ref().and_then(|r| r.preconditioner(turn));
             match &ldlt {
                 Some(p) => p,
                 None => &IdentityPreconditioner,
@@ -47,11 +54,31 @@ pub fn free_motion(
             &ws.preconditioner
         }
     };
-    ws.solve = ws.pcg.solve(&ws.system, &ws.rhs, &mut ws.dv, precond, settings.pcg())?;
-    if settings.initial_guess == InitialGuess::PreviousChange {
+    let recycled = Some(&ws.last_difference[..]).filter(|d| settings.recycled_direction && !d.is_empty());
+    ws.solve = ws.pcg.solve_augmented(&ws.system, &ws.rhs, &mut ws.dv, precond, settings.pcg(), recycled)?;
+    keep_change(body, ws, settings);
+    Ok(())
+}
+
+/// Keeps this step's `Δv` for the next step's guess (`previous_change`)
+/// and, with `recycled_direction`, its difference from the last one
+/// (zero on kinematic vertices, whose `Δv` is prescribed).
+fn keep_change(body: &Body, ws: &mut BodyWorkspace, settings: &ImplicitEulerSettings) {
+    if settings.recycled_direction && ws.previous_change.len() == ws.dv.len() {
+        ws.last_difference.clear();
+        ws.last_difference.extend(ws.dv.iter().zip(&ws.previous_change).enumerate().map(
+            |(j, (now, last))| {
+                if body.is_kinematic[j / 3] {
+                    0.0
+                } else {
+                    now - last
+                }
+            },
+        ));
+    }
+    if settings.initial_guess == InitialGuess::PreviousChange || settings.recycled_direction {
         ws.previous_change.clone_from(&ws.dv);
     }
-    Ok(())
 }
 
 /// dahl2019 §3.2 initial guesses and the previous step's change, written

@@ -10,6 +10,7 @@ pub mod handover;
 pub mod integrate;
 mod pattern;
 mod step;
+pub mod vertex_warp;
 
 use ferrofem_linalg::{CsrMatrix, DiagonalPreconditioner, Pcg, PcgSolve};
 use nalgebra::Matrix3;
@@ -63,6 +64,12 @@ pub struct BodyWorkspace {
     /// The last free-motion `Δv`, kept for the `previous_change` initial
     /// guess (empty until its first solve, and for other guesses).
     pub previous_change: Vec<f64>,
+    /// `Δvₙ₋₁ − Δvₙ₋₂` of the free motion, zero on kinematic vertices: PCG's
+    /// recycled direction (`recycled_direction`; empty until two solves).
+    pub last_difference: Vec<f64>,
+    /// The per-vertex turns of an outdated factor (`preconditioner_warp =
+    /// "vertex"`; in use while `warp` is set).
+    pub vertex_warp: vertex_warp::VertexWarp,
 }
 
 impl BodyWorkspace {
@@ -90,6 +97,8 @@ impl BodyWorkspace {
             handover_warp: None,
             correction: Vec::new(),
             previous_change: Vec::new(),
+            last_difference: Vec::new(),
+            vertex_warp: Default::default(),
         }
     }
 }

@@ -26,7 +26,8 @@ pub enum InitialGuess {
     /// solution (its velocity change before the contact correction):
     /// gravity's and the elastic forces' accelerations carried over one
     /// step, so an early-terminated PCG spends its iterations on what
-    /// changed (implicit Euler only; `Δv = 0` on the first step).
+    /// changed (implicit Euler only; `Δv = 0` on the first step, which
+    /// takes at least two iterations).
     #[serde(alias = "previous-change")]
     PreviousChange,
 }

@@ -152,9 +152,10 @@ pub enum Preset {
     /// the 5k drop 0.63 % of its size off its reference after 1 s (two
     /// iterations on an 8-bit factor without the last two keys: 0.60 %;
     /// one: 4.8 %, the factor's age, not its rounding, as a current factor
-    /// shows) and the cantilever within 0.05 % of the accurate preset's sag
+    /// shows) and the cantilever within 0.003 % of the accurate preset's sag
     /// (the two 8-bit iterations: 6.1 %; one 8-bit iteration with the new
-    /// keys: 15 %, the beam's bending does not forgive 8 bits). The warp
+    /// keys: 15 %, the beam's bending does not forgive 8 bits); the first
+    /// step, with no change to start from, takes two. The warp
     /// keeps the contact compliance close to the current `A` (a
     /// factorization without pause gave 0.35–0.76 % at 15–20 % more time per
     /// step, its core and memory bus shared with the step).

@@ -98,6 +98,15 @@ impl SceneFile {
                 ),
             ));
         }
+        let turns = ie.warp && ie.preconditioner == crate::integrator::PreconditionerKind::Ldlt;
+        if ie.preconditioner_warp == crate::integrator::PreconditionerWarp::Vertex && !turns {
+            return Err(Invalid::new(
+                "implicit_euler.preconditioner_warp".into(),
+                "\"vertex\" turns an outdated LDLᵀ factor per vertex: it needs preconditioner = \"ldlt\" \
+                 and warp = true (as preset = \"real-time\" sets them)"
+                    .into(),
+            ));
+        }
         let r = ie.refresh;
         if r.handover > 0 && !(r.asynchronous && r.handover < r.every) {
             return Err(Invalid::new(

@@ -442,8 +442,9 @@ fn constraint_solver_mistakes_are_named() {
 /// keys removed; background refresh made deterministic) follows the same
 /// beam under `preset = "accurate"`: the tip's sag stays within 1 % of the
 /// accurate one's largest sag at every step of 1.5 s (the first swing and
-/// its damping). Measured: 0.048 % with the preset's one PCG iteration on
-/// the bfloat16 factor, the recycled direction and the per-vertex turn;
+/// its damping). Measured: 0.003 % with the preset's one PCG iteration on
+/// the bfloat16 factor, the recycled direction and the per-vertex turn
+/// (0.048 % before its first step took two);
 /// 15 % with one iteration on the 8-bit factor, whose rounding the beam's
 /// stiff bending does not forgive; 6.1 % with the earlier preset's two
 /// 8-bit iterations without the recycled direction.
@@ -486,7 +487,8 @@ fn real_time_preset_follows_the_accurate_cantilever() {
 }
 
 /// The implicit resolution's and PGS precision's keys, misused, are named
-/// with what is wrong (issue #20).
+/// with what is wrong (issue #20); so is a per-vertex turn without a warped
+/// factor to turn.
 #[test]
 fn misused_resolution_and_precision_keys_are_named() {
     let with = |table: &str| format!("{GOOD}{table}");
@@ -506,6 +508,9 @@ fn misused_resolution_and_precision_keys_are_named() {
     assert!(msg.contains("unknown variant `half`"), "{msg}");
     let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"int8\"\n"));
     assert!(msg.contains("delassus_precision = \"int8\"") && msg.contains("preconditioner"), "{msg}");
+    let msg =
+        scene_error(&with("[implicit_euler]\npreconditioner = \"ldlt\"\npreconditioner_warp = \"vertex\"\n"));
+    assert!(msg.contains("implicit_euler.preconditioner_warp") && msg.contains("warp = true"), "{msg}");
 }
 
 /// Surfaces filled with tets as the scene is built (`tetrahedralize`: the

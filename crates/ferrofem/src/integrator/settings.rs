@@ -40,7 +40,7 @@ pub enum PreconditionerWarp {
     /// One rotation `G` for the body, as `W` and the correction use it.
     #[default]
     Body,
-    /// A rotation `Gᵢ` per vertex, from its tets' turns since the factor's
+    /// A rotation `Gᵢ` per vertex, its first tet's turn since the factor's
     /// step (stiffness warping, Müller & Gross 2004):
     /// `P⁻¹ = G_v A_s⁻¹ G_vᵀ`, `G_v = diag(Gᵢ)`. A rolling body's contact
     /// patch turns against the rest of it; a per-vertex turn follows it.

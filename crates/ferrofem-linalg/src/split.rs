@@ -1,6 +1,6 @@
 //! Work split across threads: contiguous ranges of about equal cost, a
 //! buffer that concurrent tasks write in disjoint parts, and a graph of
-//! dependent steps that two threads run with one hand-off.
+//! dependent steps that the pool's threads run with one hand-off.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -61,8 +61,8 @@ impl<T> SharedColumns<T> {
 }
 
 /// Steps with dependencies, each on earlier steps only, run in their order
-/// by the calling thread and, where rayon lends one, a second one: each
-/// thread claims the next unclaimed step, waits (spinning) until the steps
+/// by the calling thread and the other threads of the pool, as far as
+/// they are free: each thread claims the next unclaimed step, waits (spinning) until the steps
 /// it depends on are done, and runs it. One hand-off per run instead of one
 /// per phase; since each step runs once whoever claims it, results do not
 /// depend on the thread count when no step's arithmetic does.
@@ -109,10 +109,11 @@ impl Dag {
             run(i);
             done[i].store(true, Ordering::Release);
         };
-        if rayon::current_num_threads() > 1 {
-            // Two parts, each the claiming loop: a team's helper takes the
-            // second without a wake-up (rayon's join outside a team).
-            crate::team::for_each_part(2, |_| work());
+        let threads = rayon::current_num_threads();
+        if threads > 1 {
+            // A part per thread, each the claiming loop: a team's helpers
+            // take theirs without a wake-up (rayon's loop outside a team).
+            crate::team::for_each_part(threads, |_| work());
         } else {
             work();
         }

@@ -1,12 +1,12 @@
-//! A second thread held for a run of short parallel sections: an iterative
-//! solver whose every iteration has small parallel sections (the
+//! The pool's threads held for a run of short parallel sections: an
+//! iterative solver whose every iteration has small parallel sections (the
 //! non-smooth Newton's `W` products, tens of microseconds each; the
-//! supernodal sweeps) loses more to waking a sleeping rayon worker per
-//! section than it gains from it.
-//! [`with_team`] borrows a rayon worker for the whole run; inside it,
-//! [`for_each_part`] hands parts to that worker, which spins between them,
-//! with no wake-up. Outside a team, [`for_each_part`] is rayon's parallel
-//! loop: the parts and their arithmetic are the same either way.
+//! supernodal sweeps) loses more to waking sleeping rayon workers per
+//! section than it gains from them.
+//! [`with_team`] borrows the pool's other workers for the whole run; inside
+//! it, [`for_each_part`] hands parts to those helpers, which spin between
+//! them, with no wake-up. Outside a team, [`for_each_part`] is rayon's
+//! parallel loop: the parts and their arithmetic are the same either way.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -18,10 +18,10 @@ use rayon::prelude::*;
 
 use crate::spin::{spin_until, Backoff};
 
-/// A section's closure, as the helper calls it.
+/// A section's closure, as a helper calls it.
 type Part<'a> = &'a (dyn Fn(usize) + Sync);
 
-/// What the calling thread and its helper share. A section is published
+/// What the calling thread and its helpers share. A section is published
 /// as a ticket `(generation, parts, next)` in one word (24, 20 and 20 bits); a part is claimed
 /// by advancing `next` with a compare-and-swap, so no part of a finished
 /// section can be claimed (its generation is gone), and the closure is
@@ -33,7 +33,7 @@ struct Shared {
     part: AtomicPtr<Part<'static>>,
     done: AtomicUsize,
     quit: AtomicBool,
-    /// A panic of the helper's part, re-raised on the calling thread.
+    /// A panic of a helper's part, re-raised on the calling thread.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
@@ -48,11 +48,13 @@ thread_local! {
     static TEAM: Cell<*const Shared> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Runs `body` with a second rayon worker held as a helper for the
+/// Runs `body` with the pool's other workers held as helpers for the
 /// [`for_each_part`] calls `body` makes on this thread (none where the pool
-/// has one thread, or inside another team). The helper spins between
-/// sections (yielding after a while), so a team should cover a run of
-/// sections close together, not long serial work.
+/// has one thread, or inside another team; fewer where some are busy
+/// elsewhere: a helper joins when its worker is free). The helpers spin
+/// between sections (yielding after a while), so a team should cover a run
+/// of sections close together, not long serial work: rayon's own parallel
+/// loops inside `body` find no free worker.
 pub fn with_team<R>(body: impl FnOnce() -> R) -> R {
     if rayon::current_num_threads() < 2 || !TEAM.with(|t| t.get().is_null()) {
         return body();
@@ -64,13 +66,15 @@ pub fn with_team<R>(body: impl FnOnce() -> R) -> R {
         quit: AtomicBool::new(false),
         panic: Mutex::new(None),
     };
-    // The helper is spawned into the pool; `body` runs here (no `Send`
-    // needed), and the scope ends once the helper has quit (or runs it
-    // here, finding `quit` set, if no worker took it).
+    // The helpers are spawned into the pool; `body` runs here (no `Send`
+    // needed), and the scope ends once every helper has quit (or runs
+    // one here, finding `quit` set, if no worker took it).
     rayon::in_place_scope(|scope| {
         let shared = &shared;
-        scope.spawn(move |_| help(shared));
-        // Leaves the team (and lets the helper go) even if `body` panics.
+        for _ in 1..rayon::current_num_threads() {
+            scope.spawn(move |_| help(shared));
+        }
+        // Leaves the team (and lets the helpers go) even if `body` panics.
         struct Leave<'a>(&'a Shared);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
@@ -84,7 +88,7 @@ pub fn with_team<R>(body: impl FnOnce() -> R) -> R {
     })
 }
 
-/// The helper: claims and runs parts of each section until told to quit.
+/// A helper: claims and runs parts of each section until told to quit.
 fn help(shared: &Shared) {
     let mut backoff = Backoff::new();
     while !shared.quit.load(Ordering::Acquire) {
@@ -120,7 +124,7 @@ fn claim(shared: &Shared) -> Option<usize> {
 }
 
 /// `part(i)` for every `i < parts`, each once: shared with the team's
-/// helper inside [`with_team`], by rayon elsewhere. Which thread runs a part
+/// helpers inside [`with_team`], by rayon elsewhere. Which thread runs a part
 /// never changes what it computes.
 ///
 /// # Panics
@@ -135,14 +139,14 @@ pub fn for_each_part(parts: usize, part: impl Fn(usize) + Sync) {
     // SAFETY: set by `with_team` on this thread, which outlives this call.
     let shared = unsafe { &*team };
     let part: Part<'_> = &part;
-    // SAFETY: the helper calls it only for a claimed part of this section,
+    // SAFETY: a helper calls it only for a claimed part of this section,
     // and this call returns only once every part is done.
     let erased: Part<'static> = unsafe { std::mem::transmute::<Part<'_>, Part<'static>>(part) };
     shared.part.store(&erased as *const Part<'static> as *mut Part<'static>, Ordering::Release);
     shared.done.store(0, Ordering::Relaxed);
     let generation = ((shared.ticket.load(Ordering::Relaxed) >> (2 * FIELD)) + 1) & GENERATIONS;
     shared.ticket.store((generation << (2 * FIELD)) | ((parts as u64) << FIELD), Ordering::Release);
-    // A section inside a part runs without the helper (it is busy here).
+    // A section inside a part runs without the helpers (they are busy here).
     TEAM.with(|t| t.set(std::ptr::null()));
     let mut failed = None;
     while let Some(i) = claim(shared) {
@@ -194,7 +198,7 @@ mod tests {
     /// and on several threads, over many sections in a row.
     #[test]
     fn every_part_runs_once_per_section() {
-        for threads in [1, 2, 3] {
+        for threads in [1, 2, 3, 5] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let counts: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
@@ -238,17 +242,20 @@ mod tests {
     }
 
     /// A part's panic reaches the caller once the section is over, and the
-    /// team still lets its helper go.
+    /// team still lets its helpers go.
     #[test]
     fn a_panicking_part_panics_the_caller() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        pool.install(|| {
-            let caught = catch_unwind(|| with_team(|| for_each_part(64, |i| assert!(i != 40, "part {i}"))));
-            assert!(caught.is_err());
-            // The pool is usable afterwards, with a team too.
-            let sum = AtomicUsize::new(0);
-            with_team(|| for_each_part(8, |i| _ = sum.fetch_add(i, Ordering::Relaxed)));
-            assert_eq!(sum.load(Ordering::Relaxed), 28);
-        });
+        for threads in [2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let caught =
+                    catch_unwind(|| with_team(|| for_each_part(64, |i| assert!(i != 40, "part {i}"))));
+                assert!(caught.is_err());
+                // The pool is usable afterwards, with a team too.
+                let sum = AtomicUsize::new(0);
+                with_team(|| for_each_part(8, |i| _ = sum.fetch_add(i, Ordering::Relaxed)));
+                assert_eq!(sum.load(Ordering::Relaxed), 28);
+            });
+        }
     }
 }

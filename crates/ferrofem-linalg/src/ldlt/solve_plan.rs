@@ -12,11 +12,12 @@ use crate::split::Dag;
 /// How a solve is split: disjoint subtrees of the supernodal tree, each a
 /// contiguous range of supernodes and of columns, and the remaining
 /// supernodes (their common ancestors, the large top separators), each one
-/// step, or, for a large panel, a step per block of columns and two per
-/// block's update. The steps of each sweep form a [`Dag`] that the two
-/// threads run with one hand-off per sweep. Every row's arithmetic is fixed
-/// by the pattern (the updates a supernode gathers are added in one order),
-/// so results do not depend on the thread count.
+/// step, or, for a large panel, a step per block of columns and up to
+/// [`MAX_PARTS`] per block's update. The steps of each sweep form a [`Dag`]
+/// that every thread of the pool runs with one hand-off per sweep. Every
+/// row's arithmetic is fixed by the pattern (the updates a supernode gathers
+/// are added in one order; a part's rows or columns are computed as they
+/// would be whole), so results do not depend on the thread count.
 #[derive(Debug, Clone, Default)]
 pub struct SolvePlan {
     pub(super) tasks: Vec<Subtree>,
@@ -64,8 +65,14 @@ pub(super) enum Step {
     Gather(usize),
 }
 
-/// Rows of a block's update per part, at least, when it is split in two.
+/// Rows of a block's forward update per part, at least (and the multiple
+/// its parts' bounds keep, for the row kernels' lanes).
 pub(super) const PART_ROWS: usize = 8;
+
+/// A block's update is split into at most this many parts (rows forward,
+/// columns backward), so a top separator keeps up to this many threads
+/// busy; on fewer threads a part is a claim of one more step.
+pub(super) const MAX_PARTS: usize = 16;
 
 #[derive(Debug, Clone)]
 pub(super) struct Subtree {
@@ -222,13 +229,11 @@ impl SolvePlan {
             }
         }
         for t in 0..self.top.len() {
-            let (ld, blocks) = (self.top[t].rows(sn), self.top[t].blocks);
+            let blocks = self.top[t].blocks;
             let mut last = std::mem::take(&mut children[t]);
             for block in 0..blocks {
                 let triangle = self.forward_step(last, Step::Triangle { t, block });
-                let below = ld - self.top[t].block(sn, block).1;
-                let parts =
-                    if blocks == 1 { 0 } else { (below >= 2 * PART_ROWS) as usize + (below > 0) as usize };
+                let parts = if blocks == 1 { 0 } else { self.top[t].row_parts(sn, block) };
                 last = (0..parts)
                     .map(|part| self.forward_step(vec![triangle], Step::Update { t, block, part }))
                     .collect();
@@ -257,8 +262,7 @@ impl SolvePlan {
                 last = vec![self.backward_step(last, Step::Gather(t))];
             }
             for block in (0..blocks).rev() {
-                let (k0, k1) = self.top[t].block(sn, block);
-                let parts = if blocks == 1 { 0 } else { 1 + (k1 - k0 >= 2 * COLUMNS) as usize };
+                let parts = if blocks == 1 { 0 } else { self.top[t].column_parts(sn, block) };
                 if parts > 0 {
                     last = (0..parts)
                         .map(|part| self.backward_step(last.clone(), Step::Update { t, block, part }))
@@ -299,18 +303,41 @@ impl Top {
         (k0, (k0 + self.step).min(sn.width(self.s)))
     }
 
-    /// Forward: the rows below block `block` in part `part` of two (or one).
-    pub(super) fn rows_part(&self, sn: &SupernodeLayout, block: usize, part: usize) -> Range<usize> {
-        let (ld, k1) = (self.rows(sn), self.block(sn, block).1);
-        let half = if ld - k1 >= 2 * PART_ROWS { (ld - k1).div_ceil(2) } else { ld - k1 };
-        [k1..k1 + half, k1 + half..ld][part].clone()
+    /// Forward: parts of block `block`'s update of the rows below it, each
+    /// of at least [`PART_ROWS`] rows (none when no row is below).
+    pub(super) fn row_parts(&self, sn: &SupernodeLayout, block: usize) -> usize {
+        let below = self.rows(sn) - self.block(sn, block).1;
+        if below == 0 {
+            return 0;
+        }
+        (below / PART_ROWS).clamp(1, MAX_PARTS)
     }
 
-    /// Backward: the columns of block `block` in part `part` of two (or one).
+    /// Forward: the rows below block `block` in part `part` of
+    /// [`Self::row_parts`], bounds on multiples of [`PART_ROWS`] past the block.
+    pub(super) fn rows_part(&self, sn: &SupernodeLayout, block: usize, part: usize) -> Range<usize> {
+        let (ld, k1) = (self.rows(sn), self.block(sn, block).1);
+        let groups = (ld - k1).div_ceil(PART_ROWS);
+        let parts = self.row_parts(sn, block);
+        let bound = |p: usize| (k1 + groups * p / parts * PART_ROWS).min(ld);
+        bound(part)..bound(part + 1)
+    }
+
+    /// Backward: parts of block `block`'s columns, each of at least two
+    /// groups of [`COLUMNS`].
+    pub(super) fn column_parts(&self, sn: &SupernodeLayout, block: usize) -> usize {
+        let (k0, k1) = self.block(sn, block);
+        ((k1 - k0) / (2 * COLUMNS)).clamp(1, MAX_PARTS)
+    }
+
+    /// Backward: the columns of block `block` in part `part` of
+    /// [`Self::column_parts`], bounds on whole groups of [`COLUMNS`].
     pub(super) fn columns_part(&self, sn: &SupernodeLayout, block: usize, part: usize) -> Range<usize> {
         let (k0, k1) = self.block(sn, block);
-        let half = if k1 - k0 >= 2 * COLUMNS { ((k1 - k0) / 2).next_multiple_of(COLUMNS) } else { k1 - k0 };
-        [k0..k0 + half, k0 + half..k1][part].clone()
+        let groups = (k1 - k0).div_ceil(COLUMNS);
+        let parts = self.column_parts(sn, block);
+        let bound = |p: usize| (k0 + groups * p / parts * COLUMNS).min(k1);
+        bound(part)..bound(part + 1)
     }
 }
 

@@ -429,8 +429,9 @@ mod tests {
 
     #[test]
     fn pipelined_sweeps_do_not_depend_on_the_thread_count() {
-        let (w, free) = coupled_contacts(90);
-        let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; 90];
+        // 400 groups: up to twelve scatterers' ranges.
+        let (w, free) = coupled_contacts(400);
+        let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; 400];
         let pgs = Pgs { settings: PgsSettings::new(60, 1e-13) };
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
@@ -438,9 +439,12 @@ mod tests {
             let out = pool.install(|| pgs.solve(&w, &free, &groups, &mut lambda));
             (out, lambda)
         };
-        let (one, two) = (run(1), run(2));
-        assert_eq!(one.0, two.0);
-        assert!(one.1.iter().zip(&two.1).all(|(a, b)| a.to_bits() == b.to_bits()));
+        let one = run(1);
+        for threads in [2, 3, 5, 8] {
+            let many = run(threads);
+            assert_eq!(one.0, many.0, "{threads} threads");
+            assert!(one.1.iter().zip(&many.1).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads");
+        }
         assert!(one.1.iter().any(|&l| l > 0.0));
     }
 

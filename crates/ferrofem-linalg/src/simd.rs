@@ -20,8 +20,10 @@ pub const COLUMNS: usize = 4;
 /// 256-bit register).
 pub type Row4 = [f64; 4];
 
-/// Partial sums of the portable dot product: independent chains the compiler maps to SIMD lanes.
-const LANES: usize = 8;
+/// Partial sums of a dot product: independent chains (the portable build's
+/// the compiler maps to SIMD lanes; the fused builds' two 256-bit
+/// registers, or one 512-bit one). Entry `i` of a sum goes to chain `i mod LANES`.
+pub const LANES: usize = 8;
 
 /// Whether the AVX2 + FMA primitives can run here.
 #[cfg(target_arch = "x86_64")]
@@ -69,6 +71,16 @@ pub trait Stored: Copy + Send + Sync + Into<f64> + 'static {
     fn dot(a: &[Self], b: &[f64]) -> f64;
     /// `cₖᵀ g` for four columns `cₖ` as long as `g`, reading `g` once.
     fn dot4(c: [&[Self]; COLUMNS], g: &[f64]) -> [f64; COLUMNS];
+    /// [`Self::dot4`] of longer columns whose first entries (a multiple
+    /// of [`LANES`] of them) were summed elsewhere: `lanes[k][j]` is the
+    /// chain [`Self::lane_axpy`] formed over those entries of column `k`
+    /// whose index is `j` modulo [`LANES`]; `c` and `g` are the rest. The
+    /// result is [`Self::dot4`] of the whole columns, bit for bit.
+    fn dot4_from(c: [&[Self]; COLUMNS], g: &[f64], lanes: &[[f64; LANES]; COLUMNS]) -> [f64; COLUMNS];
+    /// `y ← y + a x` as one step of each entry's chain in [`Self::dot4`]'s
+    /// lanes (a fused multiply-add where the fused build runs): entry `i`
+    /// of `y` a lane of a [`Self::dot4_from`] of its own.
+    fn lane_axpy(a: f64, x: &[Self], y: &mut [f64]);
     /// `rowsᵢ ← rowsᵢ − Σₖ cₖ[i] xₖ` for four columns `cₖ` as long as
     /// `rows`, rows of four right-hand sides.
     fn sub_rows4(c: [&[Self]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]);
@@ -135,7 +147,13 @@ macro_rules! stored {
                 dispatch!(dot::<$t>(a, b))
             }
             fn dot4(c: [&[$t]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
-                $four!(dot4::<$t>(c, g))
+                $four!(dot4_from::<$t>(c, g, &[[0.0; LANES]; COLUMNS]))
+            }
+            fn dot4_from(c: [&[$t]; COLUMNS], g: &[f64], lanes: &[[f64; LANES]; COLUMNS]) -> [f64; COLUMNS] {
+                $four!(dot4_from::<$t>(c, g, lanes))
+            }
+            fn lane_axpy(a: f64, x: &[$t], y: &mut [f64]) {
+                dispatch!(axpy::<$t>(a, x, y))
             }
             fn sub_rows4(c: [&[$t]; COLUMNS], x: [Row4; COLUMNS], rows: &mut [Row4]) {
                 dispatch!(sub_rows4::<$t>(c, x, rows))
@@ -228,7 +246,11 @@ mod portable {
     }
 
     pub(super) fn dot<T: Into<f64> + Copy>(a: &[T], b: &[f64]) -> f64 {
-        let mut acc = [0.0; LANES];
+        dot_from(a, b, [0.0; LANES])
+    }
+
+    /// [`dot`] with its chains started at `acc`.
+    fn dot_from<T: Into<f64> + Copy>(a: &[T], b: &[f64], mut acc: [f64; LANES]) -> f64 {
         let ((ac, at), (bc, bt)) = (a.as_chunks::<LANES>(), b.as_chunks::<LANES>());
         for (p, q) in ac.iter().zip(bc) {
             for k in 0..LANES {
@@ -238,8 +260,12 @@ mod portable {
         acc.iter().sum::<f64>() + at.iter().zip(bt).map(|(&p, q)| p.into() * q).sum::<f64>()
     }
 
-    pub(super) fn dot4<T: Into<f64> + Copy>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
-        c.map(|col| dot(&col[..g.len()], g))
+    pub(super) fn dot4_from<T: Into<f64> + Copy>(
+        c: [&[T]; COLUMNS],
+        g: &[f64],
+        lanes: &[[f64; LANES]; COLUMNS],
+    ) -> [f64; COLUMNS] {
+        std::array::from_fn(|k| dot_from(&c[k][..g.len()], g, lanes[k]))
     }
 }
 
@@ -249,7 +275,7 @@ mod portable {
 mod avx {
     use std::arch::x86_64::*;
 
-    use super::{Bf16, Row4, COLUMNS};
+    use super::{Bf16, Row4, COLUMNS, LANES};
 
     /// A stored type loaded four at a time into double lanes.
     pub(super) trait Load: Copy + Into<f64> {
@@ -539,12 +565,20 @@ mod avx {
         sum(_mm256_add_pd(s0, s1)) + (i..n).map(|k| a[k].into() * b[k]).sum::<f64>()
     }
 
+    /// `dot4` with each column's chains started at `lanes` (its two
+    /// registers: lanes 0–3 and 4–7).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn dot4<T: Load>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+    pub(super) unsafe fn dot4_from<T: Load>(
+        c: [&[T]; COLUMNS],
+        g: &[f64],
+        lanes: &[[f64; LANES]; COLUMNS],
+    ) -> [f64; COLUMNS] {
         let n = g.len();
         assert!(c.iter().all(|col| col.len() >= n));
         let (cp, gp) = (c.map(|col| col.as_ptr()), g.as_ptr());
-        let mut acc = [[_mm256_setzero_pd(); 2]; COLUMNS];
+        // SAFETY: each lane array holds eight doubles.
+        let mut acc =
+            lanes.map(|l| unsafe { [_mm256_loadu_pd(l.as_ptr()), _mm256_loadu_pd(l.as_ptr().add(4))] });
         let mut i = 0;
         while i + 8 <= n {
             // SAFETY: i + 8 ≤ n ≤ every length.
@@ -571,7 +605,7 @@ mod avx {
 /// build: a register's halves are the 256-bit build's two accumulators.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod wide {
-    use super::{Bf16, COLUMNS};
+    use super::{Bf16, COLUMNS, LANES};
     use std::arch::x86_64::*;
 
     /// Whether these primitives can run here (AVX-512F, AVX2 and FMA).
@@ -645,14 +679,19 @@ pub(crate) mod wide {
         unsafe { super::avx::axpy4(rest, a, &mut y[i..]) }
     }
 
-    /// `avx::dot4` with each column's two 256-bit accumulators as the
+    /// `avx::dot4_from` with each column's two 256-bit accumulators as the
     /// halves of one register: the same products, added in the same order.
     #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) unsafe fn dot4<T: Load8>(c: [&[T]; COLUMNS], g: &[f64]) -> [f64; COLUMNS] {
+    pub(super) unsafe fn dot4_from<T: Load8>(
+        c: [&[T]; COLUMNS],
+        g: &[f64],
+        lanes: &[[f64; LANES]; COLUMNS],
+    ) -> [f64; COLUMNS] {
         let n = g.len();
         assert!(c.iter().all(|col| col.len() >= n));
         let (cp, gp) = ([c[0].as_ptr(), c[1].as_ptr(), c[2].as_ptr(), c[3].as_ptr()], g.as_ptr());
-        let mut acc = [_mm512_setzero_pd(); COLUMNS];
+        // SAFETY: each lane array holds eight doubles.
+        let mut acc = [0, 1, 2, 3].map(|k| unsafe { _mm512_loadu_pd(lanes[k].as_ptr()) });
         let mut i = 0;
         while i + 8 <= n {
             // SAFETY: i + 8 ≤ n ≤ every length.

@@ -34,7 +34,9 @@ fn wide_narrow_primitives_are_the_256_bit_ones_bit_for_bit() {
             let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
             let a = [0.5, -1.25, 2.0e-3, 7.0];
             // SAFETY: each build runs only where the processor has its features.
-            let (wide_dot, narrow_dot) = unsafe { (wide::dot4(cols, &g), avx::dot4(cols, &g)) };
+            let zero = [[0.0; LANES]; COLUMNS];
+            let (wide_dot, narrow_dot) =
+                unsafe { (wide::dot4_from(cols, &g, &zero), avx::dot4_from(cols, &g, &zero)) };
             assert!(
                 wide_dot.iter().zip(narrow_dot).all(|(p, q)| p.to_bits() == q.to_bits()),
                 "dot4 {name}, n = {n}"
@@ -62,7 +64,8 @@ fn fused_primitives_match_the_portable_ones() {
         assert!(close(dot(&a, &g), portable::dot(&a, &g)), "dot, n = {n}");
         let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
         assert!(close(dot_mixed(&a32, &g), portable::dot(&a32, &g)), "dot_mixed, n = {n}");
-        let (fused, plain) = (dot4([&a, &b, &c, &d], &g), portable::dot4([&a, &b, &c, &d], &g));
+        let (fused, plain) =
+            (dot4([&a, &b, &c, &d], &g), portable::dot4_from([&a, &b, &c, &d], &g, &[[0.0; LANES]; COLUMNS]));
         assert!(fused.iter().zip(plain).all(|(p, q)| close(*p, q)), "dot4, n = {n}");
         let (mut y, mut z) = (g.clone(), g.clone());
         axpy4([&a, &b, &c, &d], [0.5, -1.0, 2.0, 0.25], &mut y);
@@ -149,4 +152,56 @@ fn bfloat16_rounds_to_nearest_with_ties_to_even() {
         assert!((r - v).abs() <= 2f64.powi(-8) * v.abs() * (1.0 + 1e-6), "{v} -> {r}");
     }
     assert!(f64::from(Bf16::from_f64(f64::NAN)).is_nan());
+}
+
+/// A sum begun elsewhere: chains formed entry by entry with `lane_axpy`
+/// over the first entries (a multiple of eight), then `dot4_from` over the
+/// rest, give `dot4` of the whole columns bit for bit, in every build and
+/// stored type (the pipelined PGS's lower sums, formed by other threads).
+#[test]
+fn a_sum_begun_in_lanes_is_dot4_bit_for_bit() {
+    fn check<T: Stored>(round: impl Fn(f64) -> T, name: &str) {
+        for n in [0, 1, 7, 8, 9, 16, 17, 40, 100, 257] {
+            let col = |s: f64| {
+                (0..n)
+                    .map(|i| round(((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())))
+                    .collect::<Vec<T>>()
+            };
+            let c = [col(0.0), col(1.0), col(2.0), col(3.0)];
+            let cols = c.each_ref().map(|v| &v[..]);
+            let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
+            let whole = T::dot4(cols, &g);
+            for split in (0..=n).step_by(LANES) {
+                let mut lanes = [[0.0; LANES]; COLUMNS];
+                for (k, lane) in lanes.iter_mut().enumerate() {
+                    for j in 0..split {
+                        T::lane_axpy(g[j], &c[k][j..j + 1], &mut lane[j % LANES..j % LANES + 1]);
+                    }
+                }
+                let rest = cols.map(|v| &v[split..]);
+                let begun = T::dot4_from(rest, &g[split..], &lanes);
+                assert!(
+                    begun.iter().zip(whole).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{name}, n = {n}, split at {split}"
+                );
+                // The portable build's chains, from its own axpy.
+                let mut lanes = [[0.0; LANES]; COLUMNS];
+                for (k, lane) in lanes.iter_mut().enumerate() {
+                    for j in 0..split {
+                        portable::axpy(g[j], &c[k][j..j + 1], &mut lane[j % LANES..j % LANES + 1]);
+                    }
+                }
+                let portable_whole = portable::dot4_from(cols, &g, &[[0.0; LANES]; COLUMNS]);
+                let portable_begun = portable::dot4_from(rest, &g[split..], &lanes);
+                assert!(
+                    portable_begun.iter().zip(portable_whole).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "portable {name}, n = {n}, split at {split}"
+                );
+            }
+        }
+    }
+    check(|v| v, "f64");
+    check(|v| v as f32, "f32");
+    check(Bf16::from_f64, "bf16");
+    check(|v| (v / 8.0).round() as i8, "i8");
 }

@@ -429,23 +429,33 @@ mod tests {
 
     #[test]
     fn pipelined_sweeps_do_not_depend_on_the_thread_count() {
-        // 400 groups: up to twelve scatterers' ranges.
+        // 400 groups: up to twelve scatterers' ranges; from three on (five
+        // threads) the lower sums are formed in lanes. W's rows in double
+        // and in single precision.
         let (w, free) = coupled_contacts(400);
+        let single: Vec<f32> = w.iter().map(|&x| x as f32).collect();
         let groups = vec![ConstraintGroup::Contact { mu: 0.3 }; 400];
         let pgs = Pgs { settings: PgsSettings::new(60, 1e-13) };
-        let run = |threads: usize| {
+        let run = |threads: usize, in_single: bool| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
             let mut lambda = vec![0.0; free.len()];
-            let out = pool.install(|| pgs.solve(&w, &free, &groups, &mut lambda));
+            let mut scratch = PgsScratch::default();
+            let out = pool.install(|| match in_single {
+                true => pgs.solve_assembled(&single, &w, &free, &groups, &mut lambda, &mut scratch),
+                false => pgs.solve_assembled(&w, &w, &free, &groups, &mut lambda, &mut scratch),
+            });
             (out, lambda)
         };
-        let one = run(1);
-        for threads in [2, 3, 5, 8] {
-            let many = run(threads);
-            assert_eq!(one.0, many.0, "{threads} threads");
-            assert!(one.1.iter().zip(&many.1).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads");
+        for in_single in [false, true] {
+            let one = run(1, in_single);
+            for threads in [2, 3, 5, 8] {
+                let many = run(threads, in_single);
+                let case = format!("{threads} threads, single {in_single}");
+                assert_eq!(one.0, many.0, "{case}");
+                assert!(one.1.iter().zip(&many.1).all(|(a, b)| a.to_bits() == b.to_bits()), "{case}");
+            }
+            assert!(one.1.iter().any(|&l| l > 0.0));
         }
-        assert!(one.1.iter().any(|&l| l > 0.0));
     }
 
     /// On the coupled problem solved tightly, the largest difference of λ

@@ -12,6 +12,13 @@
 //! sweep, and the scatterers read it once between them, where a sweep of
 //! full rows reads all of it on one thread.
 //!
+//! With three scatterers or more, the solver stops reading most of the
+//! prefix too: the scatterers also add each resolved β's row, beyond a
+//! window of [`LOWER_WINDOW`] entries, into *lane sums* of the groups
+//! after it, the chains [`Stored::dot4`] would form over those entries
+//! ([`Stored::lane_axpy`]); the solver finishes α's sum over the window from
+//! them ([`Stored::dot4_from`]), bit for bit the sum it would have formed.
+//!
 //! Every sum is formed in a fixed order whichever thread forms it: the
 //! upper sums by groups in increasing order, each by one [`Stored::axpy4`]
 //! (whose every entry is the same chain of fused multiply-adds wherever a
@@ -22,7 +29,7 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ferrofem_linalg::simd::Stored;
+use ferrofem_linalg::simd::{Stored, COLUMNS, LANES};
 use ferrofem_linalg::spin::Backoff;
 use nalgebra::{Matrix3, Vector3};
 
@@ -36,8 +43,24 @@ const PARALLEL_GROUPS: usize = 48;
 /// its thread more in polling than it saves the others.
 const SCATTER_ROWS: usize = 96;
 
-/// Most scatterers (on a pool of more threads the rest stay free).
-const SCATTERERS: usize = 15;
+/// Most scatterers (on a pool of more threads the rest stay free): on 16
+/// cores, PGS at 20k vertices took 19.3 ms with seven against 24.2 with
+/// fifteen (medians of three), whose polling of the solver's counter cost
+/// it more than their ranges saved.
+const SCATTERERS: usize = 7;
+
+/// Scatterers from which the lower sums are formed in lanes: with fewer,
+/// a scatterer reading whole rows is slower than the solver reading the
+/// prefix.
+const LANE_SCATTERERS: usize = 3;
+
+/// Entries before a group's rows that the solver sums itself when the lower
+/// sums are formed in lanes (about: the window starts on a multiple of
+/// [`LANES`]), so that it rarely waits for a scatterer.
+const LOWER_WINDOW: usize = 96;
+
+/// Checks of a range's progress before the solver scatters into it itself.
+const PATIENCE: usize = 256;
 
 /// A slice two threads share; who may touch which entry when is ordered by
 /// [`Pipeline`]'s counters.
@@ -92,6 +115,9 @@ struct Pipeline<'a, P> {
     resolved: Counter,
     /// The upper sums cut among the scatterers.
     ranges: &'a [Range],
+    /// The lower sums' lanes, `lanes[j c + e]` the chain of lane `j` of
+    /// entry `e` (when the scatterers form them).
+    lanes: Option<Shared<'a>>,
     finished: AtomicBool,
 }
 
@@ -99,7 +125,8 @@ struct Pipeline<'a, P> {
 struct Range {
     start: usize,
     end: usize,
-    /// Items scattered into it so far (written under `busy`).
+    /// Items scattered into it so far (written under `busy`, released
+    /// after the item's sums).
     scattered: Counter,
     /// Held by whichever thread is scattering into it.
     busy: AtomicBool,
@@ -119,20 +146,86 @@ impl<P: Stored> Pipeline<'_, P> {
         while t < upto {
             let (sweep, g) = (t / self.groups, t % self.groups);
             let (r0, end) = (3 * g, range.end.min(3 * g));
-            if range.start < end {
-                // SAFETY: item t is resolved (t < `resolved`), so the solver
-                // no longer writes λ of group g in this sweep and reads only
-                // the other buffer of sums; only the `busy` holder of this
-                // range writes its part of this one.
-                let (l, sums) =
-                    unsafe { (self.lambda.read(r0..r0 + 3), self.sums[sweep % 2].write(range.start..end)) };
-                if l.iter().any(|&v| v != 0.0) {
-                    P::axpy4(self.prefix(r0, range.start..end), [l[0], l[1], l[2], 0.0], sums);
-                }
+            // SAFETY: item t is resolved (t < `resolved`), so the solver no
+            // longer writes λ of group g in this sweep.
+            let l = unsafe { self.lambda.read(r0..r0 + 3) };
+            if range.start < end && l.iter().any(|&v| v != 0.0) {
+                // SAFETY: the solver reads only the other buffer of sums;
+                // only the `busy` holder of this range writes its part of this one.
+                let sums = unsafe { self.sums[sweep % 2].write(range.start..end) };
+                P::axpy4(self.prefix(r0, range.start..end), [l[0], l[1], l[2], 0.0], sums);
+            }
+            if sweep > 0 {
+                self.scatter_lanes(range, r0, l);
             }
             t += 1;
         }
-        range.scattered.0.store(t, Ordering::Relaxed);
+        range.scattered.0.store(t, Ordering::Release);
+    }
+
+    /// Adds the rows `r0..r0 + 3` of a group resolved in this sweep, times
+    /// its λ `l`, to the lanes of the entries in `range` whose window
+    /// starts past them (none when the lanes are off). A zero λ adds
+    /// nothing: a chain begun at +0 is never −0.
+    fn scatter_lanes(&self, range: &Range, r0: usize, l: &[f64]) {
+        let Some(lanes) = &self.lanes else { return };
+        for (i, &v) in l.iter().enumerate() {
+            let (col, c) = (r0 + i, self.c);
+            let e0 = range.start.max(lane_start(col));
+            if v != 0.0 && e0 < range.end {
+                let lane = col % LANES * c;
+                // SAFETY: the entries `e0..` wait for this item before the
+                // solver reads their lanes, and no other item's scatter
+                // into this range runs meanwhile (`busy`).
+                let y = unsafe { lanes.write(lane + e0..lane + range.end) };
+                P::lane_axpy(v, &self.rows[col * c + e0..col * c + range.end], y);
+            }
+        }
+    }
+
+    /// Waits until every range holding the entries `e` has scattered the
+    /// items before `upto` (spinning, then scattering itself where a range
+    /// has no thread: a busy pool).
+    fn await_items(&self, e: std::ops::Range<usize>, upto: usize) {
+        for (k, range) in self.ranges.iter().enumerate().filter(|(_, r)| r.start < e.end && e.start < r.end) {
+            let mut patience = 0;
+            while range.scattered.0.load(Ordering::Acquire) < upto {
+                if patience < PATIENCE {
+                    patience += 1;
+                    std::hint::spin_loop();
+                } else if range
+                    .busy
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.scatter_until(k, upto.max(range.scattered.0.load(Ordering::Relaxed)));
+                    range.busy.store(false, Ordering::Release);
+                }
+            }
+        }
+    }
+
+    /// The lower sums `Σ_{β<α} W_αβ λ_β` of the group at `r0` in sweep `k`:
+    /// the prefix's [`Stored::dot4`], or with lanes its window's
+    /// [`Stored::dot4_from`] the lanes its entries hold (then cleared).
+    fn lower_sums(&self, k: usize, r0: usize) -> [f64; COLUMNS] {
+        let from = if self.lanes.is_some() { window_start(r0) } else { 0 };
+        let mut init = [[0.0; LANES]; COLUMNS];
+        if let (Some(lanes), true) = (&self.lanes, from > 0) {
+            self.await_items(r0..r0 + 3, k * self.groups + from.div_ceil(3));
+            for (i, init) in init.iter_mut().take(3).enumerate() {
+                for (j, v) in init.iter_mut().enumerate() {
+                    // SAFETY: every item that adds to this entry is
+                    // scattered (awaited above); the next adds after this
+                    // group is published.
+                    let cell = unsafe { lanes.write(j * self.c + r0 + i..j * self.c + r0 + i + 1) };
+                    *v = std::mem::take(&mut cell[0]);
+                }
+            }
+            init[3] = init[2];
+        }
+        // SAFETY: λ before r0 is final for this sweep and the scatterers only read λ.
+        P::dot4_from(self.prefix(r0, from..r0), unsafe { self.lambda.read(from..r0) }, &init)
     }
 
     /// Takes every range's `busy` in turn, scatters it up to `upto`, lets go.
@@ -200,6 +293,19 @@ fn scatter_ranges(c: usize, parts: usize) -> ([Range; SCATTERERS], usize) {
     (ranges, used)
 }
 
+/// Where the window of entry `r0`'s group starts: the entries before it
+/// come from the lanes.
+fn window_start(r0: usize) -> usize {
+    r0.saturating_sub(LOWER_WINDOW) / LANES * LANES
+}
+
+/// The first entry whose group's window starts past column `col` (the
+/// entries from there on take `col` in their lanes): the first group `a`
+/// with `window_start(3a) > col`.
+fn lane_start(col: usize) -> usize {
+    3 * (LOWER_WINDOW + LANES * (col / LANES + 1)).div_ceil(3)
+}
+
 /// PGS on the assembled `W` whose rows are `rows` (row-major `c × c`, in
 /// `f64` or an `f32` copy) and whose diagonal blocks are `blocks` (`f64`),
 /// warm-started from `lambda`, the upper sums in `sums` (resized to `2c`):
@@ -219,12 +325,14 @@ pub(super) fn solve<P: Stored>(
         rows.len() == c * c && c == 3 * g && lambda.len() == c,
         "W must be c×c over groups of three rows"
     );
-    sums.clear();
-    sums.resize(2 * c, 0.0);
-    let (upper, next) = sums.split_at_mut(c);
     let threads = rayon::current_num_threads();
     let scatterers = if g >= PARALLEL_GROUPS { (threads - 1).min(c / SCATTER_ROWS).max(1) } else { 1 };
     let (ranges, used) = scatter_ranges(c, scatterers);
+    let in_lanes = threads > 1 && used >= LANE_SCATTERERS;
+    sums.clear();
+    sums.resize(if in_lanes { (2 + LANES) * c } else { 2 * c }, 0.0);
+    let (upper, rest) = sums.split_at_mut(c);
+    let (next, lanes) = rest.split_at_mut(c);
     let p = Pipeline {
         rows,
         c,
@@ -233,6 +341,7 @@ pub(super) fn solve<P: Stored>(
         sums: [Shared::new(upper), Shared::new(next)],
         resolved: Counter(AtomicUsize::new(g)),
         ranges: &ranges[..used],
+        lanes: in_lanes.then(|| Shared::new(lanes)),
         finished: AtomicBool::new(false),
     };
     let sweeps = || {
@@ -268,17 +377,11 @@ fn sweep_all<P: Stored>(
         p.drain(k * g);
         let (mut change, mut size) = (0.0f64, 0.0f64);
         for (a, (law, &(r0, waa))) in groups.iter().zip(blocks).enumerate() {
-            // SAFETY: λ before r0 is final for this sweep and the scatterer
-            // only reads λ; `sums[(k − 1) mod 2]` is not scattered into
-            // during sweep k; λ of this group is read by the scatterer only
-            // after it is published below.
-            let (lower, upper, own) = unsafe {
-                (
-                    P::dot4(p.prefix(r0, 0..r0), p.lambda.read(0..r0)),
-                    p.sums[(k - 1) % 2].write(r0..r0 + 3),
-                    p.lambda.write(r0..r0 + 3),
-                )
-            };
+            let lower = p.lower_sums(k, r0);
+            // SAFETY: `sums[(k − 1) mod 2]` is not scattered into during
+            // sweep k; λ of this group is read by the scatterers only after
+            // it is published below.
+            let (upper, own) = unsafe { (p.sums[(k - 1) % 2].write(r0..r0 + 3), p.lambda.write(r0..r0 + 3)) };
             let d = Vector3::from_fn(|i, _| free[r0 + i] + lower[i] + upper[i]);
             upper.fill(0.0);
             let new = group_update(law, &waa, &d);
@@ -307,7 +410,7 @@ mod tests {
     fn scatter_ranges_cover_the_sums_with_equal_work() {
         for (c, parts) in [(150, 1), (1200, 4), (2175, 15), (20, 7)] {
             let (ranges, used) = scatter_ranges(c, parts);
-            let ranges = &ranges[..used];
+            let (ranges, parts) = (&ranges[..used], parts.min(SCATTERERS));
             assert!(ranges.len() <= parts && !ranges.is_empty(), "{c}, {parts}");
             assert_eq!((ranges[0].start, ranges[ranges.len() - 1].end), (0, c));
             assert!(ranges.windows(2).all(|r| r[0].end == r[1].start && r[1].start % 8 == 0));

@@ -17,6 +17,14 @@ fn dot4x3_is_three_dot4s_bit_for_bit() {
     }
 }
 
+/// Four columns of `n` values over several magnitudes, rounded by `round`
+/// to the stored type, and a vector as long.
+fn columns_and_vector<T>(n: usize, round: &impl Fn(f64) -> T) -> ([Vec<T>; COLUMNS], Vec<f64>) {
+    let col = |s: f64| (0..n).map(|i| round(((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos()))).collect();
+    let g = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
+    ([col(0.0), col(1.0), col(2.0), col(3.0)], g)
+}
+
 /// The 512-bit builds of the narrow types' four-column primitives give the
 /// 256-bit builds' bits (where the processor has AVX-512; else nothing to compare).
 #[cfg(target_arch = "x86_64")]
@@ -24,17 +32,11 @@ fn dot4x3_is_three_dot4s_bit_for_bit() {
 fn wide_narrow_primitives_are_the_256_bit_ones_bit_for_bit() {
     fn check<T: wide::Load8>(round: impl Fn(f64) -> T, name: &str) {
         for n in [0, 1, 3, 4, 7, 8, 9, 12, 15, 16, 17, 100, 257] {
-            let col = |s: f64| {
-                (0..n)
-                    .map(|i| round(((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())))
-                    .collect::<Vec<T>>()
-            };
-            let c = [col(0.0), col(1.0), col(2.0), col(3.0)];
+            let (c, g) = columns_and_vector(n, &round);
             let cols = c.each_ref().map(|v| &v[..]);
-            let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
             let a = [0.5, -1.25, 2.0e-3, 7.0];
-            // SAFETY: each build runs only where the processor has its features.
             let zero = [[0.0; LANES]; COLUMNS];
+            // SAFETY: each build runs only where the processor has its features.
             let (wide_dot, narrow_dot) =
                 unsafe { (wide::dot4_from(cols, &g, &zero), avx::dot4_from(cols, &g, &zero)) };
             assert!(
@@ -162,14 +164,8 @@ fn bfloat16_rounds_to_nearest_with_ties_to_even() {
 fn a_sum_begun_in_lanes_is_dot4_bit_for_bit() {
     fn check<T: Stored>(round: impl Fn(f64) -> T, name: &str) {
         for n in [0, 1, 7, 8, 9, 16, 17, 40, 100, 257] {
-            let col = |s: f64| {
-                (0..n)
-                    .map(|i| round(((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())))
-                    .collect::<Vec<T>>()
-            };
-            let c = [col(0.0), col(1.0), col(2.0), col(3.0)];
+            let (c, g) = columns_and_vector(n, &round);
             let cols = c.each_ref().map(|v| &v[..]);
-            let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.91).cos() - 0.2).collect();
             let whole = T::dot4(cols, &g);
             for split in (0..=n).step_by(LANES) {
                 let mut lanes = [[0.0; LANES]; COLUMNS];

@@ -134,7 +134,7 @@ fn group_rows_times<P: Stored>(w: &[P], c: usize, r0: usize, lambda: &[f64]) -> 
 pub struct PgsScratch {
     /// Diagonal blocks `(r0, W_αα)` of the groups.
     blocks: Vec<(usize, Matrix3<f64>)>,
-    /// The pipelined sweep's two buffers of upper sums.
+    /// The pipelined sweep's two buffers of upper sums and its lanes of lower sums.
     sums: Vec<f64>,
 }
 

@@ -308,9 +308,10 @@ fn lane_start(col: usize) -> usize {
 
 /// PGS on the assembled `W` whose rows are `rows` (row-major `c × c`, in
 /// `f64` or an `f32` copy) and whose diagonal blocks are `blocks` (`f64`),
-/// warm-started from `lambda`, the upper sums in `sums` (resized to `2c`):
-/// sweeps as [`Pgs::solve_in`] does, in the same order, with the upper sums
-/// formed by the pool's other threads.
+/// warm-started from `lambda`, the upper sums (and the lower sums' lanes)
+/// in `sums` (resized to `2c`, or `(2 + LANES) c`): sweeps as
+/// [`Pgs::solve_in`] does, in the same order, with the upper sums formed by
+/// the pool's other threads.
 pub(super) fn solve<P: Stored>(
     pgs: &Pgs,
     rows: &[P],

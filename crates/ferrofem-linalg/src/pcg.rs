@@ -53,7 +53,17 @@ pub struct PcgSettings {
     pub max_iterations: Option<usize>,
     /// Relative residual `‖b − A x‖ / ‖b‖` at which to stop (`None`: run all iterations).
     pub rel_tolerance: Option<f64>,
+    /// With `max_iterations`: the solve stops there only once its relative
+    /// residual is at most this, and goes on otherwise, to
+    /// [`CEILING_ITERATIONS`] in all (a guard for an early termination
+    /// that suits most steps but not all).
+    #[serde(default)]
+    pub residual_ceiling: Option<f64>,
 }
+
+/// Most iterations a solve takes past `max_iterations` to bring its
+/// residual under [`PcgSettings::residual_ceiling`] (in all, not more).
+pub const CEILING_ITERATIONS: usize = 20;
 
 /// What one solve did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -133,6 +143,11 @@ impl Pcg {
         let d = d.and_then(|d| self.take_recycled(a, d, x));
         let rel = |r: &[f64]| if b_norm > 0.0 { norm(r) / b_norm } else { norm(r) };
         let max_it = settings.max_iterations.unwrap_or(10 * n.max(1));
+        // Past `max_it`, only while the residual is above the ceiling.
+        let (ceiling, hard_it) = match settings.residual_ceiling {
+            Some(c) if settings.max_iterations.is_some() => (c, max_it.max(CEILING_ITERATIONS)),
+            _ => (f64::INFINITY, max_it),
+        };
         let tol = settings.rel_tolerance.unwrap_or(0.0);
         let mut res = PcgSolve { iterations: 0, rel_residual: rel(&self.r), converged: false };
         if res.rel_residual <= tol && settings.rel_tolerance.is_some()
@@ -145,7 +160,7 @@ impl Pcg {
         self.p.copy_from_slice(&self.z);
         self.conjugate_to(d);
         let mut rz = dot(&self.r, &self.z);
-        while res.iterations < max_it {
+        while res.iterations < hard_it {
             res.iterations += 1;
             a.mul_vec(&self.p, &mut self.ap);
             let curvature = dot(&self.p, &self.ap);
@@ -163,7 +178,7 @@ impl Pcg {
                 res.converged = true;
                 break;
             }
-            if res.iterations == max_it {
+            if res.iterations == hard_it || res.iterations >= max_it && res.rel_residual <= ceiling {
                 // Cut here (early termination): the next direction would
                 // cost a preconditioner application and never be used.
                 break;
@@ -238,7 +253,7 @@ mod tests {
         let mut x = vec![0.0; n];
         let mut jac = DiagonalPreconditioner::default();
         jac.set(a.diagonal().into_iter());
-        let s = PcgSettings { max_iterations: None, rel_tolerance: Some(1e-12) };
+        let s = PcgSettings { max_iterations: None, rel_tolerance: Some(1e-12), residual_ceiling: None };
         let out = Pcg::default().solve(&a, &b, &mut x, &jac, s).unwrap();
         assert!(out.converged && out.iterations <= n);
         let err = x.iter().zip(&x_true).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
@@ -261,7 +276,7 @@ mod tests {
         let a = laplacian(100, 0.0);
         let b = vec![1.0; 100];
         let (mut x, mut y) = (vec![0.0; 100], vec![0.0; 100]);
-        let s = PcgSettings { max_iterations: Some(3), rel_tolerance: None };
+        let s = PcgSettings { max_iterations: Some(3), rel_tolerance: None, residual_ceiling: None };
         let counting = Counting::default();
         let out = Pcg::default().solve(&a, &b, &mut x, &counting, s).unwrap();
         assert_eq!(out.iterations, 3);
@@ -270,12 +285,40 @@ mod tests {
         // a direction the cut never takes.
         assert_eq!(counting.0.into_inner(), 3);
         // And the iterate is the same as with an uncut solve's first three.
-        let s4 = PcgSettings { max_iterations: Some(4), rel_tolerance: None };
+        let s4 = PcgSettings { max_iterations: Some(4), rel_tolerance: None, residual_ceiling: None };
         let mut x4 = vec![0.0; 100];
         Pcg::default().solve(&a, &b, &mut x4, &IdentityPreconditioner, s4).unwrap();
         Pcg::default().solve(&a, &b, &mut y, &IdentityPreconditioner, s).unwrap();
         assert_eq!(x, y);
         assert_ne!(x, x4);
+    }
+
+    /// With a residual ceiling, a solve cut at one iteration goes on until
+    /// its residual is under the ceiling (the same iterate as a plain solve
+    /// cut there), and stops at [`CEILING_ITERATIONS`] when it never is.
+    #[test]
+    fn a_residual_ceiling_extends_the_cut_until_it_is_met() {
+        let a = laplacian(200, 0.0);
+        let b: Vec<f64> = (0..200).map(|i| (i as f64 * 0.3).sin()).collect();
+        let plain = |k: usize| {
+            let mut x = vec![0.0; 200];
+            let s = PcgSettings { max_iterations: Some(k), rel_tolerance: None, residual_ceiling: None };
+            let out = Pcg::default().solve(&a, &b, &mut x, &IdentityPreconditioner, s).unwrap();
+            (out.rel_residual, x)
+        };
+        let ceiling = 0.5 * plain(4).0 + 0.5 * plain(5).0;
+        let first_under = (1..=20).find(|&k| plain(k).0 <= ceiling).unwrap();
+        assert!(first_under > 1, "the ceiling is not met at the cut");
+        let mut x = vec![0.0; 200];
+        let s = PcgSettings { max_iterations: Some(1), rel_tolerance: None, residual_ceiling: Some(ceiling) };
+        let out = Pcg::default().solve(&a, &b, &mut x, &IdentityPreconditioner, s).unwrap();
+        assert_eq!(out.iterations, first_under);
+        assert_eq!(x, plain(first_under).1);
+        // Unreachable in 20 iterations (200 unknowns, no preconditioner).
+        let never = PcgSettings { residual_ceiling: Some(1e-12), ..s };
+        let out = Pcg::default().solve(&a, &b, &mut vec![0.0; 200], &IdentityPreconditioner, never).unwrap();
+        assert_eq!((out.iterations, out.converged), (CEILING_ITERATIONS, false));
+        assert!(out.rel_residual > 1e-12);
     }
 
     /// One augmented iteration is the Galerkin minimizer of the energy over
@@ -291,7 +334,7 @@ mod tests {
         let d: Vec<f64> = (0..n).map(|i| (i as f64 * 0.05).sin()).collect();
         let mut jac = DiagonalPreconditioner::default();
         jac.set(a.diagonal().into_iter().map(|v| v * 1.3));
-        let one = PcgSettings { max_iterations: Some(1), rel_tolerance: None };
+        let one = PcgSettings { max_iterations: Some(1), rel_tolerance: None, residual_ceiling: None };
         let mut x = x0.clone();
         Pcg::default().solve_augmented(&a, &b, &mut x, &jac, one, Some(&d)).unwrap();
         // The reference: r₀, r₁ = r₀ − c A d, z = P⁻¹ r₁, and the 2×2 normal
@@ -332,7 +375,7 @@ mod tests {
     fn augmented_solve_converges_and_degenerates_to_plain() {
         let n = 80;
         let (a, x_true, b) = manufactured(n, 0.02, |i| (i * 0.2).sin());
-        let tight = PcgSettings { max_iterations: None, rel_tolerance: Some(1e-12) };
+        let tight = PcgSettings { max_iterations: None, rel_tolerance: Some(1e-12), residual_ceiling: None };
         let d: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
         let mut x = vec![0.0; n];
         let out =
@@ -346,7 +389,7 @@ mod tests {
             Pcg::default().solve_augmented(&a, &b, &mut x, &IdentityPreconditioner, tight, Some(&d)).unwrap();
         assert_eq!(out.iterations, 0);
         assert!(x.iter().zip(&x_true).all(|(p, q)| (p - q).abs() < 1e-12));
-        let three = PcgSettings { max_iterations: Some(3), rel_tolerance: None };
+        let three = PcgSettings { max_iterations: Some(3), rel_tolerance: None, residual_ceiling: None };
         let (mut plain, mut zero, mut short) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         Pcg::default().solve(&a, &b, &mut plain, &IdentityPreconditioner, three).unwrap();
         let z = vec![0.0; n];
@@ -363,7 +406,7 @@ mod tests {
         let mut a = laplacian(10, 0.0);
         a.values.iter_mut().for_each(|v| *v = -*v);
         let mut x = vec![0.0; 10];
-        let s = PcgSettings { max_iterations: Some(5), rel_tolerance: Some(1e-8) };
+        let s = PcgSettings { max_iterations: Some(5), rel_tolerance: Some(1e-8), residual_ceiling: None };
         let err = Pcg::default().solve(&a, &[1.0; 10], &mut x, &IdentityPreconditioner, s).unwrap_err();
         assert!(matches!(err, KrylovError::NotPositiveDefinite { iteration: 1, .. }));
     }

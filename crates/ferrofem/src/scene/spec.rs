@@ -155,7 +155,10 @@ pub enum Preset {
     /// shows) and the cantilever within 0.003 % of the accurate preset's sag
     /// (the two 8-bit iterations: 6.1 %; one 8-bit iteration with the new
     /// keys: 15 %, the beam's bending does not forgive 8 bits); the first
-    /// step, with no change to start from, takes two. The warp
+    /// step, with no change to start from, takes two, and a step whose
+    /// iteration leaves the residual above `REAL_TIME_RESIDUAL_CEILING`
+    /// (0.25) of `‖b‖` goes on until it is under it (a body squeezed
+    /// between bodies; the drops never reach it). The warp
     /// keeps the contact compliance close to the current `A` (a
     /// factorization without pause gave 0.35–0.76 % at 15–20 % more time per
     /// step, its core and memory bus shared with the step).
@@ -174,6 +177,10 @@ pub const REAL_TIME_HANDOVER: usize = 10;
 
 /// The real-time preset's PCG iterations per step.
 pub const REAL_TIME_PCG_ITERATIONS: usize = 1;
+
+/// The relative residual above which the real-time preset's PCG goes on
+/// past its iteration (`residual_ceiling`).
+pub const REAL_TIME_RESIDUAL_CEILING: f64 = 0.25;
 
 impl Preset {
     /// Fills the keys of `[implicit_euler]` and `[constraint_solver]` that
@@ -221,6 +228,9 @@ impl Preset {
         }
         if !has("implicit_euler", "rel_tolerance") {
             ie.rel_tolerance = Some(if realtime { 1e-5 } else { 1e-8 });
+        }
+        if !has("implicit_euler", "residual_ceiling") {
+            ie.residual_ceiling = realtime.then_some(REAL_TIME_RESIDUAL_CEILING);
         }
         let pgs_keys = ["method", "max_iterations", "tolerance"];
         if spec.simulation.integrator == IntegratorKind::ImplicitEuler
@@ -556,6 +566,7 @@ mod tests {
         assert_eq!(ie.preconditioner_precision, ferrofem_linalg::Precision::Bfloat16);
         assert!(ie.warp);
         assert!(ie.recycled_direction);
+        assert_eq!(ie.residual_ceiling, Some(super::REAL_TIME_RESIDUAL_CEILING));
         assert_eq!(ie.preconditioner_warp, crate::integrator::PreconditionerWarp::Vertex);
         // PGS reads W in single precision unless the file says otherwise
         // (`delassus_precision` does not opt out of the preset's PGS).
@@ -568,8 +579,9 @@ mod tests {
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Double));
         let s = scene("[constraint_solver]\ndelassus_precision = \"bfloat16\"").spec;
         assert_eq!(pgs(&s), (50, ferrofem_linalg::Precision::Bfloat16));
-        let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\nrecycled_direction = false\npreconditioner_warp = \"body\"\n[constraint_solver]\ntolerance = 1e-9").spec;
+        let s = scene("[implicit_euler]\nmax_iterations = 7\ninitial_guess = \"zero\"\npreconditioner_precision = \"double\"\nrecycled_direction = false\npreconditioner_warp = \"body\"\nresidual_ceiling = 0.5\n[constraint_solver]\ntolerance = 1e-9").spec;
         let ie = s.implicit_euler;
+        assert_eq!(ie.residual_ceiling, Some(0.5));
         assert!(
             !ie.recycled_direction && ie.preconditioner_warp == crate::integrator::PreconditionerWarp::Body
         );

@@ -86,6 +86,14 @@ impl SceneFile {
                 ));
             }
         }
+        if let Some(c) = ie.residual_ceiling {
+            if !(c.is_finite() && c > 0.0) {
+                return Err(Invalid::new(
+                    "implicit_euler.residual_ceiling".into(),
+                    format!("{c} must be finite and positive (a relative residual PCG goes on above)"),
+                ));
+            }
+        }
         let real_time = self.simulation.preset == Some(Preset::RealTime)
             && self.simulation.integrator == IntegratorKind::ImplicitEuler;
         if real_time && ie.preconditioner != crate::integrator::PreconditionerKind::Ldlt {

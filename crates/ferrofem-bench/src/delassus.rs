@@ -157,6 +157,7 @@ fn measure(
         solve_ms,
         dense_gflop: 4.0 * nnz_l * c as f64 / 1e9,
         isodof_gflop: (flops.solve_flops + flops.gram_flops) / 1e9,
+        device_counters: None,
         context: Context::now(),
     };
     let mut out = vec![record("dense", dense_ms, 0, 0.0, cost.dense_ms, None)];
@@ -215,24 +216,37 @@ where
             error.get_or_insert(e);
         }
     });
+    // One more build, counted.
+    let before = device.counters();
+    if let Err(e) = device.isodof(f, h, &mut buf, false, 1.0) {
+        error.get_or_insert(e);
+    }
+    let counted = device.counters().since(before);
     match error {
         Some(e) => eprintln!("isodof-gpu on {}: {e}", case.name),
-        None => out.push(record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), w_dense), f64::NAN, None)),
+        None => {
+            let mut r = record("isodof-gpu", ms, 0, rel_max_diff(buf.w(), w_dense), f64::NAN, None);
+            r.device_counters = Some(counted);
+            out.push(r);
+        }
     }
-    let mut t = Vec::new();
+    let (mut t, mut counted) = (Vec::new(), Default::default());
     let reused = (0..=repeats.max(1)).try_fold(0, |_, _| {
         let mut device = new();
         device.isodof(f, previous, &mut buf, true, 1.0)?;
-        let s = Instant::now();
+        let (s, before) = (Instant::now(), device.counters());
         let reused = device.isodof(f, h, &mut buf, true, 1.0)?.1.reused;
         t.push(s.elapsed().as_secs_f64() * 1e3);
+        counted = device.counters().since(before);
         Ok::<_, ferrofem::device::DeviceError>(reused)
     });
     match reused {
         Err(e) => eprintln!("isodof-reuse-gpu on {}: {e}", case.name),
         Ok(reused) => {
             let diff = rel_max_diff(buf.w(), w_dense);
-            out.push(record("isodof-reuse-gpu", median_p90(&mut t[1..]).0, reused, diff, f64::NAN, None));
+            let mut r = record("isodof-reuse-gpu", median_p90(&mut t[1..]).0, reused, diff, f64::NAN, None);
+            r.device_counters = Some(counted);
+            out.push(r);
         }
     }
     out

@@ -8,6 +8,7 @@ use ferrofem::scene::{MeshSpec, Scene};
 use ferrofem::stats::{median_p90, Stage};
 use ferrofem::World;
 
+use crate::lg_contact::worst_counters;
 use crate::records::LocalGlobalRecord;
 use crate::scenes::template;
 use crate::sysinfo::Context;
@@ -83,6 +84,7 @@ pub(crate) fn record(experiment: &'static str, scene: &str, w: &World, copy_gbs:
         paper: None,
         device: if lg(w).device_adapter().is_some() { "gpu" } else { "cpu" },
         adapter: lg(w).device_adapter().map(String::from),
+        device_counters: None,
         context: Context::now(),
     }
 }
@@ -93,12 +95,14 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
         w.step()?;
     }
     let k = lg(w).settings.iterations as f64;
-    let (mut local, mut global, mut frame) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut local, mut global, mut frame, mut resident) = (Vec::new(), Vec::new(), Vec::new(), false);
     for _ in 0..frames.max(1) {
         let s = w.step()?;
         local.push(s.stage_ms.get(Stage::LocalStep) / k);
         global.push(s.stage_ms.get(Stage::GlobalStep) / k);
         frame.push(s.step_ms);
+        r.device_counters = worst_counters(r.device_counters, &s);
+        resident |= s.device.is_some_and(|d| d.resident_frame);
     }
     r.local_ms = median_p90(&mut local).0;
     r.global_ms = median_p90(&mut global).0;
@@ -110,7 +114,9 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
     let vectors = 6 * 8 * w.model.bodies[0].dofs();
     let cpu =
         g.sparse_inverse().map(|s| 2 * s.stream_bytes()).or_else(|| g.factor().map(|f| 2 * f.sweep_bytes()));
-    if let Some(bytes) = g.device_bytes().or(cpu.map(|b| b + vectors)) {
+    // A resident frame's global step holds its local steps: no bandwidth
+    // of the SpMVs alone.
+    if let Some(bytes) = g.device_bytes().or(cpu.map(|b| b + vectors)).filter(|_| !resident) {
         r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
     }
     Ok(())

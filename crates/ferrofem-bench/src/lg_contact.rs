@@ -60,6 +60,9 @@ pub struct ContactRecord {
     pub paper_vertices: Option<&'static str>,
     /// The error that stopped the run, if one did (its figures are then 0).
     pub failed: Option<String>,
+    /// On the device: the counters of one frame, each the largest over
+    /// the timed frames (`docs/gpu.md`, "Counters"); `null` on the CPU.
+    pub device_counters: Option<ferrofem::device::DeviceCounters>,
     /// Machine and build context.
     pub context: Context,
 }
@@ -365,15 +368,44 @@ pub fn contact_rows(
                 paper: case.paper,
                 paper_vertices: case.paper_vertices,
                 failed,
+                device_counters: steps.iter().fold(None, worst_counters),
                 context: Context::now(),
             };
             println!(
-                "{:<16} {:>6} {:<18} {:<3} schur {:>7.2} local {:>6.2} global {:>6.2} assem {:>5.2} solve {:>7.2} corr {:>6.2} cst {:>7.2} frame {:>8.2} contacts {:>5}",
+                "{:<16} {:>6} {:<18} {:<3} schur {:>7.2} local {:>6.2} global {:>6.2} assem {:>5.2} solve {:>7.2} corr {:>6.2} cst {:>7.2} frame {:>8.2} contacts {:>5}{}",
                 r.scene, r.vertices, r.constraint_solver, r.device, r.schur_ms, r.local_ms, r.global_ms, r.assemble_ms,
-                r.constraint_solve_ms, r.correction_ms, r.constrained_global_ms, r.frame_ms, r.contacts_max
+                r.constraint_solve_ms, r.correction_ms, r.constrained_global_ms, r.frame_ms, r.contacts_max,
+                counters_cell(r.device_counters)
             );
             out.push(r);
         }
     }
     Ok(out)
+}
+
+/// The largest of each device counter of `worst` and `step` (`None` on
+/// the CPU).
+pub(crate) fn worst_counters(
+    worst: Option<ferrofem::device::DeviceCounters>,
+    step: &StepStats,
+) -> Option<ferrofem::device::DeviceCounters> {
+    match (worst, step.device.map(|d| d.counters)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A frame's device counters for a table row (empty on the CPU).
+pub(crate) fn counters_cell(c: Option<ferrofem::device::DeviceCounters>) -> String {
+    let mb = |b: u64| b as f64 / 1e6;
+    c.map_or(String::new(), |c| {
+        format!(
+            "  waits {} subm {} disp {} up {:.2} MB down {:.2} MB",
+            c.host_waits,
+            c.submissions,
+            c.dispatches,
+            mb(c.bytes_uploaded),
+            mb(c.bytes_read_back)
+        )
+    })
 }

@@ -355,12 +355,12 @@ fn device_rows(
 /// The device rows: CPU and GPU milliseconds per stage, side by side.
 fn print_device(records: &[LocalGlobalRecord]) {
     println!(
-        "{:<16} {:>7} {:<6} {:>9} {:>9} {:>9} {:>8}  adapter",
+        "{:<16} {:>7} {:<6} {:>9} {:>9} {:>9} {:>8}  adapter (per frame: the device's counters, each the worst)",
         "scene", "verts", "device", "local ms", "glob ms", "frame ms", "GB/s"
     );
     for r in records {
         println!(
-            "{:<16} {:>7} {:<6} {:>9.2} {:>9.2} {:>9.2} {:>8.1}  {}",
+            "{:<16} {:>7} {:<6} {:>9.2} {:>9.2} {:>9.2} {:>8.1}  {}{}",
             r.scene,
             r.vertices,
             r.device,
@@ -369,6 +369,7 @@ fn print_device(records: &[LocalGlobalRecord]) {
             r.frame_ms,
             r.global_gbs.unwrap_or(f64::NAN),
             r.adapter.as_deref().unwrap_or("-"),
+            crate::lg_contact::counters_cell(r.device_counters),
         );
     }
 }

@@ -64,6 +64,9 @@ pub struct LocalGlobalRecord {
     /// The GPU adapter of a `gpu` row (a CPU adapter such as lavapipe
     /// makes it a correctness run, not a speed).
     pub adapter: Option<String>,
+    /// On the device: the counters of one frame, each the largest over
+    /// the timed frames (`docs/gpu.md`, "Counters"); `null` on the CPU.
+    pub device_counters: Option<ferrofem::device::DeviceCounters>,
     /// Machine and build context.
     pub context: Context,
 }
@@ -127,6 +130,9 @@ pub struct DelassusBenchRecord {
     pub dense_gflop: f64,
     /// Flops of the isodof method: path solves plus `S̄ᵀD⁻¹S̄` over the reach (Gflop).
     pub isodof_gflop: f64,
+    /// Device rows: the counters of one timed build (`docs/gpu.md`,
+    /// "Counters"); `null` on the CPU.
+    pub device_counters: Option<ferrofem::device::DeviceCounters>,
     /// Machine context.
     pub context: Context,
 }

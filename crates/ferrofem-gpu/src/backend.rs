@@ -4,20 +4,32 @@
 
 use std::sync::Arc;
 
-use ferrofem::device::{self as seam, DeviceError, GroupLaw, NewtonParams, Offset, RhsMap};
+use ferrofem::device::{
+    self as seam, DeviceCounters, DeviceError, DeviceTerms, GroupLaw, NewtonParams, Offset, RhsMap,
+};
 use ferrofem::solver::NewtonSolve;
 use ferrofem_linalg::{Ldlt, SparseInverse};
 
-use crate::{DeviceFactor, DeviceNewton, GlobalStep, Gpu};
+use crate::link::Counters;
+use crate::{DeviceFactor, DeviceNewton, GlobalStep, Gpu, Link};
 
 /// The GPU backend: the process's shared device, created on first use
-/// (no adapter is looked for before a world asks for `device = "gpu"`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GpuBackend;
+/// (no adapter is looked for before a world asks for `device = "gpu"`),
+/// and the counters of every object this backend makes.
+#[derive(Debug, Clone, Default)]
+pub struct GpuBackend {
+    counters: Arc<Counters>,
+}
 
-/// The GPU backend as a world holds it.
+/// A GPU backend as a world holds it, with counters of its own.
 pub fn backend() -> seam::SharedBackend {
-    Arc::new(GpuBackend)
+    Arc::new(GpuBackend::default())
+}
+
+impl GpuBackend {
+    fn link(&self) -> Result<Link, DeviceError> {
+        Ok(Link::new(Gpu::shared()?, self.counters.clone()))
+    }
 }
 
 impl seam::Backend for GpuBackend {
@@ -29,16 +41,21 @@ impl seam::Backend for GpuBackend {
         &self,
         inverse: &SparseInverse,
         map: &RhsMap,
+        terms: Option<&DeviceTerms>,
     ) -> Result<Box<dyn seam::DeviceGlobalStep>, DeviceError> {
-        Ok(Box::new(GlobalStep::new(Gpu::shared()?, inverse, map)?))
+        Ok(Box::new(GlobalStep::with_terms(self.link()?, inverse, map, terms)?))
     }
 
     fn factor(&self, factor: &Ldlt) -> Result<Box<dyn seam::DeviceFactor>, DeviceError> {
-        Ok(Box::new(DeviceFactor::new(Gpu::shared()?, factor)?))
+        Ok(Box::new(DeviceFactor::new(self.link()?, factor)?))
     }
 
     fn newton(&self) -> Result<Box<dyn seam::DeviceNewton>, DeviceError> {
-        Ok(Box::new(DeviceNewton::new(Gpu::shared()?)?))
+        Ok(Box::new(DeviceNewton::new(self.link()?)?))
+    }
+
+    fn counters(&self) -> DeviceCounters {
+        self.counters.snapshot()
     }
 }
 
@@ -58,6 +75,21 @@ impl seam::DeviceGlobalStep for GlobalStep {
 
     fn spmv_bytes(&self) -> usize {
         GlobalStep::spmv_bytes(self)
+    }
+
+    fn has_local_step(&self) -> bool {
+        GlobalStep::has_local_step(self)
+    }
+
+    fn frame(
+        &mut self,
+        c: &[f64],
+        x: &mut [f64],
+        rotations: &mut [f64],
+        upload_rotations: bool,
+        iterations: usize,
+    ) -> Result<u64, DeviceError> {
+        GlobalStep::frame(self, c, x, rotations, upload_rotations, iterations)
     }
 }
 

@@ -3,22 +3,25 @@
 //! inverse, for the three axes in one pass each, after the right-hand
 //! side `b = c + Σ h² w Gᵀ p` is assembled from the local step's
 //! projections. Per iteration the host uploads the projections (and the
-//! constant part `c` when it changed) and reads `q` back.
-
-use std::sync::Arc;
+//! constant part `c` when it changed) and reads `q` back; or, given the
+//! body's elastic terms, a whole frame without constraints runs here: the local
+//! step too (`local.wgsl`), every iteration in one submission, `q` read
+//! back once.
 
 use ferrofem_linalg::SparseInverse;
 
-use crate::kernel::{bind, dims, fits, grid, read_back, storage, zeros, Dispatch, LANES};
-use crate::Gpu;
-use ferrofem::device::{DeviceError, RhsMap};
+use crate::kernel::{
+    bind, dims, fits, grid, read_back, read_back_many, storage, uniform, zeros, Dispatch, LANES,
+};
+use crate::Link;
+use ferrofem::device::{DeviceError, DeviceTerms, RhsMap};
 
 /// `S` of [`SparseInverse`] twice as CSR on the device: its rows (for
 /// `S P b`, columns already mapped through `P`) and its columns (rows of
 /// `Sᵀ`, writing through `Pᵀ`).
 #[derive(Debug)]
 pub struct GlobalStep {
-    gpu: Arc<Gpu>,
+    gpu: Link,
     n: usize,
     /// `b`'s constant part and the projections (uploaded).
     constant: wgpu::Buffer,
@@ -33,13 +36,113 @@ pub struct GlobalStep {
     backward: Dispatch,
     /// Bytes the two SpMVs read per solve (values, indices, vectors).
     bytes: usize,
+    /// The body's local step, when its terms were given.
+    local: Option<LocalStep>,
+}
+
+/// The local step of a body's terms on the device (`local.wgsl` for tets,
+/// `membrane.wgsl`, `bending.wgsl`) and the state it keeps per term: each
+/// tet's last rotation, the ADMM duals.
+#[derive(Debug)]
+struct LocalStep {
+    tets: usize,
+    rotations: wgpu::Buffer,
+    duals: [wgpu::Buffer; 2],
+    fallbacks: wgpu::Buffer,
+    /// `q`, the rotations and the fallback count, read back together.
+    staging: wgpu::Buffer,
+    /// One dispatch per kind of term present.
+    project: Vec<Dispatch>,
+}
+
+impl LocalStep {
+    /// Uploads the terms; the kernels read `x` and write their targets
+    /// into `projections` (tets, then triangles, then stencils, as the
+    /// right-hand-side map reads them).
+    fn new(
+        g: &Link,
+        t: &DeviceTerms,
+        [x, projections]: [&wgpu::Buffer; 2],
+    ) -> Result<LocalStep, DeviceError> {
+        let (tets, triangles, stencils) = (t.tets(), t.triangles(), t.stencils());
+        let sizes = [
+            ("tet coefficients", t.tet_coefficients.len(), DeviceTerms::TET_COEFFICIENTS * tets),
+            (
+                "triangle coefficients",
+                t.triangle_coefficients.len(),
+                DeviceTerms::TRIANGLE_COEFFICIENTS * triangles,
+            ),
+            ("stencil rest lengths", t.stencil_rest.len(), stencils),
+            ("stencil coefficients", t.stencil_coefficients.len(), t.stencil_vertices.len()),
+        ];
+        if let Some((what, got, want)) = sizes.into_iter().find(|&(_, got, want)| got != want) {
+            return Err(DeviceError::Input(format!("{what}: {got} values, expected {want}")));
+        }
+        let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let rotations = zeros(g, "rotations", 9 * tets, rw);
+        let duals = [zeros(g, "tet duals", 9 * tets, rw), zeros(g, "triangle duals", 6 * triangles, rw)];
+        let fallbacks = zeros(g, "fallbacks", 1, rw);
+        let read = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let staging = zeros(g, "frame staging", x.size() as usize / 8 + 9 * tets + 1, read);
+        let corotational = t.corotational as u32;
+        let mut project = Vec::new();
+        let kernel = |name, source: &str, count: usize, params: [u32; 2], buffers: &[&wgpu::Buffer]| {
+            let pipeline = g.pipeline(name, source);
+            let groups = grid((count as u32).div_ceil(LANES));
+            let params = uniform(g, &[count as u32, groups.0 * LANES, params[0], params[1]]);
+            let group = bind(g, &pipeline, &[&[&params], buffers].concat());
+            Dispatch { pipeline, group, grid: groups }
+        };
+        if tets > 0 {
+            let b = [
+                storage(g, "tet vertices", &t.tet_vertices),
+                storage(g, "tet coefficients", &t.tet_coefficients),
+            ];
+            let buffers = [&b[0], &b[1], x, &rotations, &duals[0], projections, &fallbacks];
+            let source = include_str!("shaders/local.wgsl");
+            project.push(kernel("local", source, tets, [corotational, t.arap_sweeps], &buffers));
+        }
+        if triangles > 0 {
+            let b = [
+                storage(g, "triangle vertices", &t.triangle_vertices),
+                storage(g, "triangle coefficients", &t.triangle_coefficients),
+            ];
+            let buffers = [&b[0], &b[1], x, &duals[1], projections, &fallbacks];
+            let source = include_str!("shaders/membrane.wgsl");
+            project.push(kernel("membrane", source, triangles, [corotational, 9 * tets as u32], &buffers));
+        }
+        if stencils > 0 {
+            let b = [
+                storage(g, "stencil entries", &t.stencil_ptr),
+                storage(g, "stencil vertices", &t.stencil_vertices),
+                storage(g, "stencil coefficients", &t.stencil_coefficients),
+                storage(g, "stencil rest lengths", &t.stencil_rest),
+            ];
+            let base = (9 * tets + 6 * triangles) as u32;
+            let buffers = [&b[0], &b[1], &b[2], &b[3], x, projections];
+            project.push(kernel(
+                "bending",
+                include_str!("shaders/bending.wgsl"),
+                stencils,
+                [base, 0],
+                &buffers,
+            ));
+        }
+        Ok(LocalStep { tets, rotations, duals, fallbacks, staging, project })
+    }
+
+    /// Projections the kernels write (what the right-hand-side map must
+    /// hold at least).
+    fn projections(t: &DeviceTerms) -> usize {
+        9 * t.tets() + 6 * t.triangles() + 3 * t.stencils()
+    }
 }
 
 /// The two SpMVs of `q = Pᵀ Sᵀ D⁻¹ S P b` (`spmv3.wgsl`, eight rows per
 /// workgroup): `z = D⁻¹ S (P b)` by `S`'s rows, `q = Pᵀ Sᵀ z` by its
 /// columns.
 fn spmv_dispatches(
-    g: &Gpu,
+    g: &Link,
     s: &SparseInverse,
     b: &wgpu::Buffer,
     z: &wgpu::Buffer,
@@ -72,7 +175,7 @@ fn spmv_dispatches(
 
 /// The right-hand side's assembly (`rhs.wgsl`): `b = c + map(p)` into
 /// the last of `[constant, projections, b]`.
-fn assembly_dispatch(g: &Gpu, rhs: &RhsMap, [constant, projections, b_out]: [&wgpu::Buffer; 3]) -> Dispatch {
+fn assembly_dispatch(g: &Link, rhs: &RhsMap, [constant, projections, b_out]: [&wgpu::Buffer; 3]) -> Dispatch {
     let n = rhs.vertex_ptr.len() - 1;
     let assembly = g.pipeline("rhs", include_str!("shaders/rhs.wgsl"));
     let vgrid = grid((n as u32).div_ceil(LANES));
@@ -88,7 +191,19 @@ fn assembly_dispatch(g: &Gpu, rhs: &RhsMap, [constant, projections, b_out]: [&wg
 
 impl GlobalStep {
     /// Uploads `S` (both layouts), `D⁻¹`, `P` and the right-hand-side map.
-    pub fn new(gpu: Arc<Gpu>, s: &SparseInverse, rhs: &RhsMap) -> Result<GlobalStep, DeviceError> {
+    pub fn new(gpu: impl Into<Link>, s: &SparseInverse, rhs: &RhsMap) -> Result<GlobalStep, DeviceError> {
+        GlobalStep::with_terms(gpu, s, rhs, None)
+    }
+
+    /// As [`Self::new`], with the body's terms for resident frames
+    /// ([`Self::frame`]), laid in the map's `p` as the host lays them.
+    pub fn with_terms(
+        gpu: impl Into<Link>,
+        s: &SparseInverse,
+        rhs: &RhsMap,
+        terms: Option<&DeviceTerms>,
+    ) -> Result<GlobalStep, DeviceError> {
+        let gpu: Link = gpu.into();
         let n = s.col_ptr.len() - 1;
         if rhs.vertex_ptr.len() != n + 1 {
             return Err(DeviceError::Input(format!(
@@ -97,7 +212,7 @@ impl GlobalStep {
             )));
         }
         fits(&gpu, "the sparse inverse S", 8 * s.values.len())?;
-        let g = &*gpu;
+        let g = &gpu;
         let use_rw =
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let upload = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -112,7 +227,15 @@ impl GlobalStep {
         // Per SpMV: values and indices (12 B per entry), and per row its
         // pointer, scale and output index, x read and y written (64 B).
         let bytes = 2 * (12 * nnz + 64 * n);
-        gpu.check()?;
+        if let Some(t) = terms.filter(|t| LocalStep::projections(t) != rhs.projections) {
+            let terms = LocalStep::projections(t);
+            return Err(DeviceError::Input(format!(
+                "terms of {terms} projections, the map has {}",
+                rhs.projections
+            )));
+        }
+        let local = terms.map(|t| LocalStep::new(g, t, [&solution, &projections])).transpose()?;
+        gpu.wait()?;
         Ok(GlobalStep {
             gpu,
             n,
@@ -126,6 +249,7 @@ impl GlobalStep {
             forward,
             backward,
             bytes,
+            local,
         })
     }
 
@@ -133,7 +257,7 @@ impl GlobalStep {
     pub fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), DeviceError> {
         self.check_len("b", b.len(), 3 * self.n)?;
         self.check_len("q", q.len(), 3 * self.n)?;
-        self.gpu.queue.write_buffer(&self.rhs, 0, bytemuck::cast_slice(b));
+        self.gpu.write(&self.rhs, 0, bytemuck::cast_slice(b));
         self.run(&[&self.forward, &self.backward], q)
     }
 
@@ -151,11 +275,11 @@ impl GlobalStep {
         self.check_len("q", q.len(), 3 * self.n)?;
         if let Some(c) = c {
             self.check_len("constant part", c.len(), 3 * self.n)?;
-            self.gpu.queue.write_buffer(&self.constant, 0, bytemuck::cast_slice(c));
+            self.gpu.write(&self.constant, 0, bytemuck::cast_slice(c));
         }
         let mut offset = 0;
         for part in p.iter().filter(|s| !s.is_empty()) {
-            self.gpu.queue.write_buffer(&self.projections, offset, bytemuck::cast_slice(part));
+            self.gpu.write(&self.projections, offset, bytemuck::cast_slice(part));
             offset += 8 * part.len() as u64;
         }
         self.run(&[&self.assemble, &self.forward, &self.backward], q)
@@ -166,11 +290,63 @@ impl GlobalStep {
         self.bytes
     }
 
+    /// Whether [`Self::frame`] can run (the terms were given).
+    pub fn has_local_step(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// What this object's link has counted (all objects of a backend
+    /// share one set of counters).
+    pub fn counters(&self) -> ferrofem::device::DeviceCounters {
+        self.gpu.counters()
+    }
+
+    /// A frame without constraints on the device: `c` and `x` uploaded
+    /// (`rotations` too when `upload_rotations`), the duals zeroed, then
+    /// `iterations` × { local step, right-hand side, both SpMVs } in one
+    /// submission; `x` and `rotations` read back in one host wait.
+    /// Returns the projections counted where the CPU would take an SVD.
+    pub fn frame(
+        &mut self,
+        c: &[f64],
+        x: &mut [f64],
+        rotations: &mut [f64],
+        upload_rotations: bool,
+        iterations: usize,
+    ) -> Result<u64, DeviceError> {
+        let Some(local) = &self.local else {
+            return Err(DeviceError::Input("a resident frame needs the body's terms on the device".into()));
+        };
+        self.check_len("constant part", c.len(), 3 * self.n)?;
+        self.check_len("x", x.len(), 3 * self.n)?;
+        self.check_len("rotations", rotations.len(), 9 * local.tets)?;
+        let g = &self.gpu;
+        g.write(&self.constant, 0, bytemuck::cast_slice(c));
+        g.write(&self.solution, 0, bytemuck::cast_slice(x));
+        if upload_rotations {
+            g.write(&local.rotations, 0, bytemuck::cast_slice(rotations));
+        }
+        let mut encoder = g.device.create_command_encoder(&Default::default());
+        local.duals.iter().for_each(|d| encoder.clear_buffer(d, 0, None));
+        encoder.clear_buffer(&local.fallbacks, 0, None);
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            for _ in 0..iterations {
+                let global = [&self.assemble, &self.forward, &self.backward];
+                local.project.iter().chain(global).for_each(|d| d.record(g, &mut pass));
+            }
+        }
+        let mut count = [0.0];
+        let sources = [&self.solution, &local.rotations, &local.fallbacks];
+        read_back_many(g, encoder, &sources, &local.staging, &mut [x, rotations, &mut count])?;
+        Ok(u64::from(count[0].to_bits() as u32))
+    }
+
     fn run(&self, dispatches: &[&Dispatch], q: &mut [f64]) -> Result<(), DeviceError> {
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            dispatches.iter().for_each(|d| d.record(&mut pass));
+            dispatches.iter().for_each(|d| d.record(&self.gpu, &mut pass));
         }
         read_back(&self.gpu, encoder, &self.solution, &self.staging, q)
     }

@@ -8,12 +8,11 @@
 //! supernodal blocks, with more flops where paths do not overlap.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use ferrofem_linalg::Ldlt;
 
-use crate::kernel::{bind, fits, grid, read_back, storage, uniform, zeros, Dispatch};
-use crate::Gpu;
+use crate::kernel::{bind, fits, grid, read_back_many, storage, uniform, zeros, Dispatch};
+use crate::Link;
 use ferrofem::device::DeviceError;
 
 /// Marks a row outside the reach.
@@ -31,7 +30,7 @@ const PAIRS: u32 = 8;
 /// A factor `A = Pᵀ L D Lᵀ P` resident on the device: the rows of `L`.
 #[derive(Debug)]
 pub struct DeviceFactor {
-    gpu: Arc<Gpu>,
+    gpu: Link,
     n: usize,
     parent: Vec<usize>,
     perm_inv: Vec<usize>,
@@ -139,7 +138,7 @@ struct Reach {
 impl DeviceFactor {
     /// Uploads the strictly lower part of `f`'s `L` as rows (CSR,
     /// permuted numbering).
-    pub fn new(gpu: Arc<Gpu>, f: &Ldlt) -> Result<DeviceFactor, DeviceError> {
+    pub fn new(gpu: impl Into<Link>, f: &Ldlt) -> Result<DeviceFactor, DeviceError> {
         let s = f.symbolic();
         let n = s.n();
         let mut ptr = vec![0u32; n + 1];
@@ -156,7 +155,8 @@ impl DeviceFactor {
                 next[i as usize] += 1;
             }
         }
-        let g = &*gpu;
+        let gpu: Link = gpu.into();
+        let g = &gpu;
         fits(g, "the factor's L", 8 * val.len())?;
         let factor = DeviceFactor {
             n,
@@ -173,7 +173,7 @@ impl DeviceFactor {
             upload_bytes: 4 * ptr.len() + 12 * col.len(),
             gpu,
         };
-        factor.gpu.check()?;
+        // No wait here: the build's one read-back reports upload errors.
         Ok(factor)
     }
 
@@ -231,7 +231,7 @@ impl DeviceFactor {
         let reach = self.reach(&start);
         let r = reach.inv_d.len();
         fits(&self.gpu, &format!("Z of {r} reach rows × {m} columns"), 8 * r * m)?;
-        let g = &*self.gpu;
+        let g = &self.gpu;
         let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let z = zeros(g, "Z", r * m, rw);
         let gen = Generation { dofs: dofs.to_vec(), members: reach.members.clone(), z };
@@ -254,13 +254,13 @@ impl DeviceFactor {
             // One pass per level: passes are ordered, so level k reads
             // what level k − 1 wrote.
             let level = Dispatch { pipeline: self.level.clone(), group, grid: (gx, gy) };
-            level.record(&mut encoder.begin_compute_pass(&Default::default()));
+            level.record(g, &mut encoder.begin_compute_pass(&Default::default()));
         }
         let params = uniform(g, &[m as u32, r as u32]);
         let group = bind(g, &self.gram, &[&params, &gen.z, &inv_d, &w]);
         let tiles = (m as u32).div_ceil(16);
         let gram = Dispatch { pipeline: self.gram.clone(), group, grid: (tiles, tiles) };
-        gram.record(&mut encoder.begin_compute_pass(&Default::default()));
+        gram.record(g, &mut encoder.begin_compute_pass(&Default::default()));
         let old: usize = older.iter().map(|o| o.dofs.len()).sum();
         let cross = zeros(g, "W cross", m * old, rw);
         let mut offset = 0;
@@ -273,27 +273,17 @@ impl DeviceFactor {
                 let group = bind(g, &self.cross, &[&params, &gen.z, &o.z, &b[0], &b[1], &b[2], &cross]);
                 let grid = ((mo as u32).div_ceil(16), tiles);
                 let block = Dispatch { pipeline: self.cross.clone(), group, grid };
-                block.record(&mut encoder.begin_compute_pass(&Default::default()));
+                block.record(g, &mut encoder.begin_compute_pass(&Default::default()));
             } else {
                 encoder.clear_buffer(&cross, 8 * (offset as u64) * m as u64, Some(8 * (m * mo) as u64));
             }
             offset += mo as u32;
         }
-        let mut out = vec![0.0; m * m];
-        let staging =
-            zeros(g, "W staging", m * m, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-        read_back(g, encoder, &w, &staging, &mut out)?;
-        let mut blocks = vec![0.0; m * old];
-        if old > 0 {
-            let staging = zeros(
-                g,
-                "cross staging",
-                m * old,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            );
-            let encoder = g.device.create_command_encoder(&Default::default());
-            read_back(g, encoder, &cross, &staging, &mut blocks)?;
-        }
+        // One read-back for both: the host waits once per build.
+        let (mut out, mut blocks) = (vec![0.0; m * m], vec![0.0; m * old]);
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let staging = zeros(g, "W staging", m * (m + old), usage);
+        read_back_many(g, encoder, &[&w, &cross], &staging, &mut [&mut out, &mut blocks])?;
         Ok((gen, out, blocks))
     }
 

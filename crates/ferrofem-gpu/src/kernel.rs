@@ -2,7 +2,7 @@
 
 use wgpu::util::DeviceExt;
 
-use crate::Gpu;
+use crate::{Gpu, Link};
 
 /// Workgroup size of every kernel.
 pub(crate) const LANES: u32 = 64;
@@ -12,9 +12,10 @@ const MAX_GROUPS: u32 = 65_535;
 
 /// A read-only storage buffer holding `data` (one element when empty: a
 /// binding cannot be empty).
-pub(crate) fn storage<T: bytemuck::Pod + Default>(gpu: &Gpu, label: &str, data: &[T]) -> wgpu::Buffer {
+pub(crate) fn storage<T: bytemuck::Pod + Default>(gpu: &Link, label: &str, data: &[T]) -> wgpu::Buffer {
     let pad = [T::default()];
     let data = if data.is_empty() { &pad[..] } else { data };
+    gpu.uploaded(std::mem::size_of_val(data));
     gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents: bytemuck::cast_slice(data),
@@ -53,12 +54,13 @@ pub(crate) fn grid(groups: u32) -> (u32, u32) {
 }
 
 /// A uniform `[count, stride]` for a kernel over `count` items.
-pub(crate) fn dims(gpu: &Gpu, count: u32, stride: u32) -> wgpu::Buffer {
+pub(crate) fn dims(gpu: &Link, count: u32, stride: u32) -> wgpu::Buffer {
     uniform(gpu, &[count, stride])
 }
 
 /// A uniform buffer of `values`.
-pub(crate) fn uniform(gpu: &Gpu, values: &[u32]) -> wgpu::Buffer {
+pub(crate) fn uniform(gpu: &Link, values: &[u32]) -> wgpu::Buffer {
+    gpu.uploaded(4 * values.len());
     gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("params"),
         contents: bytemuck::cast_slice(values),
@@ -93,8 +95,9 @@ pub(crate) struct Dispatch {
 }
 
 impl Dispatch {
-    /// Records the dispatch into `pass`.
-    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>) {
+    /// Records the dispatch into `pass`, counted on `link`.
+    pub fn record(&self, link: &Link, pass: &mut wgpu::ComputePass<'_>) {
+        link.dispatched(1);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
@@ -104,21 +107,39 @@ impl Dispatch {
 /// Copies `len` f64 from `src` into `out` through the mapped `staging`
 /// buffer after the recorded work, and reports the device's errors.
 pub(crate) fn read_back(
-    gpu: &Gpu,
-    mut encoder: wgpu::CommandEncoder,
+    gpu: &Link,
+    encoder: wgpu::CommandEncoder,
     src: &wgpu::Buffer,
     staging: &wgpu::Buffer,
     out: &mut [f64],
 ) -> Result<(), crate::DeviceError> {
-    let bytes = 8 * out.len() as u64;
-    encoder.copy_buffer_to_buffer(src, 0, staging, 0, bytes);
-    gpu.queue.submit([encoder.finish()]);
-    let slice = staging.slice(..bytes);
+    read_back_many(gpu, encoder, &[src], staging, &mut [out])
+}
+
+/// Copies each of `sources` (as many f64 as its `outs` slice holds) into
+/// one `staging` buffer, end to end, after the recorded work: one
+/// submission and one host wait for all of them.
+pub(crate) fn read_back_many(
+    gpu: &Link,
+    mut encoder: wgpu::CommandEncoder,
+    sources: &[&wgpu::Buffer],
+    staging: &wgpu::Buffer,
+    outs: &mut [&mut [f64]],
+) -> Result<(), crate::DeviceError> {
+    let mut bytes = 0;
+    for (src, out) in sources.iter().zip(outs.iter()).filter(|(_, out)| !out.is_empty()) {
+        let len = 8 * out.len() as u64;
+        encoder.copy_buffer_to_buffer(src, 0, staging, bytes, len);
+        bytes += len;
+    }
+    gpu.submit(encoder);
+    gpu.read(bytes as usize);
+    let slice = staging.slice(..bytes.max(8));
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    gpu.check()?;
+    gpu.wait()?;
     // Another thread's poll may be the one that runs the callback.
     match rx.recv_timeout(std::time::Duration::from_secs(600)) {
         Ok(Ok(())) => {}
@@ -129,7 +150,8 @@ pub(crate) fn read_back(
     }
     {
         let view = slice.get_mapped_range().map_err(|e| crate::DeviceError::Device(e.to_string()))?;
-        for (o, c) in out.iter_mut().zip(view.chunks_exact(8)) {
+        let values = outs.iter_mut().flat_map(|o| o.iter_mut());
+        for (o, c) in values.zip(view.chunks_exact(8)) {
             *o = f64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes"));
         }
     }

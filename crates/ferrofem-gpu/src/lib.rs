@@ -13,6 +13,7 @@ mod context;
 mod global_step;
 mod isodof;
 mod kernel;
+mod link;
 mod newton;
 
 pub use backend::{backend, GpuBackend};
@@ -20,4 +21,5 @@ pub use context::{Gpu, ADAPTER_VARIABLE};
 pub use ferrofem::device::DeviceError;
 pub use global_step::GlobalStep;
 pub use isodof::DeviceFactor;
+pub use link::Link;
 pub use newton::DeviceNewton;

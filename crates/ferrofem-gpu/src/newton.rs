@@ -13,10 +13,9 @@
 //! scalars stay on the device.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::kernel::{fits, grid, read_back, zeros, LANES};
-use crate::Gpu;
+use crate::Link;
 use ferrofem::device::{DeviceError, GroupLaw, NewtonParams, Offset};
 use ferrofem::solver::newton::{GROWTH, LINE_SEARCH_HALVINGS};
 use ferrofem::solver::NewtonSolve;
@@ -109,7 +108,7 @@ struct Sized {
 /// The non-smooth Newton solver on the device, for one `W` at a time.
 #[derive(Debug)]
 pub struct DeviceNewton {
-    gpu: Arc<Gpu>,
+    gpu: Link,
     layout: wgpu::BindGroupLayout,
     pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
     buffers: Option<Sized>,
@@ -119,7 +118,8 @@ pub struct DeviceNewton {
 
 impl DeviceNewton {
     /// Compiles the kernels.
-    pub fn new(gpu: Arc<Gpu>) -> Result<DeviceNewton, DeviceError> {
+    pub fn new(gpu: impl Into<Link>) -> Result<DeviceNewton, DeviceError> {
+        let gpu: Link = gpu.into();
         let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -161,7 +161,7 @@ impl DeviceNewton {
                 (e, gpu.device.create_compute_pipeline(&desc))
             })
             .collect();
-        gpu.check()?;
+        gpu.wait()?;
         Ok(DeviceNewton { gpu, layout, pipelines, buffers: None, rows: 0 })
     }
 
@@ -180,13 +180,13 @@ impl DeviceNewton {
             self.buffers = Some(self.allocate(c + c / 2));
         }
         let b = self.buffers.as_ref().expect("allocated above");
-        let queue = &self.gpu.queue;
-        queue.write_buffer(&b.w, 0, bytemuck::cast_slice(w));
+        let link = &self.gpu;
+        link.write(&b.w, 0, bytemuck::cast_slice(w));
         let single: Vec<f32> = w.iter().map(|&x| x as f32).collect();
-        queue.write_buffer(&b.w32, 0, bytemuck::cast_slice(&single));
+        link.write(&b.w32, 0, bytemuck::cast_slice(&single));
         let groups = (c / 3) as u32;
         let params = [c as u32, groups, grid(c as u32).0, item_stride(c), 0, 0, 0, 0];
-        queue.write_buffer(&b.params, 0, bytemuck::cast_slice(&params));
+        link.write(&b.params, 0, bytemuck::cast_slice(&params));
         self.rows = c;
         Ok(())
     }
@@ -237,8 +237,8 @@ impl DeviceNewton {
     /// (`−1` on attachments) and the NCP function; the scalars reset.
     fn upload(&self, params: &NewtonParams, offset: &[f64], laws: &[GroupLaw], r: &[f64], lambda: &[f64]) {
         let (b, c) = (self.buffers.as_ref().expect("a loaded W has buffers"), self.rows);
-        let queue = &self.gpu.queue;
-        let put = |k: usize, x: &[f64]| queue.write_buffer(&b.v, (8 * k * c) as u64, bytemuck::cast_slice(x));
+        let link = &self.gpu;
+        let put = |k: usize, x: &[f64]| link.write(&b.v, (8 * k * c) as u64, bytemuck::cast_slice(x));
         put(LAMBDA, lambda);
         put(FREE, offset);
         put(SCALE, r);
@@ -251,8 +251,8 @@ impl DeviceNewton {
             .collect();
         put(MU, &mu);
         let fischer = [params.fischer_burmeister as u32];
-        queue.write_buffer(&b.params, 16, bytemuck::cast_slice(&fischer));
-        queue.write_buffer(&b.s, 0, bytemuck::cast_slice(&[0.0f64; SCALARS]));
+        link.write(&b.params, 16, bytemuck::cast_slice(&fischer));
+        link.write(&b.s, 0, bytemuck::cast_slice(&[0.0f64; SCALARS]));
     }
 
     /// The Newton steps from the uploaded warm start (`δ_free` formed
@@ -279,7 +279,7 @@ impl DeviceNewton {
             self.run(&direction, None)?;
             let (mut alpha, start, mut last) = (1.0, merit, merit);
             for _ in 0..LINE_SEARCH_HALVINGS {
-                self.gpu.queue.write_buffer(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
+                self.gpu.write(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
                 s = self.run_and_measure(&[TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE])?;
                 merit = s[MERIT];
                 if merit <= (1.0 - 1e-4 * alpha) * last && merit <= GROWTH * start {
@@ -335,11 +335,12 @@ impl DeviceNewton {
                 pass.set_pipeline(&self.pipelines[entry]);
                 pass.dispatch_workgroups(groups.0, groups.1, 1);
             }
+            self.gpu.dispatched(kernels.len());
         }
         match scalars {
             Some(out) => read_back(&self.gpu, encoder, &b.s, &b.staging, out),
             None => {
-                self.gpu.queue.submit([encoder.finish()]);
+                self.gpu.submit(encoder);
                 Ok(())
             }
         }

@@ -125,6 +125,25 @@ pub struct StepStats {
     /// Per-cable figures, in scene order (absent without cables).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cables: Vec<CableStepStats>,
+    /// Under `device = "gpu"`: what the step did on the device (absent on
+    /// the CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceStepStats>,
+}
+
+/// A step's work on the device (`docs/gpu.md`, "Counters").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DeviceStepStats {
+    /// Submissions, host waits, dispatches and bytes over the step.
+    #[serde(flatten)]
+    pub counters: crate::device::DeviceCounters,
+    /// Whether the step's local-global iterations ran as resident frames
+    /// (local and global steps on the device, one submission per body).
+    pub resident_frame: bool,
+    /// Tets whose projection the device left to its iteration where the
+    /// CPU takes an SVD (an unconverged polar iteration, a warm start
+    /// that is not a rotation), over the step's iterations and bodies.
+    pub svd_fallbacks: u64,
 }
 
 /// One cable's figures at the end of a step.

@@ -79,6 +79,7 @@ impl World {
         observe: impl FnMut(usize, usize, &[f64]) + Send,
     ) -> Result<StepStats, SimError> {
         let start = Instant::now();
+        let counted = self.device_counters();
         let mut times = StageTimes::default();
         let (model, state) = (&self.model, &mut self.state);
         let (trees, contacts) = (&mut self.surface_trees, &mut self.contacts);
@@ -94,7 +95,8 @@ impl World {
         state.time += model.time_step;
         state.step += 1;
         let step_ms = start.elapsed().as_secs_f64() * 1e3;
-        let stats = self.step_stats(times, step_ms);
+        let mut stats = self.step_stats(times, step_ms);
+        stats.device = counted.map(|before| self.device_stats(before));
         self.guard_energies(&stats)?;
         match (&stats.violation, self.model.contact.on_violation) {
             (Some(cause), OnViolation::Stop) => {
@@ -102,6 +104,21 @@ impl World {
             }
             _ => Ok(stats),
         }
+    }
+
+    /// The backend's counters when the world runs on a device.
+    fn device_counters(&self) -> Option<crate::device::DeviceCounters> {
+        let backend = self.model.backend.as_ref().filter(|_| self.model.device == crate::Device::Gpu)?;
+        Some(backend.counters())
+    }
+
+    /// The step's device figures: the counters since `before`, and whether
+    /// it ran resident frames.
+    fn device_stats(&self, before: crate::device::DeviceCounters) -> crate::stats::DeviceStepStats {
+        let counters = self.device_counters().unwrap_or_default().since(before);
+        let (resident_frame, svd_fallbacks) =
+            self.local_global().map_or((false, 0), |lg| lg.resident_frames_run());
+        crate::stats::DeviceStepStats { counters, resident_frame, svd_fallbacks }
     }
 
     /// A body whose kinetic energy overflowed to infinity (its velocities
@@ -199,6 +216,7 @@ impl World {
             bodies,
             needles: model.needles.iter().zip(&state.needles).map(needle_stats).collect(),
             cables: model.cables.iter().enumerate().map(|c| cable_stats(c, state, space)).collect(),
+            device: None,
         }
     }
 

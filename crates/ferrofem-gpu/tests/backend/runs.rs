@@ -18,7 +18,8 @@ fn factor(w: &World, b: usize) -> Arc<Ldlt> {
 /// `[simulation] device = "gpu"` each of the drop's first 12 contact steps builds its
 /// `W_b` on the device — anew (`isodof`) or through the device's isodof
 /// cache (`isodof-reuse`, which must reuse columns as contacts persist) —
-/// equal to the CPU isodof build from the same factor and rows to 1e-12;
+/// equal to the CPU isodof build from the same factor and rows to 1e-12,
+/// in one submission and one host wait (none when all are cached);
 /// and the raptor's contact patch (from `../shared/meshes`, when present)
 /// likewise.
 #[test]
@@ -40,10 +41,20 @@ fn gpu_isodof_builds_the_cpu_w() {
         });
         let (mut checked, mut reused) = (0, 0);
         while checked < 12 && w.state.step < 35 {
-            w.step().unwrap();
+            let stats = w.step().unwrap();
             let rows = &w.constraints().problem.bodies[0];
             let Some(record) = rows.delassus.record.as_ref() else { continue };
             assert_eq!(record.method, name);
+            // The device's only stage here: one wait for the build (none
+            // when every column came from the cache).
+            let c = stats.device.expect("device figures").counters;
+            let solved = (record.reused_isodofs < record.isodofs) as u64;
+            assert_eq!(
+                (c.submissions, c.host_waits),
+                (solved, solved),
+                "{name}, step {}: {c:?}",
+                w.state.step
+            );
             reused += record.reused_isodofs;
             let f = factor(&w, 0);
             let mut buf = DelassusBuffers::default();
@@ -192,4 +203,93 @@ fn gpu_contact_runs_agree_with_the_cpu() {
     let (diff, touching) = cpu_and_gpu("drop-lg", 20, smaller);
     assert!(diff < 1e-9, "drop-lg: GPU and CPU runs differ by {diff:e} m after 20 frames");
     assert!(touching, "drop-lg: the ball should rest on the floor");
+}
+
+/// Resident frames (zeng2025 Algorithm 3 without contact, local step on
+/// the device): after a first step on the host, which warms the tets'
+/// rotations, every step of the ARAP twisting bar, of the co-rotational
+/// ball falling freely (its floor removed) and of the hanging cloth
+/// (membranes with bending) under ARAP and co-rotational runs as one
+/// submission per body with one host wait and one dispatch per kind of
+/// term plus three per iteration, uploads only `c` and the starting
+/// iterate (plus the rotations once, after the host step), reads back `q`
+/// and the rotations, counts no SVD fallback, and ends where the CPU run
+/// ends to 1e-9 m. A ball released 6 cm above its floor runs resident
+/// frames until it touches, then the contact path, and still ends where
+/// the CPU's does.
+#[test]
+fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
+    use ferrofem::element::Constitutive;
+    use ferrofem::integrator::local_global::{Acceleration, GlobalStepMethod};
+    use ferrofem::scene::Scene;
+    use ferrofem::Device;
+    if gpu().is_none() {
+        return;
+    }
+    let free_fall = |s: &mut Scene| {
+        s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
+        s.spec.obstacles.clear();
+    };
+    let onto_floor = |s: &mut Scene| {
+        s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
+        s.spec.bodies[0].transform.translation[2] = 0.16;
+        // Contacts solved to the Newton tolerance, as in `run_on`.
+        s.spec.constraint_solver.newton_schedule = Some(ferrofem::solver::NewtonSchedule::Every);
+    };
+    let cloth = |model| move |s: &mut Scene| s.spec.bodies[0].constitutive = Some(model);
+    let (arap_cloth, corotational_cloth) = (cloth(Constitutive::Arap), cloth(Constitutive::Corotational));
+    type Edit<'a> = &'a dyn Fn(&mut Scene);
+    let cases: [(&str, Edit); 5] = [
+        ("twisting-bar-lg", &|_| {}),
+        ("drop-lg", &free_fall),
+        ("drop-lg", &onto_floor),
+        ("hanging-cloth", &arap_cloth),
+        ("hanging-cloth", &corotational_cloth),
+    ];
+    for (scene, edit) in cases {
+        let mut worlds = [Device::Cpu, Device::Gpu].map(|device| {
+            builtin_on(scene, |s| {
+                edit(s);
+                s.spec.simulation.device = device;
+                s.spec.local_global.global_step = GlobalStepMethod::SparseInverse;
+                s.spec.local_global.acceleration = Acceleration::None;
+            })
+        });
+        let iterations = worlds[1].local_global().unwrap().settings.iterations as u64;
+        let body = &worlds[1].model.bodies[0];
+        let (n, tets) = (body.vertex_count() as u64, body.tets.len() as u64);
+        let kinds = [tets > 0, !body.triangles.is_empty(), !body.bending.is_empty()];
+        let dispatches = (kinds.iter().filter(|&&k| k).count() as u64 + 3) * iterations;
+        let name = format!("{scene} ({:?})", body.constitutive);
+        let (mut resident, mut touching) = (0, 0);
+        for frame in 1..=20 {
+            worlds[0].step().unwrap();
+            let stats = worlds[1].step().unwrap();
+            let device = stats.device.expect("a GPU world records its device figures");
+            let c = device.counters;
+            if frame == 1 || stats.contacts > 0 {
+                // The first frame warms the rotations on the host; a
+                // frame with contact takes the contact path.
+                assert!(!device.resident_frame, "{name} frame {frame}: resident");
+                touching += (stats.contacts > 0) as usize;
+                continue;
+            }
+            resident += 1;
+            assert!(device.resident_frame, "{name} frame {frame}: not resident");
+            assert_eq!((c.submissions, c.host_waits), (1, 1), "{name} frame {frame}: {c:?}");
+            assert_eq!(c.dispatches, dispatches, "{name} frame {frame}");
+            let rotations = if frame == 2 { 72 * tets } else { 0 };
+            assert_eq!(c.bytes_uploaded, 48 * n + rotations, "{name} frame {frame}: c, x (and rotations)");
+            assert_eq!(c.bytes_read_back, 24 * n + 72 * tets + 8, "{name} frame {frame}");
+            assert_eq!(device.svd_fallbacks, 0, "{name} frame {frame}");
+        }
+        let [cpu, gpu] = &worlds;
+        let diff = max_difference(&cpu.state.bodies[0].positions, &gpu.state.bodies[0].positions);
+        eprintln!(
+            "{name}: {resident} resident frames, {touching} in contact; − CPU after 20 frames {diff:.2e} m"
+        );
+        assert!(resident >= 5, "{name}: {resident} resident frames");
+        assert_eq!(touching > 0, scene == "drop-lg" && !worlds[1].model.obstacles.is_empty(), "{name}");
+        assert!(diff < 1e-9, "{name}: resident frames differ from the CPU by {diff:e} m");
+    }
 }

@@ -29,6 +29,11 @@ impl DeviceDelassus {
         DeviceDelassus { backend, factor: None }
     }
 
+    /// The backend's counters so far (`docs/gpu.md`, "Counters").
+    pub fn counters(&self) -> crate::device::DeviceCounters {
+        self.backend.counters()
+    }
+
     /// `scale · W` row-major (`c × c`, in `buf`) with `W̄` from the
     /// device. `reuse`: through the device's isodof cache.
     pub fn isodof<'b>(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferrofem_linalg::{Ldlt, SparseInverse};
 
-use super::DeviceError;
+use super::{DeviceCounters, DeviceError};
 use crate::solver::NewtonSolve;
 
 /// A compute device the world's device stages run on, chosen when the
@@ -20,11 +20,14 @@ pub trait Backend: Send + Sync + Debug {
     fn adapter(&self) -> Result<String, DeviceError>;
 
     /// Local-global's global step (zeng2025 eq. 6–8) with `S` of
-    /// `inverse` resident and the right-hand side assembled by `map`.
+    /// `inverse` resident and the right-hand side assembled by `map`;
+    /// with `terms`, the body's local step too, for resident frames
+    /// ([`DeviceGlobalStep::frame`]).
     fn global_step(
         &self,
         inverse: &SparseInverse,
         map: &RhsMap,
+        terms: Option<&DeviceTerms>,
     ) -> Result<Box<dyn DeviceGlobalStep>, DeviceError>;
 
     /// `factor` resident, for isodof builds of `W̄` (zeng2022 Algorithm 3).
@@ -32,6 +35,10 @@ pub trait Backend: Send + Sync + Debug {
 
     /// The non-smooth Newton constraint solver (zeng2025 §5.2–5.4).
     fn newton(&self) -> Result<Box<dyn DeviceNewton>, DeviceError>;
+
+    /// What every object this backend made has done on the device so far
+    /// (a step's stats hold the difference over the step).
+    fn counters(&self) -> DeviceCounters;
 }
 
 /// The global step on the device: `q = A⁻¹ b = Pᵀ Sᵀ D⁻¹ S P b`.
@@ -48,6 +55,28 @@ pub trait DeviceGlobalStep: Send + Sync + Debug {
 
     /// `q = A⁻¹ b` (flat positions, 3 per vertex).
     fn solve(&mut self, b: &[f64], q: &mut [f64]) -> Result<(), DeviceError>;
+
+    /// Whether [`Self::frame`] can run: the body's terms were given.
+    fn has_local_step(&self) -> bool;
+
+    /// A frame without constraints resident on the device (zeng2025
+    /// Algorithm 3): the constant part `c` and the starting iterate `x`
+    /// uploaded (and `rotations`, 9 per tet column-major, when
+    /// `upload_rotations`: the host's are newer), then `iterations` ×
+    /// { local step, right-hand side, global step } in one submission,
+    /// the duals starting at zero; `x` and `rotations` read back in one
+    /// host wait. Returns how many projections the device counted where
+    /// the CPU takes an SVD instead (a tet's unconverged polar iteration
+    /// or a warm start that is not a rotation, a nearly flat membrane
+    /// triangle), summed over the iterations.
+    fn frame(
+        &mut self,
+        c: &[f64],
+        x: &mut [f64],
+        rotations: &mut [f64],
+        upload_rotations: bool,
+        iterations: usize,
+    ) -> Result<u64, DeviceError>;
 
     /// Bytes one solve reads (both SpMVs: `S`'s values and indices, the
     /// vectors), the measure of its bandwidth.
@@ -100,6 +129,59 @@ pub struct RhsMap {
     pub coef: Vec<f64>,
     /// Length of `p`.
     pub projections: usize,
+}
+
+/// A body's elastic terms whose local step (zeng2025 eq. 5) runs on the
+/// device: ARAP (tets: the rotation by at most `arap_sweeps` Jacobi
+/// sweeps) or co-rotational (the converged rotation and the ADMM dual),
+/// tets and membrane triangles, and the membranes' bending stencils.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceTerms {
+    /// Co-rotational (`true`) or ARAP.
+    pub corotational: bool,
+    /// ARAP's polar sweeps at most (`local_global.polar_sweeps`).
+    pub arap_sweeps: u32,
+    /// Four vertices per tet.
+    pub tet_vertices: Vec<u32>,
+    /// Per tet [`Self::TET_COEFFICIENTS`] values: the four shape-function
+    /// gradients `gₐ` (3 each), then `μ`, `λ` and `k = w / V`.
+    pub tet_coefficients: Vec<f64>,
+    /// Three vertices per membrane triangle.
+    pub triangle_vertices: Vec<u32>,
+    /// Per triangle [`Self::TRIANGLE_COEFFICIENTS`] values: the three
+    /// gradients `gₐ` (2 each, in the rest plane), then `μ`, `λ`, `k`.
+    pub triangle_coefficients: Vec<f64>,
+    /// Entries of each bending stencil, `stencil_ptr[s]..stencil_ptr[s + 1]`
+    /// (`stencils + 1` values).
+    pub stencil_ptr: Vec<u32>,
+    /// Each entry's vertex.
+    pub stencil_vertices: Vec<u32>,
+    /// Each entry's coefficient `cₐ` of `y = Σ cₐ xₐ`.
+    pub stencil_coefficients: Vec<f64>,
+    /// Each stencil's rest length.
+    pub stencil_rest: Vec<f64>,
+}
+
+impl DeviceTerms {
+    /// Values of [`Self::tet_coefficients`] per tet.
+    pub const TET_COEFFICIENTS: usize = 15;
+    /// Values of [`Self::triangle_coefficients`] per triangle.
+    pub const TRIANGLE_COEFFICIENTS: usize = 9;
+
+    /// Tets described.
+    pub fn tets(&self) -> usize {
+        self.tet_vertices.len() / 4
+    }
+
+    /// Membrane triangles described.
+    pub fn triangles(&self) -> usize {
+        self.triangle_vertices.len() / 3
+    }
+
+    /// Bending stencils described.
+    pub fn stencils(&self) -> usize {
+        self.stencil_ptr.len().saturating_sub(1)
+    }
 }
 
 /// The device solver's settings (the scene's `NewtonSettings`, without

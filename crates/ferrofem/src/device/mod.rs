@@ -6,14 +6,16 @@
 //! implicit Euler's `W̄` in f64; what runs where: `docs/gpu.md`).
 
 mod backend;
+mod counters;
 mod error;
 
 use serde::{Deserialize, Serialize};
 
 pub use backend::{
-    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, GroupLaw, NewtonParams, Offset, RhsMap,
-    SharedBackend,
+    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, DeviceTerms, GroupLaw, NewtonParams, Offset,
+    RhsMap, SharedBackend,
 };
+pub use counters::DeviceCounters;
 pub use error::DeviceError;
 
 /// The device of the stages that have a GPU path.

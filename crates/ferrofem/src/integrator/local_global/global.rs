@@ -194,13 +194,15 @@ impl GlobalSolver {
 
     /// Moves the global step to `backend`'s device: `S`, `D⁻¹`, `P` and
     /// the right-hand-side map of `body` become resident (sparse-inverse
-    /// method only). Returns the adapter's description.
+    /// method only), and the body's local step where the device has it
+    /// ([`super::local::device_terms`]). Returns the adapter's description.
     pub fn to_device(
         &mut self,
         backend: &dyn Backend,
         body: &Body,
         projections: &Projections,
         h: f64,
+        arap_sweeps: usize,
     ) -> Result<String, DeviceError> {
         let Some(s) = self.inverse.as_deref() else {
             return Err(DeviceError::Input(
@@ -209,8 +211,35 @@ impl GlobalSolver {
             ));
         };
         let adapter = backend.adapter()?;
-        self.device = Some(backend.global_step(s, &super::local::rhs_map(body, projections, h))?);
+        let map = super::local::rhs_map(body, projections, h);
+        let terms = super::local::device_terms(body, arap_sweeps);
+        self.device = Some(backend.global_step(s, &map, terms.as_ref())?);
         Ok(adapter)
+    }
+
+    /// Whether whole frames can run on the device (the body's local step
+    /// is there too).
+    pub fn has_device_frame(&self) -> bool {
+        self.device.as_ref().is_some_and(|d| d.has_local_step())
+    }
+
+    /// A frame without constraints on the device
+    /// ([`DeviceGlobalStep::frame`]): from the constant part `c` and the
+    /// starting iterate `x`, `iterations` local-global iterations; `x`
+    /// and the projections' rotations receive the result. Returns the
+    /// projections the device counted where the CPU takes an SVD.
+    pub fn device_frame(
+        &mut self,
+        c: &[f64],
+        x: &mut [f64],
+        projections: &mut Projections,
+        upload_rotations: bool,
+        iterations: usize,
+    ) -> Result<u64, DeviceError> {
+        let Some(d) = self.device.as_mut() else {
+            return Err(DeviceError::Input("the global step is not on the device".into()));
+        };
+        d.frame(c, x, projections.tet_rotations_flat_mut(), upload_rotations, iterations)
     }
 
     /// Whether the global step runs on the GPU.

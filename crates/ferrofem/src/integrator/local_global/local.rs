@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::terms::Pin;
 use crate::body::Body;
-use crate::device::RhsMap;
+use crate::device::{DeviceTerms, RhsMap};
 use crate::element::hyperelastic::Gradient;
 use crate::element::lanes::LANES;
 use crate::element::tet_lanes::tet_local_step;
@@ -107,6 +107,12 @@ impl Projections {
     /// Each tet's rotation at the last local step (zero before the first).
     pub fn tet_rotations(&self) -> &[Matrix3<f64>] {
         &self.tet_rotations
+    }
+
+    /// The rotations as flat f64, 9 per tet column-major (a device frame
+    /// reads them back here).
+    pub(crate) fn tet_rotations_flat_mut(&mut self) -> &mut [f64] {
+        bytemuck::cast_slice_mut(&mut self.tet_rotations)
     }
 
     /// Entries of the ADMM duals (nine per tet, six per membrane triangle).
@@ -262,4 +268,39 @@ pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
         map.vertex_ptr.push(map.base.len() as u32);
     }
     map
+}
+
+/// The body's terms for a device whose frames run the local step too
+/// ([`crate::device::DeviceGlobalStep::frame`]): a body of ARAP or
+/// co-rotational elements (tets, membranes and their bending); `None`
+/// for the Neo-Hookean models.
+pub fn device_terms(body: &Body, arap_sweeps: usize) -> Option<DeviceTerms> {
+    let model = body.constitutive;
+    if !matches!(model, Constitutive::Arap | Constitutive::Corotational) {
+        return None;
+    }
+    let index = |v: &usize| *v as u32;
+    let mut t = DeviceTerms {
+        corotational: model == Constitutive::Corotational,
+        arap_sweeps: arap_sweeps.min(u32::MAX as usize) as u32,
+        stencil_ptr: vec![0],
+        ..Default::default()
+    };
+    for e in &body.tets {
+        t.tet_vertices.extend(e.vertices.iter().map(index));
+        t.tet_coefficients.extend(e.grads.iter().flat_map(|g| [g[0], g[1], g[2]]));
+        t.tet_coefficients.extend([e.lame.mu, e.lame.lambda, e.weight / e.measure]);
+    }
+    for e in &body.triangles {
+        t.triangle_vertices.extend(e.vertices.iter().map(index));
+        t.triangle_coefficients.extend(e.grads.iter().flat_map(|g| [g[0], g[1]]));
+        t.triangle_coefficients.extend([e.lame.mu, e.lame.lambda, e.weight / e.measure]);
+    }
+    for s in &body.bending {
+        t.stencil_vertices.extend(s.vertices.iter().map(index));
+        t.stencil_coefficients.extend(&s.coeffs);
+        t.stencil_ptr.push(t.stencil_vertices.len() as u32);
+        t.stencil_rest.push(s.rest_length);
+    }
+    Some(t)
 }

@@ -13,7 +13,7 @@ use super::lbfgs::Lbfgs;
 use super::local::{assemble_rhs, constant_rhs, local_step, Projections};
 use super::terms::Pin;
 use super::workspace::{
-    folded_correction, forward_half, global_step, pins, predict, state_weights, Workspace,
+    folded_correction, forward_half, global_step, pins, predict, state_weights, Rotations, Workspace,
 };
 use super::{Acceleration, LocalGlobalSettings};
 use crate::body::Body;
@@ -51,6 +51,8 @@ pub struct LocalGlobal {
     /// The non-smooth Newton solve on the GPU (`device = "gpu"`), made
     /// by the first step with constraints.
     constraint_device: Option<DeviceConstraintSolver>,
+    /// Whether the last step ran as resident frames on the device.
+    resident: bool,
 }
 
 /// Why constraints cannot run on a Jacobi global step.
@@ -79,7 +81,7 @@ impl LocalGlobal {
             if model.device == Device::Gpu {
                 let adapter = model
                     .gpu()
-                    .and_then(|backend| global.to_device(backend, body, &projections, h))
+                    .and_then(|backend| global.to_device(backend, body, &projections, h, s.polar_sweeps))
                     .map_err(|e| device_failure(0, body, Stage::GlobalStep, e))?;
                 device_adapter.get_or_insert(adapter);
             }
@@ -107,6 +109,8 @@ impl LocalGlobal {
                 first_residual: 0.0,
                 last_residual: (f64::NAN, 0),
                 anderson,
+                rotations: Rotations::Cold,
+                device_fallbacks: 0,
                 lbfgs: (s.acceleration == Acceleration::Lbfgs)
                     .then(|| Lbfgs::new(s.lbfgs_window, body, s.polar_sweeps)),
             });
@@ -120,12 +124,20 @@ impl LocalGlobal {
             explicit_lbfgs,
             device_adapter,
             constraint_device: None,
+            resident: false,
         })
     }
 
     /// The GPU adapter the global steps run on, when `device = "gpu"`.
     pub fn device_adapter(&self) -> Option<&str> {
         self.device_adapter.as_deref()
+    }
+
+    /// Whether the last step ran as resident device frames, and the tets
+    /// its frames counted where the CPU takes an SVD.
+    pub fn resident_frames_run(&self) -> (bool, u64) {
+        let fallbacks = self.bodies.iter().map(|w| w.device_fallbacks).sum();
+        (self.resident, if self.resident { fallbacks } else { 0 })
     }
 
     /// The global solver of a body (its `A_s`, factor and sparse inverse).
@@ -192,6 +204,11 @@ impl LocalGlobal {
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }
+        self.resident = !constrained && self.resident_frames(iterations);
+        if self.resident {
+            self.device_frames(model, times, step, t_next, &mut observe)?;
+        }
+        let iterations = if self.resident { 0 } else { iterations };
         for k in 0..iterations {
             self.local_steps(model, space, times, k, t_next);
             let at = Iteration { step, k, iterations, constrained, solver };
@@ -220,6 +237,51 @@ impl LocalGlobal {
         }
     }
 
+    /// Whether this step's iterations run as resident frames on the device
+    /// ([`Self::device_frames`]): every body's local step is on the device,
+    /// its rotations are warm (a host step has run), and nothing needs an
+    /// iterate on the host between iterations (no acceleration, no
+    /// tolerance).
+    fn resident_frames(&self, iterations: usize) -> bool {
+        let s = self.settings;
+        let plain = s.acceleration == Acceleration::None && !s.tracks_residual() && iterations > 0;
+        plain && self.bodies.iter().all(|w| w.global.has_device_frame() && w.rotations != Rotations::Cold)
+    }
+
+    /// Every body's iterations as one frame on the device (zeng2025
+    /// Algorithm 3 without constraints): the constant part of `b` on the
+    /// host (stage `local_step`), then the frame, which uploads it and the
+    /// starting iterate, runs every local and global step and reads `q`
+    /// and the rotations back once (stage `global_step`: the device's
+    /// local steps are inside it, one submission). `observe` sees the
+    /// last iterate only.
+    fn device_frames(
+        &mut self,
+        model: &Model,
+        times: &mut StageTimes,
+        step: usize,
+        t_next: f64,
+        observe: &mut impl FnMut(usize, usize, &[f64]),
+    ) -> Result<(), SimError> {
+        let (h, iterations) = (model.time_step, self.settings.iterations);
+        self.last = (iterations, f64::NAN);
+        for (b, body) in model.bodies.iter().enumerate() {
+            let w = &mut self.bodies[b];
+            times.time(Stage::LocalStep, || constant_rhs(body, &w.pins, &w.predicted, h, t_next, &mut w.rhs));
+            let upload = w.rotations != Rotations::Device;
+            let fallbacks = times
+                .time(Stage::GlobalStep, || {
+                    w.global.device_frame(&w.rhs, &mut w.x, &mut w.projections, upload, iterations)
+                })
+                .map_err(|e| device_failure(step, body, Stage::GlobalStep, e))?;
+            w.rotations = Rotations::Device;
+            w.device_fallbacks = fallbacks;
+            body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
+            observe(b, iterations, &w.x);
+        }
+        Ok(())
+    }
+
     /// Stage `local_step` of iteration `k` for every body (zeng2025 eq.
     /// 5–6): the projections and the right-hand side, plus `h² H_bᵀ λ` on
     /// a constrained body (eq. 23b).
@@ -241,6 +303,7 @@ impl LocalGlobal {
             // On the GPU, `b`'s constant part changes only with the
             // constraint forces: uploaded once per step otherwise.
             let upload = k == 0 || constrained_body;
+            w.rotations = Rotations::Host;
             times.time(Stage::LocalStep, || {
                 local_step(body, &w.x, &mut w.projections, settings.polar_sweeps);
                 match w.global.on_device() {

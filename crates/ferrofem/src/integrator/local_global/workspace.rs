@@ -53,6 +53,22 @@ pub(super) struct Workspace {
     pub(super) last_residual: (f64, usize),
     pub(super) anderson: Option<Anderson>,
     pub(super) lbfgs: Option<Lbfgs>,
+    /// Where the tets' newest rotations are (a device frame reads them
+    /// back, so the host's are then current too).
+    pub(super) rotations: Rotations,
+    /// Tets the last device frame counted where the CPU takes an SVD.
+    pub(super) device_fallbacks: u64,
+}
+
+/// Where a body's newest tet rotations were computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rotations {
+    /// Nowhere yet: no local step has run (the host's first takes the SVD's).
+    Cold,
+    /// By a local step on the host: the device's are stale.
+    Host,
+    /// By a device frame, and read back: both copies are current.
+    Device,
 }
 
 impl Workspace {

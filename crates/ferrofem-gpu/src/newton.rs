@@ -7,14 +7,14 @@
 //! solves), so the two agree to rounding.
 //!
 //! `W` (f64 and its f32 copy) is uploaded once per time step; per solve
-//! the host uploads `λ⁰`, the gaps, the laws and `r`, and reads back a
-//! few scalars per line-search trial and `λ`, `δ` at the end. A Newton
-//! direction (setup, all CR iterations, finish) is one submission: CR's
-//! scalars stay on the device.
+//! the host uploads `λ⁰`, the gaps, the laws and `r`, and the whole solve
+//! is one submission: the scalars CR and the line search decide on stay
+//! on the device, and `λ`, `δ` and the solve's figures come back in one
+//! host wait.
 
 use std::collections::HashMap;
 
-use crate::kernel::{fits, grid, read_back, zeros, LANES};
+use crate::kernel::{fits, grid, read_back_many, zeros, LANES};
 use crate::Link;
 use ferrofem::device::{DeviceError, GroupLaw, NewtonParams, Offset};
 use ferrofem::solver::newton::{GROWTH, LINE_SEARCH_HALVINGS};
@@ -22,14 +22,17 @@ use ferrofem::solver::NewtonSolve;
 
 /// Vectors of `newton.wgsl`'s `v`.
 const VECTORS: usize = 21;
-/// Scalars of its `s`, and the ones read back.
-const SCALARS: usize = 16;
+/// Scalars of its `s` (read back with `λ` and `δ`).
+const SCALARS: usize = 20;
 const LINEAR: usize = 4;
-const STEP: usize = 5;
-const MERIT: usize = 6;
 const PHI_MAX: usize = 7;
-const CHANGE: usize = 8;
-const SIZE: usize = 9;
+const ITERATIONS: usize = 14;
+const CONVERGED: usize = 15;
+const ERROR: usize = 16;
+/// Settings the control kernels read: the tolerances and `GROWTH`.
+const NCP_TOLERANCE: usize = 17;
+const TOLERANCE: usize = 18;
+const GROWTH_AT: usize = 19;
 const LAMBDA: usize = 0;
 const FREE: usize = 2;
 const SCALE: usize = 19;
@@ -69,9 +72,12 @@ const CR_DIRECTION: Kernel = ("cr_direction", Shape::Items);
 const DIRECTION_FINISH: Kernel = ("direction_finish", Shape::Groups);
 const TRIAL: Kernel = ("trial", Shape::Groups);
 const MEASURE: Kernel = ("measure", Shape::Reduce);
+const NEWTON_BEGIN: Kernel = ("newton_begin", Shape::Reduce);
+const LINE_SEARCH: Kernel = ("line_search", Shape::Reduce);
+const NEWTON_END: Kernel = ("newton_end", Shape::Reduce);
 
 /// Every kernel, compiled once per solver.
-const KERNELS: [Kernel; 18] = [
+const KERNELS: [Kernel; 21] = [
     DELTA_FROM_LAMBDA,
     TMP_FROM_SCALED,
     TMP_FROM_SCALED32,
@@ -90,6 +96,9 @@ const KERNELS: [Kernel; 18] = [
     DIRECTION_FINISH,
     TRIAL,
     MEASURE,
+    NEWTON_BEGIN,
+    LINE_SEARCH,
+    NEWTON_END,
 ];
 
 /// Buffers sized for a number of rows.
@@ -223,14 +232,19 @@ impl DeviceNewton {
             return Ok(NewtonSolve { converged: true, ..Default::default() });
         }
         self.upload(params, offset_values, laws, r, lambda);
-        let out = self.newton_steps(params, gaps)?;
+        let encoder = self.record(&self.newton_kernels(params, gaps));
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
-        let mut both = vec![0.0; 2 * c];
-        let encoder = self.gpu.device.create_command_encoder(&Default::default());
-        read_back(&self.gpu, encoder, &b.v, &b.staging, &mut both)?;
+        let (mut both, mut scalars) = (vec![0.0; 2 * c], [0.0; SCALARS]);
+        read_back_many(&self.gpu, encoder, &[&b.v, &b.s], &b.staging, &mut [&mut both, &mut scalars])?;
         lambda.copy_from_slice(&both[..c]);
         delta.copy_from_slice(&both[c..]);
-        Ok(out)
+        Ok(NewtonSolve {
+            iterations: scalars[ITERATIONS] as usize,
+            linear_iterations: scalars[LINEAR] as usize,
+            error: scalars[ERROR],
+            residual: scalars[PHI_MAX],
+            converged: scalars[CONVERGED] != 0.0,
+        })
     }
 
     /// Uploads a solve's inputs: `λ⁰`, the offset, `r`, each row's `μ`
@@ -252,52 +266,39 @@ impl DeviceNewton {
         put(MU, &mu);
         let fischer = [params.fischer_burmeister as u32];
         link.write(&b.params, 16, bytemuck::cast_slice(&fischer));
-        link.write(&b.s, 0, bytemuck::cast_slice(&[0.0f64; SCALARS]));
+        let mut scalars = [0.0f64; SCALARS];
+        scalars[NCP_TOLERANCE] = params.ncp_tolerance;
+        scalars[TOLERANCE] = params.tolerance;
+        scalars[GROWTH_AT] = GROWTH;
+        link.write(&b.s, 0, bytemuck::cast_slice(&scalars));
     }
 
-    /// The Newton steps from the uploaded warm start (`δ_free` formed
-    /// first from the gaps when `gaps`), each a CR direction and a
-    /// backtracking line search on the merit `½‖Φ‖²`, until the NCP
-    /// residual or the step size meets its tolerance.
-    fn newton_steps(&self, params: &NewtonParams, gaps: bool) -> Result<NewtonSolve, DeviceError> {
-        let b = self.buffers.as_ref().expect("a loaded W has buffers");
-        let mut out = NewtonSolve::default();
-        let mut first = vec![DELTA_FROM_LAMBDA];
+    /// The whole solve as one sequence of kernels (`solver::newton`'s
+    /// loop): `δ` at the warm start (`δ_free` formed first from the gaps
+    /// when `gaps`), then `iterations` Newton steps, each a CR direction
+    /// and a backtracking line search on the merit `½‖Φ‖²` of at most
+    /// `LINE_SEARCH_HALVINGS` trials. The decisions are the control
+    /// kernels': `newton_begin` stops the solve once `‖Φ‖∞` meets its
+    /// tolerance, `line_search` accepts a trial or halves the step,
+    /// `newton_end` stops once the step's relative change meets its
+    /// tolerance; every kernel after a stop, and every trial after an
+    /// accepted one, does nothing.
+    fn newton_kernels(&self, params: &NewtonParams, gaps: bool) -> Vec<Kernel> {
+        let mut k = vec![DELTA_FROM_LAMBDA];
         if gaps {
-            first.push(FREE_FROM_GAPS);
+            k.push(FREE_FROM_GAPS);
         }
-        first.extend([LINEARIZE, MEASURE]);
-        let mut s = self.run_and_measure(&first)?;
-        let mut merit = s[MERIT];
-        out.residual = s[PHI_MAX];
+        k.extend([LINEARIZE, MEASURE]);
         let direction = self.direction_kernels(params.linear_iterations);
-        for it in 1..=params.iterations.max(1) {
-            if out.residual <= params.ncp_tolerance {
-                out.converged = true;
-                break;
-            }
-            self.run(&direction, None)?;
-            let (mut alpha, start, mut last) = (1.0, merit, merit);
+        for _ in 0..params.iterations.max(1) {
+            k.push(NEWTON_BEGIN);
+            k.extend(&direction);
             for _ in 0..LINE_SEARCH_HALVINGS {
-                self.gpu.write(&b.s, (8 * STEP) as u64, bytemuck::cast_slice(&[alpha]));
-                s = self.run_and_measure(&[TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE])?;
-                merit = s[MERIT];
-                if merit <= (1.0 - 1e-4 * alpha) * last && merit <= GROWTH * start {
-                    break;
-                }
-                last = merit;
-                alpha *= 0.5;
+                k.extend([TRIAL, DELTA_FROM_LAMBDA, LINEARIZE, MEASURE, LINE_SEARCH]);
             }
-            out.iterations = it;
-            out.error = if s[SIZE] > 0.0 { s[CHANGE] / s[SIZE] } else { s[CHANGE] };
-            out.residual = s[PHI_MAX];
-            if out.error <= params.tolerance {
-                out.converged = true;
-                break;
-            }
+            k.push(NEWTON_END);
         }
-        out.linear_iterations = s[LINEAR] as usize;
-        Ok(out)
+        k
     }
 
     /// One Newton direction: setup, `W̃ Δλ_Z`, the right-hand side, CR's
@@ -316,9 +317,8 @@ impl DeviceNewton {
         k
     }
 
-    /// Records `kernels` in order and submits them, reading the scalars
-    /// back into `scalars` when given.
-    fn run(&self, kernels: &[Kernel], scalars: Option<&mut [f64]>) -> Result<(), DeviceError> {
+    /// Records `kernels` in order, in one compute pass.
+    fn record(&self, kernels: &[Kernel]) -> wgpu::CommandEncoder {
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
         let c = self.rows as u32;
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
@@ -337,19 +337,7 @@ impl DeviceNewton {
             }
             self.gpu.dispatched(kernels.len());
         }
-        match scalars {
-            Some(out) => read_back(&self.gpu, encoder, &b.s, &b.staging, out),
-            None => {
-                self.gpu.submit(encoder);
-                Ok(())
-            }
-        }
-    }
-
-    fn run_and_measure(&self, kernels: &[Kernel]) -> Result<[f64; SCALARS], DeviceError> {
-        let mut s = [0.0; SCALARS];
-        self.run(kernels, Some(&mut s))?;
-        Ok(s)
+        encoder
     }
 
     fn allocate(&self, capacity: usize) -> Sized {
@@ -369,7 +357,7 @@ impl DeviceNewton {
         let staging = zeros(
             g,
             "newton staging",
-            (2 * capacity).max(SCALARS),
+            2 * capacity + SCALARS,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let entries: Vec<wgpu::BindGroupEntry> = [&params, &w, &w32, &v, &s]

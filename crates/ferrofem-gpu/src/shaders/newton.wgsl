@@ -3,9 +3,11 @@
 // group of three rows, the Newton direction by conjugate residuals on
 // `D W̃ D + E` (ferrofem's `solver::newton`, line by line), and the line
 // search's trials. All vectors of length `c` live in `v`, one after
-// another; the scalars the iterations share (CR's α, β, its stop flag)
-// stay in `s` on the device, so a Newton direction is one submission. The
-// host drives the line search, reading `s` after each trial.
+// another; the scalars the iterations share (CR's α, β, its stop flag,
+// the line search's step and merits, the solve's stop) stay in `s` on the
+// device, so a whole solve is one submission: three control kernels make
+// `solver::newton`'s decisions, and every kernel after a stop does
+// nothing (`idle`).
 //
 // Three kinds of entry point: per row of `W` (a workgroup of 64 lanes per
 // row, a fixed reduction tree), per group or per row (one invocation
@@ -66,6 +68,20 @@ const MERIT: u32 = 6u;
 const PHI_MAX: u32 = 7u;
 const CHANGE: u32 = 8u;
 const SIZE: u32 = 9u;
+// The solve's control (`newton_begin`, `line_search`, `newton_end`): it has
+// stopped; the line search has accepted this step's trial; the step's
+// start merit and the last trial's; Newton steps taken; converged; the
+// last step's relative change; the tolerances and `GROWTH` (from the host).
+const DONE: u32 = 10u;
+const ACCEPTED: u32 = 11u;
+const START: u32 = 12u;
+const LAST: u32 = 13u;
+const ITERATIONS: u32 = 14u;
+const CONVERGED: u32 = 15u;
+const ERROR: u32 = 16u;
+const NCP_TOLERANCE: u32 = 17u;
+const TOLERANCE: u32 = 18u;
+const GROWTH: u32 = 19u;
 
 // `solver::newton`'s OMEGA_ZERO and REGULARIZATION.
 const OMEGA_ZERO: f64 = 1e-12;
@@ -80,6 +96,18 @@ fn item(id: vec3<u32>) -> u32 {
 }
 
 var<workgroup> part: array<f64, 64>;
+var<workgroup> gate: u32;
+
+// Whether a kernel has nothing to do: the solve has stopped, or the line
+// search has accepted a trial (which skips the later trials; the
+// direction's kernels run after `newton_begin` clears it). Uniform over
+// the workgroup, so kernels with barriers may return on it.
+fn idle(i: u32) -> bool {
+    if i == 0u {
+        gate = select(0u, 1u, s[DONE] != f64(0.0) || s[ACCEPTED] != f64(0.0));
+    }
+    return workgroupUniformLoad(&gate) == 1u;
+}
 
 // Σ over the workgroup of `x` (fixed tree).
 fn tree_sum(i: u32, x: f64) -> f64 {
@@ -136,6 +164,9 @@ fn w32_dot(row: u32, k: u32, i: u32) -> f64 {
 // δ = W λ (the free part is added by `linearize`).
 @compute @workgroup_size(64)
 fn delta_from_lambda(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     let row = wg.x + wg.y * prm.row_stride;
     let sum = tree_sum(i, w_dot(row, LAMBDA, i));
     if i == 0u && row < prm.rows {
@@ -146,6 +177,9 @@ fn delta_from_lambda(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
 // TMP = W SCALED, in f64 (the direction's right-hand side).
 @compute @workgroup_size(64)
 fn tmp_from_scaled(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     let row = wg.x + wg.y * prm.row_stride;
     let sum = tree_sum(i, w_dot(row, SCALED, i));
     if i == 0u && row < prm.rows {
@@ -156,6 +190,9 @@ fn tmp_from_scaled(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
 // TMP = W SCALED with the f32 copy of W (the CR operator).
 @compute @workgroup_size(64)
 fn tmp_from_scaled32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     let row = wg.x + wg.y * prm.row_stride;
     let sum = tree_sum(i, w32_dot(row, SCALED, i));
     if i == 0u && row < prm.rows {
@@ -165,7 +202,10 @@ fn tmp_from_scaled32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invoca
 
 // δ_free = δ(q) − W λ from the uploaded gaps δ(q) (in FREE).
 @compute @workgroup_size(64)
-fn free_from_gaps(@builtin(global_invocation_id) id: vec3<u32>) {
+fn free_from_gaps(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let j = item(id);
     if j < prm.rows {
         v[at(FREE, j)] -= v[at(DELTA, j)];
@@ -241,7 +281,10 @@ fn set_row(j: u32, row: Row) {
 
 // δ += δ_free, then Φ, Ω, E and the slip frame of group k (eq. 24).
 @compute @workgroup_size(64)
-fn linearize(@builtin(global_invocation_id) id: vec3<u32>) {
+fn linearize(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -315,7 +358,10 @@ fn rotated_diagonal(j: u32) -> f64 {
 // Newton direction, first part: D = Ω^{1/2}, Δλ of the rows with ω = 0
 // (−Φ/E), and SCALED = Qᵀ Δλ for `W̃ Δλ_Z`.
 @compute @workgroup_size(64)
-fn direction_setup(@builtin(global_invocation_id) id: vec3<u32>) {
+fn direction_setup(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -335,7 +381,10 @@ fn direction_setup(@builtin(global_invocation_id) id: vec3<u32>) {
 // D⁻¹(−Φ − Ω W̃ Δλ_Z), E kept ≥ 1e-4 W̃_jj on contact rows, the Jacobi
 // preconditioner; CR starts from y = 0: R = P = M⁻¹ rhs.
 @compute @workgroup_size(64)
-fn direction_rhs(@builtin(global_invocation_id) id: vec3<u32>) {
+fn direction_rhs(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -364,7 +413,10 @@ fn direction_rhs(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // CR operator, before the product: SCALED = Qᵀ (D ∘ R).
 @compute @workgroup_size(64)
-fn apply_pre(@builtin(global_invocation_id) id: vec3<u32>) {
+fn apply_pre(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -378,7 +430,10 @@ fn apply_pre(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // After TMP = W₃₂ SCALED: AR = D ∘ (Q TMP) + E ∘ R.
 @compute @workgroup_size(64)
-fn apply_post(@builtin(global_invocation_id) id: vec3<u32>) {
+fn apply_post(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -395,6 +450,9 @@ fn apply_post(@builtin(global_invocation_id) id: vec3<u32>) {
 // CR's start: AP = AR, rar = R·AR; stop at once when R = 0 (b = 0).
 @compute @workgroup_size(64)
 fn cr_begin(@builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     var rr = f64(0.0);
     var rar = f64(0.0);
     for (var j = i; j < prm.rows; j += 64u) {
@@ -413,7 +471,10 @@ fn cr_begin(@builtin(local_invocation_index) i: u32) {
 
 // MAP = M⁻¹ AP.
 @compute @workgroup_size(64)
-fn cr_map(@builtin(global_invocation_id) id: vec3<u32>) {
+fn cr_map(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let j = item(id);
     if j < prm.rows {
         v[at(MAP, j)] = v[at(INV_DIAG, j)] * v[at(AP, j)];
@@ -424,6 +485,9 @@ fn cr_map(@builtin(global_invocation_id) id: vec3<u32>) {
 // and finite stops CR.
 @compute @workgroup_size(64)
 fn cr_alpha(@builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     var acc = f64(0.0);
     for (var j = i; j < prm.rows; j += 64u) {
         acc += v[at(AP, j)] * v[at(MAP, j)];
@@ -441,7 +505,10 @@ fn cr_alpha(@builtin(local_invocation_index) i: u32) {
 
 // y += α P, R −= α MAP.
 @compute @workgroup_size(64)
-fn cr_update(@builtin(global_invocation_id) id: vec3<u32>) {
+fn cr_update(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let j = item(id);
     if j < prm.rows && s[STOP] == f64(0.0) {
         let alpha = s[ALPHA];
@@ -453,6 +520,9 @@ fn cr_update(@builtin(global_invocation_id) id: vec3<u32>) {
 // β = (R·AR) / rar, rar ← R·AR; one more linear iteration.
 @compute @workgroup_size(64)
 fn cr_beta(@builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     var acc = f64(0.0);
     for (var j = i; j < prm.rows; j += 64u) {
         acc += v[at(R, j)] * v[at(AR, j)];
@@ -467,7 +537,10 @@ fn cr_beta(@builtin(local_invocation_index) i: u32) {
 
 // P = R + β P, AP = AR + β AP.
 @compute @workgroup_size(64)
-fn cr_direction(@builtin(global_invocation_id) id: vec3<u32>) {
+fn cr_direction(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let j = item(id);
     if j < prm.rows && s[STOP] == f64(0.0) {
         let beta = s[BETA];
@@ -479,7 +552,10 @@ fn cr_direction(@builtin(global_invocation_id) id: vec3<u32>) {
 // Δλ = Qᵀ (D y) on the rows with ω > 0 (the others keep −Φ/E), and the
 // line search's base λ.
 @compute @workgroup_size(64)
-fn direction_finish(@builtin(global_invocation_id) id: vec3<u32>) {
+fn direction_finish(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -498,7 +574,10 @@ fn direction_finish(@builtin(global_invocation_id) id: vec3<u32>) {
 // A trial of the line search: λ = base + step Δλ, projected on the cone
 // (λₙ ≥ 0, ‖λₜ‖ ≤ μ λₙ).
 @compute @workgroup_size(64)
-fn trial(@builtin(global_invocation_id) id: vec3<u32>) {
+fn trial(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if idle(li) {
+        return;
+    }
     let k = item(id);
     if k >= prm.groups {
         return;
@@ -528,6 +607,9 @@ fn trial(@builtin(global_invocation_id) id: vec3<u32>) {
 // The merit ‖Φ‖², ‖Φ‖∞, and ‖λ − base‖∞, ‖λ‖∞ for the host.
 @compute @workgroup_size(64)
 fn measure(@builtin(local_invocation_index) i: u32) {
+    if idle(i) {
+        return;
+    }
     var merit = f64(0.0);
     var phi = f64(0.0);
     var change = f64(0.0);
@@ -549,5 +631,57 @@ fn measure(@builtin(local_invocation_index) i: u32) {
         s[PHI_MAX] = p;
         s[CHANGE] = c;
         s[SIZE] = z;
+    }
+}
+
+// Before a Newton step: stop once ‖Φ‖∞ meets its tolerance; else the line
+// search starts at step 1 from the current merit.
+@compute @workgroup_size(64)
+fn newton_begin(@builtin(local_invocation_index) i: u32) {
+    if i != 0u || s[DONE] != f64(0.0) {
+        return;
+    }
+    if s[PHI_MAX] <= s[NCP_TOLERANCE] {
+        s[CONVERGED] = f64(1.0);
+        s[DONE] = f64(1.0);
+        return;
+    }
+    s[STEP] = f64(1.0);
+    s[START] = s[MERIT];
+    s[LAST] = s[MERIT];
+    s[ACCEPTED] = f64(0.0);
+}
+
+// After a trial: accept it when its merit decreased enough from the last
+// trial's (Armijo) and is at most GROWTH × the step's start; else halve
+// the step for the next trial.
+@compute @workgroup_size(64)
+fn line_search(@builtin(local_invocation_index) i: u32) {
+    if i != 0u || s[DONE] != f64(0.0) || s[ACCEPTED] != f64(0.0) {
+        return;
+    }
+    let alpha = s[STEP];
+    let merit = s[MERIT];
+    if merit <= (f64(1.0) - f64(1e-4) * alpha) * s[LAST] && merit <= s[GROWTH] * s[START] {
+        s[ACCEPTED] = f64(1.0);
+    } else {
+        s[LAST] = merit;
+        s[STEP] = alpha * f64(0.5);
+    }
+}
+
+// After the line search: the step's relative change ‖λ − base‖∞/‖λ‖∞;
+// stop once it meets its tolerance.
+@compute @workgroup_size(64)
+fn newton_end(@builtin(local_invocation_index) i: u32) {
+    if i != 0u || s[DONE] != f64(0.0) {
+        return;
+    }
+    s[ITERATIONS] += f64(1.0);
+    let e = select(s[CHANGE], s[CHANGE] / s[SIZE], s[SIZE] > f64(0.0));
+    s[ERROR] = e;
+    if e <= s[TOLERANCE] {
+        s[CONVERGED] = f64(1.0);
+        s[DONE] = f64(1.0);
     }
 }

@@ -95,7 +95,8 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
         w.step()?;
     }
     let k = lg(w).settings.iterations as f64;
-    let (mut local, mut global, mut frame, mut resident) = (Vec::new(), Vec::new(), Vec::new(), false);
+    let (mut local, mut global, mut frame) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut resident, mut device_ms) = (false, Vec::new());
     for _ in 0..frames.max(1) {
         let s = w.step()?;
         local.push(s.stage_ms.get(Stage::LocalStep) / k);
@@ -103,6 +104,7 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
         frame.push(s.step_ms);
         r.device_counters = worst_counters(r.device_counters, &s);
         resident |= s.device.is_some_and(|d| d.resident_frame);
+        device_ms.extend(s.device.map(|d| d.counters.device_ns as f64 / 1e6).filter(|&t| t > 0.0));
     }
     r.local_ms = median_p90(&mut local).0;
     r.global_ms = median_p90(&mut global).0;
@@ -114,11 +116,17 @@ pub(crate) fn time_frames(w: &mut World, frames: usize, r: &mut LocalGlobalRecor
     let vectors = 6 * 8 * w.model.bodies[0].dofs();
     let cpu =
         g.sparse_inverse().map(|s| 2 * s.stream_bytes()).or_else(|| g.factor().map(|f| 2 * f.sweep_bytes()));
-    // A resident frame's global step holds its local steps: no bandwidth
-    // of the SpMVs alone.
-    if let Some(bytes) = g.device_bytes().or(cpu.map(|b| b + vectors)).filter(|_| !resident) {
-        r.global_gbs = Some(bytes as f64 / (r.global_ms * 1e-3) / 1e9);
-    }
+    // A resident frame's global step holds its local steps: there the
+    // SpMVs' bytes of the frame over the device's own time of it (its
+    // timestamps), when the adapter writes them.
+    let bytes = g.device_bytes().or(cpu.map(|b| b + vectors));
+    r.global_gbs = match (bytes, resident) {
+        (Some(b), false) => Some(b as f64 / (r.global_ms * 1e-3) / 1e9),
+        (Some(b), true) if !device_ms.is_empty() => {
+            Some(k * b as f64 / (median_p90(&mut device_ms).0 * 1e-3) / 1e9)
+        }
+        _ => None,
+    };
     Ok(())
 }
 

@@ -400,12 +400,13 @@ pub(crate) fn counters_cell(c: Option<ferrofem::device::DeviceCounters>) -> Stri
     let mb = |b: u64| b as f64 / 1e6;
     c.map_or(String::new(), |c| {
         format!(
-            "  waits {} subm {} disp {} up {:.2} MB down {:.2} MB",
+            "  waits {} subm {} disp {} up {:.2} MB down {:.2} MB device {:.2} ms",
             c.host_waits,
             c.submissions,
             c.dispatches,
             mb(c.bytes_uploaded),
-            mb(c.bytes_read_back)
+            mb(c.bytes_read_back),
+            c.device_ns as f64 / 1e6
         )
     })
 }

@@ -53,7 +53,9 @@ pub struct LocalGlobalRecord {
     pub iteration_ms: Option<f64>,
     /// Global step bandwidth: bytes of `S` (sparse inverse) or of the factor
     /// (triangular) streamed twice plus the vectors, per `global_ms` (GB/s;
-    /// on the GPU, the bytes its two CSR products read, over the whole step with transfers).
+    /// on the GPU, the bytes its two CSR products read, over the whole step with transfers;
+    /// in a resident frame, those of all its iterations over the device's own time of the
+    /// frame, local steps included, from its timestamps: `null` without them).
     pub global_gbs: Option<f64>,
     /// Copy bandwidth measured in the same run (GB/s).
     pub copy_gbs: f64,

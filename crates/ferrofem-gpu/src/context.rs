@@ -47,9 +47,12 @@ impl Gpu {
             return Err(DeviceError::MissingFeature { adapter: info.name, feature: "SHADER_F64" });
         }
         let limits = adapter.limits();
+        // Timestamps where the adapter has them: the device's own time of
+        // a frame or a solve (`Link::timed_pass`).
+        let features = wgpu::Features::SHADER_F64 | (adapter.features() & wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("ferrofem"),
-            required_features: wgpu::Features::SHADER_F64,
+            required_features: features,
             required_limits: wgpu::Limits {
                 max_storage_buffers_per_shader_stage: 8.min(limits.max_storage_buffers_per_shader_stage),
                 max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
@@ -77,6 +80,11 @@ impl Gpu {
     pub fn adapter(&self) -> String {
         let i = &self.info;
         format!("{}, {} {} ({:?})", i.name, i.driver, i.driver_info, i.backend)
+    }
+
+    /// Whether the device writes timestamps (`TIMESTAMP_QUERY`).
+    pub fn timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     /// Whether the adapter is a CPU implementation (lavapipe, WARP): right

@@ -10,9 +10,8 @@
 
 use ferrofem_linalg::SparseInverse;
 
-use crate::kernel::{
-    bind, dims, fits, grid, read_back, read_back_many, storage, uniform, zeros, Dispatch, LANES,
-};
+use crate::kernel::{bind, dims, fits, grid, read_back_timed, storage, uniform, zeros, Dispatch, LANES};
+use crate::link::Timer;
 use crate::Link;
 use ferrofem::device::{DeviceError, DeviceTerms, RhsMap};
 
@@ -38,6 +37,8 @@ pub struct GlobalStep {
     bytes: usize,
     /// The body's local step, when its terms were given.
     local: Option<LocalStep>,
+    /// The device time of each submission, where the adapter has timestamps.
+    timer: Option<Timer>,
 }
 
 /// The local step of a body's terms on the device (`local.wgsl` for tets,
@@ -83,7 +84,8 @@ impl LocalStep {
         let duals = [zeros(g, "tet duals", 9 * tets, rw), zeros(g, "triangle duals", 6 * triangles, rw)];
         let fallbacks = zeros(g, "fallbacks", 1, rw);
         let read = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-        let staging = zeros(g, "frame staging", x.size() as usize / 8 + 9 * tets + 1, read);
+        // q, the rotations, the fallback count and two timestamps.
+        let staging = zeros(g, "frame staging", x.size() as usize / 8 + 9 * tets + 3, read);
         let corotational = t.corotational as u32;
         let mut project = Vec::new();
         let kernel = |name, source: &str, count: usize, params: [u32; 2], buffers: &[&wgpu::Buffer]| {
@@ -220,7 +222,8 @@ impl GlobalStep {
         let projections = zeros(g, "projections", rhs.projections, upload);
         let rhs_buf = zeros(g, "rhs", 3 * n, use_rw);
         let solution = zeros(g, "solution", 3 * n, use_rw);
-        let staging = zeros(g, "staging", 3 * n, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        let staging =
+            zeros(g, "staging", 3 * n + 2, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         let (forward, backward) = spmv_dispatches(g, s, &rhs_buf, &zeros(g, "z", 3 * n, use_rw), &solution);
         let assemble = assembly_dispatch(g, rhs, [&constant, &projections, &rhs_buf]);
         let nnz = s.values.len();
@@ -235,6 +238,7 @@ impl GlobalStep {
             )));
         }
         let local = terms.map(|t| LocalStep::new(g, t, [&solution, &projections])).transpose()?;
+        let timer = gpu.timer();
         gpu.wait()?;
         Ok(GlobalStep {
             gpu,
@@ -250,6 +254,7 @@ impl GlobalStep {
             backward,
             bytes,
             local,
+            timer,
         })
     }
 
@@ -330,7 +335,7 @@ impl GlobalStep {
         local.duals.iter().for_each(|d| encoder.clear_buffer(d, 0, None));
         encoder.clear_buffer(&local.fallbacks, 0, None);
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let mut pass = g.pass(&mut encoder, self.timer.as_ref());
             for _ in 0..iterations {
                 let global = [&self.assemble, &self.forward, &self.backward];
                 local.project.iter().chain(global).for_each(|d| d.record(g, &mut pass));
@@ -338,17 +343,19 @@ impl GlobalStep {
         }
         let mut count = [0.0];
         let sources = [&self.solution, &local.rotations, &local.fallbacks];
-        read_back_many(g, encoder, &sources, &local.staging, &mut [x, rotations, &mut count])?;
+        let outs: &mut [&mut [f64]] = &mut [x, rotations, &mut count];
+        read_back_timed(g, encoder, self.timer.as_ref(), &sources, &local.staging, outs)?;
         Ok(u64::from(count[0].to_bits() as u32))
     }
 
     fn run(&self, dispatches: &[&Dispatch], q: &mut [f64]) -> Result<(), DeviceError> {
-        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        let (g, timer) = (&self.gpu, self.timer.as_ref());
+        let mut encoder = g.device.create_command_encoder(&Default::default());
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            dispatches.iter().for_each(|d| d.record(&self.gpu, &mut pass));
+            let mut pass = g.pass(&mut encoder, timer);
+            dispatches.iter().for_each(|d| d.record(g, &mut pass));
         }
-        read_back(&self.gpu, encoder, &self.solution, &self.staging, q)
+        read_back_timed(g, encoder, timer, &[&self.solution], &self.staging, &mut [q])
     }
 
     fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), DeviceError> {

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use ferrofem_linalg::Ldlt;
 
-use crate::kernel::{bind, fits, grid, read_back_many, storage, uniform, zeros, Dispatch};
+use crate::kernel::{bind, fits, grid, read_back_timed, storage, uniform, zeros, Dispatch};
+use crate::link::Timer;
 use crate::Link;
 use ferrofem::device::DeviceError;
 
@@ -31,6 +32,8 @@ const PAIRS: u32 = 8;
 #[derive(Debug)]
 pub struct DeviceFactor {
     gpu: Link,
+    /// The device time of each build, where the adapter has timestamps.
+    timer: Option<Timer>,
     n: usize,
     parent: Vec<usize>,
     perm_inv: Vec<usize>,
@@ -171,6 +174,7 @@ impl DeviceFactor {
             cross: g.pipeline("cross", include_str!("shaders/cross.wgsl")),
             cache: Cache::default(),
             upload_bytes: 4 * ptr.len() + 12 * col.len(),
+            timer: gpu.timer(),
             gpu,
         };
         // No wait here: the build's one read-back reports upload errors.
@@ -243,6 +247,7 @@ impl DeviceFactor {
         let (slot, starts) = (storage(g, "slots", &reach.slot), storage(g, "starts", &start));
         let inv_d = storage(g, "inv_d", &reach.inv_d);
         let mut encoder = g.device.create_command_encoder(&Default::default());
+        g.mark(&mut encoder, self.timer.as_ref(), false);
         for &(first, count) in &reach.levels {
             let (gx, gy) = grid((count * m as u32).div_ceil(PAIRS));
             let params = uniform(g, &[first, count, m as u32, r as u32, gx, 0, 0, 0]);
@@ -282,8 +287,10 @@ impl DeviceFactor {
         // One read-back for both: the host waits once per build.
         let (mut out, mut blocks) = (vec![0.0; m * m], vec![0.0; m * old]);
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-        let staging = zeros(g, "W staging", m * (m + old), usage);
-        read_back_many(g, encoder, &[&w, &cross], &staging, &mut [&mut out, &mut blocks])?;
+        g.mark(&mut encoder, self.timer.as_ref(), true);
+        let staging = zeros(g, "W staging", m * (m + old) + 2, usage);
+        let outs: &mut [&mut [f64]] = &mut [&mut out, &mut blocks];
+        read_back_timed(g, encoder, self.timer.as_ref(), &[&w, &cross], &staging, outs)?;
         Ok((gen, out, blocks))
     }
 

@@ -2,6 +2,7 @@
 
 use wgpu::util::DeviceExt;
 
+use crate::link::Timer;
 use crate::{Gpu, Link};
 
 /// Workgroup size of every kernel.
@@ -104,16 +105,27 @@ impl Dispatch {
     }
 }
 
-/// Copies `len` f64 from `src` into `out` through the mapped `staging`
-/// buffer after the recorded work, and reports the device's errors.
-pub(crate) fn read_back(
+/// As [`read_back_many`], with the pass time of `timer` (when given)
+/// resolved, read back in the same wait (two more values in `staging`)
+/// and counted.
+pub(crate) fn read_back_timed(
     gpu: &Link,
-    encoder: wgpu::CommandEncoder,
-    src: &wgpu::Buffer,
+    mut encoder: wgpu::CommandEncoder,
+    timer: Option<&Timer>,
+    sources: &[&wgpu::Buffer],
     staging: &wgpu::Buffer,
-    out: &mut [f64],
+    outs: &mut [&mut [f64]],
 ) -> Result<(), crate::DeviceError> {
-    read_back_many(gpu, encoder, &[src], staging, &mut [out])
+    let Some(timer) = timer else {
+        return read_back_many(gpu, encoder, sources, staging, outs);
+    };
+    let resolved = timer.resolve(&mut encoder);
+    let mut stamps = [0.0; 2];
+    let sources: Vec<&wgpu::Buffer> = sources.iter().copied().chain([resolved]).collect();
+    let mut outs: Vec<&mut [f64]> = outs.iter_mut().map(|o| &mut **o).chain([&mut stamps[..]]).collect();
+    read_back_many(gpu, encoder, &sources, staging, &mut outs)?;
+    gpu.elapsed(stamps);
+    Ok(())
 }
 
 /// Copies each of `sources` (as many f64 as its `outs` slice holds) into

@@ -14,7 +14,8 @@
 
 use std::collections::HashMap;
 
-use crate::kernel::{fits, grid, read_back_many, zeros, LANES};
+use crate::kernel::{fits, grid, read_back_timed, zeros, LANES};
+use crate::link::Timer;
 use crate::Link;
 use ferrofem::device::{DeviceError, GroupLaw, NewtonParams, Offset};
 use ferrofem::solver::newton::{GROWTH, LINE_SEARCH_HALVINGS};
@@ -118,6 +119,8 @@ struct Sized {
 #[derive(Debug)]
 pub struct DeviceNewton {
     gpu: Link,
+    /// The device time of each solve, where the adapter has timestamps.
+    timer: Option<Timer>,
     layout: wgpu::BindGroupLayout,
     pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
     buffers: Option<Sized>,
@@ -171,7 +174,7 @@ impl DeviceNewton {
             })
             .collect();
         gpu.wait()?;
-        Ok(DeviceNewton { gpu, layout, pipelines, buffers: None, rows: 0 })
+        Ok(DeviceNewton { timer: gpu.timer(), gpu, layout, pipelines, buffers: None, rows: 0 })
     }
 
     /// Makes `w` (row-major `c × c`, `c = 3 ×` groups) the operator of the
@@ -235,7 +238,8 @@ impl DeviceNewton {
         let encoder = self.record(&self.newton_kernels(params, gaps));
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
         let (mut both, mut scalars) = (vec![0.0; 2 * c], [0.0; SCALARS]);
-        read_back_many(&self.gpu, encoder, &[&b.v, &b.s], &b.staging, &mut [&mut both, &mut scalars])?;
+        let outs: &mut [&mut [f64]] = &mut [&mut both, &mut scalars];
+        read_back_timed(&self.gpu, encoder, self.timer.as_ref(), &[&b.v, &b.s], &b.staging, outs)?;
         lambda.copy_from_slice(&both[..c]);
         delta.copy_from_slice(&both[c..]);
         Ok(NewtonSolve {
@@ -323,7 +327,7 @@ impl DeviceNewton {
         let c = self.rows as u32;
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let mut pass = self.gpu.pass(&mut encoder, self.timer.as_ref());
             pass.set_bind_group(0, &b.group, &[]);
             for &(entry, shape) in kernels {
                 let groups = match shape {
@@ -357,7 +361,7 @@ impl DeviceNewton {
         let staging = zeros(
             g,
             "newton staging",
-            2 * capacity + SCALARS,
+            2 * capacity + SCALARS + 2,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let entries: Vec<wgpu::BindGroupEntry> = [&params, &w, &w32, &v, &s]

@@ -213,7 +213,8 @@ fn gpu_contact_runs_agree_with_the_cpu() {
 /// submission per body with one host wait and one dispatch per kind of
 /// term plus three per iteration, uploads only `c` and the starting
 /// iterate (plus the rotations once, after the host step), reads back `q`
-/// and the rotations, counts no SVD fallback, and ends where the CPU run
+/// and the rotations (and the frame's two timestamps, which time it where
+/// the adapter writes them), counts no SVD fallback, and ends where the CPU run
 /// ends to 1e-9 m. A ball released 6 cm above its floor runs resident
 /// frames until it touches, then the contact path, and still ends where
 /// the CPU's does.
@@ -223,9 +224,7 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
     use ferrofem::integrator::local_global::{Acceleration, GlobalStepMethod};
     use ferrofem::scene::Scene;
     use ferrofem::Device;
-    if gpu().is_none() {
-        return;
-    }
+    let Some(timestamps) = gpu().map(|g| g.timestamps()) else { return };
     let free_fall = |s: &mut Scene| {
         s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
         s.spec.obstacles.clear();
@@ -280,7 +279,10 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
             assert_eq!(c.dispatches, dispatches, "{name} frame {frame}");
             let rotations = if frame == 2 { 72 * tets } else { 0 };
             assert_eq!(c.bytes_uploaded, 48 * n + rotations, "{name} frame {frame}: c, x (and rotations)");
-            assert_eq!(c.bytes_read_back, 24 * n + 72 * tets + 8, "{name} frame {frame}");
+            // q, the rotations, the fallback count (and two timestamps).
+            let stamps = if timestamps { 16 } else { 0 };
+            assert_eq!(c.bytes_read_back, 24 * n + 72 * tets + 8 + stamps, "{name} frame {frame}");
+            assert_eq!(c.device_ns > 0, timestamps, "{name} frame {frame}: the device's own time");
             assert_eq!(device.svd_fallbacks, 0, "{name} frame {frame}");
         }
         let [cpu, gpu] = &worlds;

@@ -21,6 +21,10 @@ pub struct DeviceCounters {
     pub bytes_uploaded: u64,
     /// Bytes read back from the device.
     pub bytes_read_back: u64,
+    /// Nanoseconds the device itself spent in its timed passes (a
+    /// resident frame, a global step, a Newton solve), from its
+    /// timestamps; 0 where the adapter writes none.
+    pub device_ns: u64,
 }
 
 impl DeviceCounters {
@@ -32,6 +36,7 @@ impl DeviceCounters {
             dispatches: self.dispatches.saturating_sub(earlier.dispatches),
             bytes_uploaded: self.bytes_uploaded.saturating_sub(earlier.bytes_uploaded),
             bytes_read_back: self.bytes_read_back.saturating_sub(earlier.bytes_read_back),
+            device_ns: self.device_ns.saturating_sub(earlier.device_ns),
         }
     }
 
@@ -43,6 +48,7 @@ impl DeviceCounters {
             dispatches: self.dispatches.max(other.dispatches),
             bytes_uploaded: self.bytes_uploaded.max(other.bytes_uploaded),
             bytes_read_back: self.bytes_read_back.max(other.bytes_read_back),
+            device_ns: self.device_ns.max(other.device_ns),
         }
     }
 
@@ -54,6 +60,7 @@ impl DeviceCounters {
             dispatches: self.dispatches + other.dispatches,
             bytes_uploaded: self.bytes_uploaded + other.bytes_uploaded,
             bytes_read_back: self.bytes_read_back + other.bytes_read_back,
+            device_ns: self.device_ns + other.device_ns,
         }
     }
 }
@@ -70,6 +77,7 @@ mod tests {
             dispatches: 40,
             bytes_uploaded: 900,
             bytes_read_back: 24,
+            device_ns: 5000,
         };
         let b = DeviceCounters {
             submissions: 1,
@@ -77,6 +85,7 @@ mod tests {
             dispatches: 4,
             bytes_uploaded: 100,
             bytes_read_back: 8,
+            device_ns: 700,
         };
         assert_eq!(a.plus(b).since(b), a);
         assert_eq!(b.since(a), DeviceCounters::default());

@@ -205,7 +205,7 @@ fn announce(scene: &Scene, sim: &World, steps: usize) {
     }
     if let Some(adapter) = gpu_adapter(sim) {
         let stage = match sim.local_global().is_some() {
-            true => "global step, Newton constraint solve and correction",
+            true => "global step (frames without contact whole, with the local step), Newton constraint solve and correction",
             false => "W̄ by isodof",
         };
         eprintln!("{stage} on the GPU: {adapter}");

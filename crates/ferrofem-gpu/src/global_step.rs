@@ -79,6 +79,11 @@ impl LocalStep {
         if let Some((what, got, want)) = sizes.into_iter().find(|&(_, got, want)| got != want) {
             return Err(DeviceError::Input(format!("{what}: {got} values, expected {want}")));
         }
+        let vertices = x.size() as usize / 24;
+        let indices = [&t.tet_vertices, &t.triangle_vertices, &t.stencil_vertices];
+        if let Some(&v) = indices.iter().flat_map(|i| i.iter()).find(|&&v| v as usize >= vertices) {
+            return Err(DeviceError::Input(format!("a term names vertex {v} of a body of {vertices}")));
+        }
         let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let rotations = zeros(g, "rotations", 9 * tets, rw);
         let duals = [zeros(g, "tet duals", 9 * tets, rw), zeros(g, "triangle duals", 6 * triangles, rw)];
@@ -134,7 +139,7 @@ impl LocalStep {
     }
 
     /// Projections the kernels write (what the right-hand-side map must
-    /// hold at least).
+    /// hold).
     fn projections(t: &DeviceTerms) -> usize {
         9 * t.tets() + 6 * t.triangles() + 3 * t.stencils()
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::gpu;
-use ferrofem::device::RhsMap;
+use ferrofem::device::{DeviceTerms, RhsMap};
 use ferrofem_gpu::GlobalStep;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, Ordering, SparseInverse, SparseInverseScratch,
@@ -149,7 +149,28 @@ fn wrong_sizes_are_errors() {
     let err = step.solve(&[0.0; 5], &mut vec![0.0; 3 * n]).unwrap_err();
     assert!(err.to_string().contains("expected"), "{err}");
     let short = RhsMap { vertex_ptr: vec![0; 3], ..Default::default() };
-    assert!(GlobalStep::new(gpu, &s, &short).unwrap_err().to_string().contains("vertices"));
+    assert!(GlobalStep::new(gpu.clone(), &s, &short).unwrap_err().to_string().contains("vertices"));
+    // A resident frame needs the terms; the terms must match themselves
+    // and the right-hand-side map.
+    let (mut x, mut r) = (vec![0.0; 3 * n], Vec::new());
+    let err = step.frame(&vec![0.0; 3 * n], &mut x, &mut r, false, 1).unwrap_err().to_string();
+    assert!(err.contains("needs the body's terms"), "{err}");
+    let tet = DeviceTerms {
+        tet_vertices: vec![0, 1, 2, 4],
+        tet_coefficients: vec![0.0; 14],
+        stencil_ptr: vec![0],
+        ..Default::default()
+    };
+    let map = RhsMap { vertex_ptr: vec![0; n + 1], projections: 9, ..Default::default() };
+    let err = GlobalStep::with_terms(gpu.clone(), &s, &map, Some(&tet)).unwrap_err().to_string();
+    assert!(err.contains("tet coefficients: 14 values, expected 15"), "{err}");
+    let far =
+        DeviceTerms { tet_vertices: vec![0, 1, 2, n as u32], tet_coefficients: vec![0.0; 15], ..tet.clone() };
+    let err = GlobalStep::with_terms(gpu.clone(), &s, &map, Some(&far)).unwrap_err().to_string();
+    assert!(err.contains(&format!("vertex {n} of a body of {n}")), "{err}");
+    let tet = DeviceTerms { tet_coefficients: vec![0.0; 15], ..tet };
+    let err = GlobalStep::with_terms(gpu, &s, &RhsMap { projections: 12, ..map }, Some(&tet)).unwrap_err();
+    assert!(err.to_string().contains("terms of 9 projections, the map has 12"), "{err}");
 }
 
 #[test]

@@ -295,3 +295,20 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
         assert!(diff < 1e-9, "{name}: resident frames differ from the CPU by {diff:e} m");
     }
 }
+
+/// The example scene of resident frames (`examples/scenes/`, named in
+/// `docs/gpu.md`) does what it says: from its second step on, each step is
+/// a resident frame with one host wait.
+#[test]
+fn the_resident_frame_example_runs_resident() {
+    if gpu().is_none() {
+        return;
+    }
+    let path = common::scenes_dir().join("../examples/scenes/twisting-bar-resident.toml");
+    let mut w = ferrofem::scene::Scene::from_file(&path).unwrap().build_on(ferrofem_gpu::backend()).unwrap();
+    for step in 1..=3 {
+        let device = w.step().unwrap().device.expect("a GPU scene");
+        assert_eq!(device.resident_frame, step > 1, "step {step}");
+        assert_eq!(device.counters.host_waits == 1, step > 1, "step {step}: {device:?}");
+    }
+}

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use ferrofem::device::{
-    self as seam, DeviceCounters, DeviceError, DeviceTerms, GroupLaw, NewtonParams, Offset, RhsMap,
+    self as seam, ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, DeviceTerms, FrameState,
+    GroupLaw, NewtonParams, Offset, RhsMap,
 };
 use ferrofem::solver::NewtonSolve;
 use ferrofem_linalg::{Ldlt, SparseInverse};
@@ -90,6 +91,14 @@ impl seam::DeviceGlobalStep for GlobalStep {
         iterations: usize,
     ) -> Result<u64, DeviceError> {
         GlobalStep::frame(self, c, x, rotations, upload_rotations, iterations)
+    }
+
+    fn contact_frame(
+        &mut self,
+        frame: &ContactFrame<'_>,
+        state: FrameState<'_>,
+    ) -> Result<ContactFrameOutcome, DeviceError> {
+        GlobalStep::contact_frame(self, frame, state)
     }
 }
 

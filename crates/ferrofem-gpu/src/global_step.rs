@@ -6,14 +6,29 @@
 //! constant part `c` when it changed) and reads `q` back; or, given the
 //! body's elastic terms, a whole frame without constraints runs here: the local
 //! step too (`local.wgsl`), every iteration in one submission, `q` read
-//! back once.
+//! back once; and, given the step's constraint rows and `W`, a whole
+//! frame with contact too (`contact.rs`).
+
+mod contact;
 
 use ferrofem_linalg::SparseInverse;
 
 use crate::kernel::{bind, dims, fits, grid, read_back_timed, storage, uniform, zeros, Dispatch, LANES};
 use crate::link::Timer;
-use crate::Link;
+use crate::{DeviceNewton, Link};
 use ferrofem::device::{DeviceError, DeviceTerms, RhsMap};
+use ferrofem::element::Constitutive;
+
+/// The tets' local step: `local.wgsl` with Neo-Hookean's projection and
+/// prox.
+const LOCAL_WGSL: &str = concat!(
+    include_str!("shaders/local.wgsl"),
+    include_str!("shaders/neo_hookean.wgsl"),
+    include_str!("shaders/prox.wgsl")
+);
+
+/// The membranes' local step: `membrane.wgsl` with Neo-Hookean's prox.
+const MEMBRANE_WGSL: &str = concat!(include_str!("shaders/membrane.wgsl"), include_str!("shaders/prox.wgsl"));
 
 /// `S` of [`SparseInverse`] twice as CSR on the device: its rows (for
 /// `S P b`, columns already mapped through `P`) and its columns (rows of
@@ -39,6 +54,8 @@ pub struct GlobalStep {
     local: Option<LocalStep>,
     /// The device time of each submission, where the adapter has timestamps.
     timer: Option<Timer>,
+    /// The constraint solve of frames with contact, made by the first.
+    newton: Option<DeviceNewton>,
 }
 
 /// The local step of a body's terms on the device (`local.wgsl` for tets,
@@ -91,7 +108,14 @@ impl LocalStep {
         let read = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         // q, the rotations, the fallback count and two timestamps.
         let staging = zeros(g, "frame staging", x.size() as usize / 8 + 9 * tets + 3, read);
-        let corotational = t.corotational as u32;
+        let model = match t.model {
+            Constitutive::Arap => 0,
+            Constitutive::Corotational => 1,
+            Constitutive::NeoHookean => 2,
+            Constitutive::StableNeoHookean => {
+                return Err(DeviceError::Input("the stable Neo-Hookean local step runs on the CPU".into()));
+            }
+        };
         let mut project = Vec::new();
         let kernel = |name, source: &str, count: usize, params: [u32; 2], buffers: &[&wgpu::Buffer]| {
             let pipeline = g.pipeline(name, source);
@@ -106,8 +130,7 @@ impl LocalStep {
                 storage(g, "tet coefficients", &t.tet_coefficients),
             ];
             let buffers = [&b[0], &b[1], x, &rotations, &duals[0], projections, &fallbacks];
-            let source = include_str!("shaders/local.wgsl");
-            project.push(kernel("local", source, tets, [corotational, t.arap_sweeps], &buffers));
+            project.push(kernel("local", LOCAL_WGSL, tets, [model, t.arap_sweeps], &buffers));
         }
         if triangles > 0 {
             let b = [
@@ -115,8 +138,7 @@ impl LocalStep {
                 storage(g, "triangle coefficients", &t.triangle_coefficients),
             ];
             let buffers = [&b[0], &b[1], x, &duals[1], projections, &fallbacks];
-            let source = include_str!("shaders/membrane.wgsl");
-            project.push(kernel("membrane", source, triangles, [corotational, 9 * tets as u32], &buffers));
+            project.push(kernel("membrane", MEMBRANE_WGSL, triangles, [model, 9 * tets as u32], &buffers));
         }
         if stencils > 0 {
             let b = [
@@ -260,6 +282,7 @@ impl GlobalStep {
             bytes,
             local,
             timer,
+            newton: None,
         })
     }
 

@@ -30,9 +30,9 @@ pub(crate) fn fits(gpu: &Gpu, what: &str, bytes: usize) -> Result<(), crate::Dev
     match bytes <= limit {
         true => Ok(()),
         false => Err(crate::DeviceError::Input(format!(
-            "{what} needs {} MB in one buffer, above the adapter's {} MB per binding",
-            bytes >> 20,
-            limit >> 20
+            "{what} needs {:.1} MB in one buffer, above the adapter's {:.1} MB per binding",
+            bytes as f64 / (1 << 20) as f64,
+            limit as f64 / (1 << 20) as f64
         ))),
     }
 }

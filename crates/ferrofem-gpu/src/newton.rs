@@ -24,7 +24,7 @@ use ferrofem::solver::NewtonSolve;
 /// Vectors of `newton.wgsl`'s `v`.
 const VECTORS: usize = 21;
 /// Scalars of its `s` (read back with `λ` and `δ`).
-const SCALARS: usize = 20;
+pub(crate) const SCALARS: usize = 20;
 const LINEAR: usize = 4;
 const PHI_MAX: usize = 7;
 const ITERATIONS: usize = 14;
@@ -129,9 +129,16 @@ pub struct DeviceNewton {
 }
 
 impl DeviceNewton {
-    /// Compiles the kernels.
+    /// Compiles the kernels (and waits for the device's verdict on them).
     pub fn new(gpu: impl Into<Link>) -> Result<DeviceNewton, DeviceError> {
-        let gpu: Link = gpu.into();
+        let newton = DeviceNewton::compile(gpu.into());
+        newton.gpu.wait()?;
+        Ok(newton)
+    }
+
+    /// Compiles the kernels without waiting: an error surfaces at the
+    /// next host wait (a frame's read-back).
+    pub(crate) fn compile(gpu: Link) -> DeviceNewton {
         let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -173,8 +180,7 @@ impl DeviceNewton {
                 (e, gpu.device.create_compute_pipeline(&desc))
             })
             .collect();
-        gpu.wait()?;
-        Ok(DeviceNewton { timer: gpu.timer(), gpu, layout, pipelines, buffers: None, rows: 0 })
+        DeviceNewton { timer: gpu.timer(), gpu, layout, pipelines, buffers: None, rows: 0 }
     }
 
     /// Makes `w` (row-major `c × c`, `c = 3 ×` groups) the operator of the
@@ -189,7 +195,7 @@ impl DeviceNewton {
         }
         fits(&self.gpu, &format!("W of {c} constraint rows"), 8 * c * c)?;
         if self.buffers.as_ref().is_none_or(|b| b.capacity < c) {
-            self.buffers = Some(self.allocate(c + c / 2));
+            self.buffers = Some(self.allocate(room(&self.gpu, c)));
         }
         let b = self.buffers.as_ref().expect("allocated above");
         let link = &self.gpu;
@@ -234,31 +240,97 @@ impl DeviceNewton {
         if c == 0 {
             return Ok(NewtonSolve { converged: true, ..Default::default() });
         }
-        self.upload(params, offset_values, laws, r, lambda);
-        let encoder = self.record(&self.newton_kernels(params, gaps));
+        self.upload(params, Some(offset_values), laws, r, lambda);
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = self.gpu.pass(&mut encoder, self.timer.as_ref());
+            self.record(&mut pass, &self.newton_kernels(params, gaps));
+        }
         let (mut both, mut scalars) = (vec![0.0; 2 * c], [0.0; SCALARS]);
         let outs: &mut [&mut [f64]] = &mut [&mut both, &mut scalars];
         read_back_timed(&self.gpu, encoder, self.timer.as_ref(), &[&b.v, &b.s], &b.staging, outs)?;
         lambda.copy_from_slice(&both[..c]);
         delta.copy_from_slice(&both[c..]);
-        Ok(NewtonSolve {
-            iterations: scalars[ITERATIONS] as usize,
-            linear_iterations: scalars[LINEAR] as usize,
-            error: scalars[ERROR],
-            residual: scalars[PHI_MAX],
-            converged: scalars[CONVERGED] != 0.0,
-        })
+        Ok(solve_figures(&scalars))
     }
 
-    /// Uploads a solve's inputs: `λ⁰`, the offset, `r`, each row's `μ`
+    /// Before a frame's solves ([`crate::GlobalStep::contact_frame`]):
+    /// `λ⁰`, `r`, the laws and the settings uploaded once; each solve then
+    /// starts from the `λ` the last one left, and from the gaps `δ(q)` the
+    /// frame writes into [`Self::gaps_at`].
+    pub(crate) fn begin_frame(
+        &self,
+        params: &NewtonParams,
+        laws: &[GroupLaw],
+        r: &[f64],
+        lambda: &[f64],
+    ) -> Result<(), DeviceError> {
+        let c = self.rows;
+        for (what, len) in [("laws", 3 * laws.len()), ("r", r.len()), ("λ", lambda.len())] {
+            if len != c {
+                return Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}")));
+            }
+        }
+        self.upload(params, None, laws, r, lambda);
+        Ok(())
+    }
+
+    /// Records one solve of a frame into `encoder`: `λ` kept in
+    /// `previous` (the correction's `λᵏ`), the solve's scalars reset, its
+    /// kernels (`δ_free` from the gaps), then its scalars copied into
+    /// `history` at slot `k` ([`solve_figures`] reads them).
+    pub(crate) fn record_frame_solve(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        params: &NewtonParams,
+        previous: &wgpu::Buffer,
+        history: &wgpu::Buffer,
+        k: usize,
+    ) {
+        let b = self.buffers.as_ref().expect("a loaded W has buffers");
+        encoder.copy_buffer_to_buffer(&b.v, 0, previous, 0, 8 * self.rows as u64);
+        encoder.clear_buffer(&b.s, 0, Some(8 * NCP_TOLERANCE as u64));
+        {
+            let mut pass = self.gpu.pass(encoder, None);
+            self.record(&mut pass, &self.newton_kernels(params, true));
+        }
+        let bytes = 8 * SCALARS as u64;
+        encoder.copy_buffer_to_buffer(&b.s, 0, history, bytes * k as u64, bytes);
+    }
+
+    /// The vectors `λ, δ, δ(q), …` of the loaded `W` (`λ` and `δ` first).
+    pub(crate) fn vectors(&self) -> Option<&wgpu::Buffer> {
+        self.buffers.as_ref().map(|b| &b.v)
+    }
+
+    /// Where in [`Self::vectors`] (in f64) a solve from gaps reads `δ(q)`.
+    pub(crate) fn gaps_at(&self) -> usize {
+        FREE * self.rows
+    }
+
+    /// Rows of the loaded `W`.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Uploads a solve's inputs: `λ⁰`, the offset (when given), `r`, each row's `μ`
     /// (`−1` on attachments) and the NCP function; the scalars reset.
-    fn upload(&self, params: &NewtonParams, offset: &[f64], laws: &[GroupLaw], r: &[f64], lambda: &[f64]) {
+    fn upload(
+        &self,
+        params: &NewtonParams,
+        offset: Option<&[f64]>,
+        laws: &[GroupLaw],
+        r: &[f64],
+        lambda: &[f64],
+    ) {
         let (b, c) = (self.buffers.as_ref().expect("a loaded W has buffers"), self.rows);
         let link = &self.gpu;
         let put = |k: usize, x: &[f64]| link.write(&b.v, (8 * k * c) as u64, bytemuck::cast_slice(x));
         put(LAMBDA, lambda);
-        put(FREE, offset);
+        if let Some(offset) = offset {
+            put(FREE, offset);
+        }
         put(SCALE, r);
         let mu: Vec<f64> = laws
             .iter()
@@ -321,27 +393,22 @@ impl DeviceNewton {
         k
     }
 
-    /// Records `kernels` in order, in one compute pass.
-    fn record(&self, kernels: &[Kernel]) -> wgpu::CommandEncoder {
+    /// Records `kernels` in order into `pass`.
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, kernels: &[Kernel]) {
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
         let c = self.rows as u32;
-        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = self.gpu.pass(&mut encoder, self.timer.as_ref());
-            pass.set_bind_group(0, &b.group, &[]);
-            for &(entry, shape) in kernels {
-                let groups = match shape {
-                    Shape::Rows => grid(c),
-                    Shape::Groups => grid((c / 3).div_ceil(LANES)),
-                    Shape::Items => grid(c.div_ceil(LANES)),
-                    Shape::Reduce => (1, 1),
-                };
-                pass.set_pipeline(&self.pipelines[entry]);
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-            }
-            self.gpu.dispatched(kernels.len());
+        pass.set_bind_group(0, &b.group, &[]);
+        for &(entry, shape) in kernels {
+            let groups = match shape {
+                Shape::Rows => grid(c),
+                Shape::Groups => grid((c / 3).div_ceil(LANES)),
+                Shape::Items => grid(c.div_ceil(LANES)),
+                Shape::Reduce => (1, 1),
+            };
+            pass.set_pipeline(&self.pipelines[entry]);
+            pass.dispatch_workgroups(groups.0, groups.1, 1);
         }
-        encoder
+        self.gpu.dispatched(kernels.len());
     }
 
     fn allocate(&self, capacity: usize) -> Sized {
@@ -375,6 +442,26 @@ impl DeviceNewton {
             entries: &entries,
         });
         Sized { capacity, w, w32, v, s, params, group, staging }
+    }
+}
+
+/// Rows to allocate for a `W` of `c` rows: half as many again, so that a
+/// growing contact count does not reallocate every step, as far as `W`
+/// still fits in one binding of the adapter (`c` itself fits).
+fn room(gpu: &Link, c: usize) -> usize {
+    let limit = gpu.device.limits().max_storage_buffer_binding_size as usize / 8;
+    let most = (limit as f64).sqrt() as usize / 3 * 3;
+    (c + c / 2).min(most).max(c)
+}
+
+/// A solve's figures from its scalars (`SCALARS` values).
+pub(crate) fn solve_figures(scalars: &[f64]) -> NewtonSolve {
+    NewtonSolve {
+        iterations: scalars[ITERATIONS] as usize,
+        linear_iterations: scalars[LINEAR] as usize,
+        error: scalars[ERROR],
+        residual: scalars[PHI_MAX],
+        converged: scalars[CONVERGED] != 0.0,
     }
 }
 

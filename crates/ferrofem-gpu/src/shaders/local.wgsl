@@ -4,7 +4,8 @@
 // (Newton steps on the polar rotation, then Jacobi sweeps: dahl2019 §3.3),
 // and the target p − u the global step pulls F towards: ARAP's rotation,
 // or co-rotational's proximal projection p = (k F + c R)/a with its dual
-// update u ← u + F − p. The arithmetic is the CPU's one-element routine
+// update u ← u + F − p; Neo-Hookean's prox in `neo_hookean.wgsl`, appended
+// to this file. The arithmetic is the CPU's one-element routine
 // (`element::lanes`: `polar`, `rotation_newton`, `cayley_step`,
 // `rotation_jacobi`; `tet_lanes`: `corotational_lanes`), step for step.
 // Where the CPU would take an SVD (an unconverged co-rotational polar
@@ -17,8 +18,8 @@ struct Params {
     tets: u32,
     // Invocations along x of the dispatch grid.
     stride: u32,
-    // 1: co-rotational, 0: ARAP.
-    corotational: u32,
+    // 0: ARAP, 1: co-rotational, 2: Neo-Hookean (`neo_hookean.wgsl`).
+    model: u32,
     // ARAP's Jacobi sweeps at most.
     arap_sweeps: u32,
 }
@@ -265,7 +266,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if t >= prm.tets {
         return;
     }
-    let corotational = prm.corotational == 1u;
+    let corotational = prm.model == 1u;
+    let dual = prm.model != 0u;
     // F = Σₐ xₐ gₐᵀ in the order of `Element::gradient`, plus u.
     var f: M3;
     for (var a = 0u; a < 4u; a++) {
@@ -278,7 +280,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     var u: M3;
-    if corotational {
+    if dual {
         for (var e = 0u; e < 9u; e++) {
             u[e] = duals[9u * t + e];
             f[e] += u[e];
@@ -287,6 +289,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var warm: M3;
     for (var e = 0u; e < 9u; e++) {
         warm[e] = rotations[9u * t + e];
+    }
+    let mu = coef[15u * t + 12u];
+    let lambda = coef[15u * t + 13u];
+    let k = coef[15u * t + 14u];
+    if prm.model == 2u {
+        let projection = neo_hookean_projection(f, warm, mu, lambda, k);
+        if projection.fallback {
+            atomicAdd(&fallbacks[0], 1u);
+        }
+        for (var e = 0u; e < 9u; e++) {
+            rotations[9u * t + e] = projection.basis[e];
+        }
+        update_dual(t, f, u, projection.p);
+        return;
     }
     var sweeps = prm.arap_sweeps;
     if corotational {
@@ -306,10 +322,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         return;
     }
-    // `corotational_lanes`: p = (k F + c R)/a, then u ← u + (F − u − p).
-    let mu = coef[15u * t + 12u];
-    let lambda = coef[15u * t + 13u];
-    let k = coef[15u * t + 14u];
+    // `corotational_lanes`: p = (k F + c R)/a.
     let a = f64(2.0) * mu + k;
     let g = f64(2.0) * mu + lambda * f64(3.0);
     var trace = f64(0.0);
@@ -318,10 +331,19 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = (g * a - lambda * k * trace) / (a + lambda * f64(3.0));
     let inv = f64(1.0) / a;
+    var p: M3;
     for (var e = 0u; e < 9u; e++) {
-        let p = (f[e] * k + r[e] * c) * inv;
-        let dual = u[e] + (f[e] - u[e] - p);
+        p[e] = (f[e] * k + r[e] * c) * inv;
+    }
+    update_dual(t, f, u, p);
+}
+
+// The ADMM dual u ← u + (F − u − p) and the target p − u of tet t (F
+// includes the old u), as `tet_batch` forms them.
+fn update_dual(t: u32, f: M3, u: M3, p: M3) {
+    for (var e = 0u; e < 9u; e++) {
+        let dual = u[e] + (f[e] - u[e] - p[e]);
         duals[9u * t + e] = dual;
-        targets[9u * t + e] = p - dual;
+        targets[9u * t + e] = p[e] - dual;
     }
 }

@@ -257,9 +257,13 @@ fn isodof_reuse_cache_equals_fresh_builds() {
 /// twisted by up to 80° along its length and stretched by 30 %, the cloth
 /// folded and stretched. From the same warm rotations (the CPU's at a
 /// state 10 % less deformed), one iteration of a resident frame leaves
-/// the tets' rotations equal to the CPU local step's to 1e-12, and
+/// the tets' rotations equal to the CPU local step's to 1e-12 (Neo-Hookean's
+/// eigenbases of `FᵀF` to its eigen tolerance), and
 /// `q = A⁻¹ (h² Σ w Gᵀ p)` equal to the CPU's from its projections to
-/// 1e-12 relative.
+/// 1e-12 relative. With the bar's end pressed through itself (inverted
+/// Neo-Hookean tets, which both take by the signed SVD's values and, where
+/// the scalar prox hands on, the damped Newton iteration) the device counts
+/// them as fallbacks and `q` agrees to 1e-9.
 #[test]
 fn device_local_step_equals_the_cpus() {
     use ferrofem::element::Constitutive;
@@ -268,11 +272,14 @@ fn device_local_step_equals_the_cpus() {
     };
     use ferrofem::integrator::local_global::GlobalStepMethod;
     let Some(gpu) = gpu() else { return };
-    for (scene, model) in [
-        ("twisting-bar-lg", Constitutive::Arap),
-        ("twisting-bar-lg", Constitutive::Corotational),
-        ("hanging-cloth", Constitutive::Arap),
-        ("hanging-cloth", Constitutive::Corotational),
+    for (scene, model, inverted) in [
+        ("twisting-bar-lg", Constitutive::Arap, false),
+        ("twisting-bar-lg", Constitutive::Corotational, false),
+        ("twisting-bar-lg", Constitutive::NeoHookean, false),
+        ("twisting-bar-lg", Constitutive::NeoHookean, true),
+        ("hanging-cloth", Constitutive::Arap, false),
+        ("hanging-cloth", Constitutive::Corotational, false),
+        ("hanging-cloth", Constitutive::NeoHookean, false),
     ] {
         let w = super::common::builtin(scene, |s| {
             s.spec.bodies[0].constitutive = Some(model);
@@ -291,6 +298,10 @@ fn device_local_step_equals_the_cpus() {
                 let (y, z) = (p[1], p[2]);
                 (p[0], p[1], p[2]) = ((1.0 + 0.3 * amount) * p[0], c * y - sn * z, sn * y + c * z);
                 p[2] += 0.05 * amount * (7.0 * p[0] + 3.0 * y).sin();
+                // The bar's last tenth pressed through itself: inverted tets.
+                if inverted && p[0] > 0.8 {
+                    p[2] *= -0.5;
+                }
             }
             x
         };
@@ -305,19 +316,29 @@ fn device_local_step_equals_the_cpus() {
         let (zeros, mut b, mut q_cpu) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         assemble_rhs(body, &[], &cpu, &zeros, h, 0.0, &mut b);
         s.apply_many::<3>(&b, &mut q_cpu, &mut SparseInverseScratch::default());
-        let terms = device_terms(body, sweeps).expect("ARAP and co-rotational run on the device");
+        let terms = device_terms(body, sweeps).expect("these models run on the device");
         let mut device =
             GlobalStep::with_terms(gpu.clone(), s, &rhs_map(body, &cpu, h), Some(&terms)).unwrap();
         let (mut q, mut rotations) = (x.clone(), warm.clone());
         let fallbacks = device.frame(&zeros, &mut q, &mut rotations, true, 1).unwrap();
-        assert_eq!(fallbacks, 0, "{scene} {model:?}");
+        assert_eq!(fallbacks > 0, inverted, "{scene} {model:?}: {fallbacks} fallbacks");
         let expected: Vec<f64> = cpu.tet_rotations().iter().flat_map(|r| r.iter().copied()).collect();
         let r_diff = max_abs_diff(&rotations, &expected);
         let scale = q_cpu.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let q_diff = max_abs_diff(&q, &q_cpu) / scale;
-        eprintln!("{scene} {model:?}: rotations {r_diff:.1e}, q {q_diff:.1e} relative");
-        assert!(r_diff < 1e-12, "{scene} {model:?}: rotations differ by {r_diff:e}");
-        assert!(q_diff < 1e-12, "{scene} {model:?}: q differs by {q_diff:e} relative");
+        eprintln!(
+            "{scene} {model:?} ({fallbacks} fallbacks): rotations {r_diff:.1e}, q {q_diff:.1e} relative"
+        );
+        // Neo-Hookean's bases meet the eigen tolerance, 1e-8: the CPU sweeps
+        // a batch of tets until every one meets it, the device each tet
+        // until it does; the projections differ by its square.
+        let bound = if model == Constitutive::NeoHookean { 1e-7 } else { 1e-12 };
+        assert!(r_diff < bound, "{scene} {model:?}: rotations differ by {r_diff:e}");
+        // Inverted tets take the damped Newton prox on both devices, which
+        // stops by a tolerance on the step (1e-9) along paths that differ
+        // by rounding.
+        let q_bound = if inverted { 1e-9 } else { 1e-12 };
+        assert!(q_diff < q_bound, "{scene} {model:?}: q differs by {q_diff:e} relative");
     }
 }
 

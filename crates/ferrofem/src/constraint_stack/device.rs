@@ -4,12 +4,12 @@
 //! resident for the step and `δ_free = δ(q) − W λᵏ` formed on the device
 //! from the gaps.
 
-use crate::device::{Backend, DeviceError, DeviceNewton, GroupLaw, NewtonParams, Offset};
+use crate::device::{Backend, DeviceError, DeviceNewton, DeviceRows, GroupLaw, NewtonParams, Offset};
 
 use super::space::ConstraintSpace;
 use crate::constraint::ConstraintGroup;
 use crate::solver::newton::Complementarity;
-use crate::solver::{complementarity_scale, gaps_violation, ConstraintSolve, NewtonSettings};
+use crate::solver::{complementarity_scale, gaps_violation, row_gaps, ConstraintSolve, NewtonSettings};
 use crate::Model;
 
 /// The device solver and its host-side scratch.
@@ -43,20 +43,7 @@ impl DeviceConstraintSolver {
         model: &Model,
         settings: &NewtonSettings,
     ) -> Result<(), DeviceError> {
-        space.workspace.laws.clear();
-        space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
-        self.laws.clear();
-        for &law in &space.workspace.laws {
-            self.laws.push(GroupLaw::try_from(law)?);
-        }
-        let w = &space.delassus.assembled;
-        complementarity_scale(
-            &space.problem.groups,
-            |j| w.entry(j, j),
-            model,
-            settings.preconditioner,
-            &mut space.workspace.scale,
-        );
+        device_laws(space, model, settings, &mut self.laws)?;
         self.delta.clear();
         self.delta.resize(space.problem.impulses.len(), 0.0);
         let offset = Offset::Gaps(&space.problem.free_gaps);
@@ -72,6 +59,58 @@ impl DeviceConstraintSolver {
         space.outcome.solve = ConstraintSolve::from(out);
         Ok(())
     }
+}
+
+/// The step's laws as the device reads them into `laws` (and the host's
+/// in `space.workspace.laws`), and the complementarity scale `r` from
+/// `W`'s diagonal into `space.workspace.scale`.
+pub fn device_laws(
+    space: &mut ConstraintSpace,
+    model: &Model,
+    settings: &NewtonSettings,
+    laws: &mut Vec<GroupLaw>,
+) -> Result<(), DeviceError> {
+    space.workspace.laws.clear();
+    space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
+    laws.clear();
+    for &law in &space.workspace.laws {
+        laws.push(GroupLaw::try_from(law)?);
+    }
+    let w = &space.delassus.assembled;
+    complementarity_scale(
+        &space.problem.groups,
+        |j| w.entry(j, j),
+        model,
+        settings.preconditioner,
+        &mut space.workspace.scale,
+    );
+    Ok(())
+}
+
+/// Whether every row of the world is body `b`'s, once (one body, no
+/// self-contact, no cable): what a frame on the device needs of its rows.
+pub fn rows_of_one_body(space: &ConstraintSpace, b: usize) -> bool {
+    let (rows, c) = (&space.problem.bodies[b].rows, 3 * space.problem.groups.len());
+    let single = space.problem.groups.iter().all(|g| g.parts().len() == 1 && g.path().is_empty());
+    single && rows.len() == c && rows.iter().enumerate().all(|(i, &r)| r == i)
+}
+
+/// Body `b`'s rows for a frame on the device ([`DeviceRows`]: `H_b` by
+/// the world's rows, `δ`'s constant part against the start-of-step
+/// positions `x0`), when [`rows_of_one_body`]; `None` otherwise.
+pub fn device_rows(space: &ConstraintSpace, b: usize, x0: &[f64]) -> Option<DeviceRows> {
+    if !rows_of_one_body(space, b) {
+        return None;
+    }
+    let h = &space.problem.bodies[b].jacobian;
+    let mut gaps = Vec::with_capacity(h.pattern.nrows);
+    row_gaps(&space.problem.groups, 1.0, |_, j| -x0[j], &mut gaps);
+    Some(DeviceRows {
+        row_ptr: h.pattern.row_ptr.iter().map(|&p| p as u32).collect(),
+        dofs: h.pattern.col_idx.clone(),
+        coef: h.values.clone(),
+        gaps,
+    })
 }
 
 /// A group's law as the device reads it; a needle's shaft and a cable

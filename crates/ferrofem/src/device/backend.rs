@@ -8,7 +8,12 @@ use std::sync::Arc;
 
 use ferrofem_linalg::{Ldlt, SparseInverse};
 
-use super::{DeviceCounters, DeviceError};
+use crate::element::Constitutive;
+
+use super::{
+    ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, FrameState, GroupLaw, NewtonParams,
+    Offset,
+};
 use crate::solver::NewtonSolve;
 
 /// A compute device the world's device stages run on, chosen when the
@@ -78,6 +83,17 @@ pub trait DeviceGlobalStep: Send + Sync + Debug {
         iterations: usize,
     ) -> Result<u64, DeviceError>;
 
+    /// A frame with constraint rows resident on the device (zeng2025
+    /// Algorithm 3–4): `W` uploaded, then every iteration's local step,
+    /// right-hand side with `h² Hᵀ λ`, global step, gaps, non-smooth
+    /// Newton solve and correction in one submission; `state` read back
+    /// in one host wait. The duals start at zero, as in [`Self::frame`].
+    fn contact_frame(
+        &mut self,
+        frame: &ContactFrame<'_>,
+        state: FrameState<'_>,
+    ) -> Result<ContactFrameOutcome, DeviceError>;
+
     /// Bytes one solve reads (both SpMVs: `S`'s values and indices, the
     /// vectors), the measure of its bandwidth.
     fn spmv_bytes(&self) -> usize;
@@ -133,12 +149,14 @@ pub struct RhsMap {
 
 /// A body's elastic terms whose local step (zeng2025 eq. 5) runs on the
 /// device: ARAP (tets: the rotation by at most `arap_sweeps` Jacobi
-/// sweeps) or co-rotational (the converged rotation and the ADMM dual),
+/// sweeps), co-rotational (the converged rotation and the ADMM dual) or
+/// Neo-Hookean (the prox in σ from the eigenbasis of `FᵀF`, and the dual),
 /// tets and membrane triangles, and the membranes' bending stencils.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceTerms {
-    /// Co-rotational (`true`) or ARAP.
-    pub corotational: bool,
+    /// ARAP, co-rotational or Neo-Hookean (stable Neo-Hookean is refused);
+    /// the tets' rotations the device keeps are Neo-Hookean's eigenbases.
+    pub model: Constitutive,
     /// ARAP's polar sweeps at most (`local_global.polar_sweeps`).
     pub arap_sweeps: u32,
     /// Four vertices per tet.
@@ -182,40 +200,4 @@ impl DeviceTerms {
     pub fn stencils(&self) -> usize {
         self.stencil_ptr.len().saturating_sub(1)
     }
-}
-
-/// The device solver's settings (the scene's `NewtonSettings`, without
-/// the choice of `r`, which the caller makes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NewtonParams {
-    /// Fischer–Burmeister (`true`) or min-map NCP function on normal rows.
-    pub fischer_burmeister: bool,
-    /// Newton steps at most.
-    pub iterations: usize,
-    /// CR iterations per Newton step.
-    pub linear_iterations: usize,
-    /// Stop when `‖Δλ‖∞ ≤ tolerance · ‖λ‖∞`.
-    pub tolerance: f64,
-    /// Stop when `‖Φ‖∞ ≤ ncp_tolerance`.
-    pub ncp_tolerance: f64,
-}
-
-/// The constant part of `δ` a solve starts from.
-#[derive(Debug, Clone, Copy)]
-pub enum Offset<'a> {
-    /// `δ_free` itself.
-    Free(&'a [f64]),
-    /// `δ` at the warm start `λ⁰` (`δ_free = gaps − W λ⁰`, formed on the
-    /// device: the local-global iterations know `δ(q)`, not `δ_free`).
-    Gaps(&'a [f64]),
-}
-
-/// A law per group of three rows: Coulomb friction with `μ ≥ 0`, or a
-/// bilateral attachment.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GroupLaw {
-    /// Signorini–Coulomb contact with friction coefficient `μ`.
-    Contact(f64),
-    /// Three bilateral rows.
-    Attachment,
 }

@@ -6,14 +6,17 @@
 //! implicit Euler's `W̄` in f64; what runs where: `docs/gpu.md`).
 
 mod backend;
+mod constraints;
 mod counters;
 mod error;
 
 use serde::{Deserialize, Serialize};
 
 pub use backend::{
-    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, DeviceTerms, GroupLaw, NewtonParams, Offset,
-    RhsMap, SharedBackend,
+    Backend, DeviceFactor, DeviceGlobalStep, DeviceNewton, DeviceTerms, RhsMap, SharedBackend,
+};
+pub use constraints::{
+    ContactFrame, ContactFrameOutcome, DeviceRows, FrameState, GroupLaw, NewtonParams, Offset,
 };
 pub use counters::DeviceCounters;
 pub use error::DeviceError;

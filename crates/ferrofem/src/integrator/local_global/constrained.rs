@@ -78,7 +78,7 @@ pub fn solve_on_device(
 }
 
 /// Adds an iteration's solve to the step's figures.
-fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
+pub fn add_solve(total: &mut ConstraintSolve, s: ConstraintSolve) {
     total.method = s.method;
     total.iterations += s.iterations;
     total.linear_iterations += s.linear_iterations;

@@ -11,7 +11,7 @@ use super::local::Projections;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::constraint::{BodyRows, Compliance};
-use crate::device::{Backend, DeviceError, DeviceGlobalStep};
+use crate::device::{Backend, ContactFrame, ContactFrameOutcome, DeviceError, DeviceGlobalStep, FrameState};
 use crate::element::Element;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, SparseInverse,
@@ -240,6 +240,19 @@ impl GlobalSolver {
             return Err(DeviceError::Input("the global step is not on the device".into()));
         };
         d.frame(c, x, projections.tet_rotations_flat_mut(), upload_rotations, iterations)
+    }
+
+    /// A frame with constraint rows on the device
+    /// ([`DeviceGlobalStep::contact_frame`]).
+    pub fn device_contact_frame(
+        &mut self,
+        frame: &ContactFrame<'_>,
+        state: FrameState<'_>,
+    ) -> Result<ContactFrameOutcome, DeviceError> {
+        let Some(d) = self.device.as_mut() else {
+            return Err(DeviceError::Input("the global step is not on the device".into()));
+        };
+        d.contact_frame(frame, state)
     }
 
     /// Whether the global step runs on the GPU.

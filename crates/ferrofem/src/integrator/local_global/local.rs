@@ -271,17 +271,17 @@ pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
 }
 
 /// The body's terms for a device whose frames run the local step too
-/// ([`crate::device::DeviceGlobalStep::frame`]): a body of ARAP or
-/// co-rotational elements (tets, membranes and their bending); `None`
-/// for the Neo-Hookean models.
+/// ([`crate::device::DeviceGlobalStep::frame`]): a body of ARAP,
+/// co-rotational or Neo-Hookean elements (tets, membranes and their
+/// bending); `None` for stable Neo-Hookean.
 pub fn device_terms(body: &Body, arap_sweeps: usize) -> Option<DeviceTerms> {
     let model = body.constitutive;
-    if !matches!(model, Constitutive::Arap | Constitutive::Corotational) {
+    if model == Constitutive::StableNeoHookean {
         return None;
     }
     let index = |v: &usize| *v as u32;
     let mut t = DeviceTerms {
-        corotational: model == Constitutive::Corotational,
+        model,
         arap_sweeps: arap_sweeps.min(u32::MAX as usize) as u32,
         stencil_ptr: vec![0],
         ..Default::default()

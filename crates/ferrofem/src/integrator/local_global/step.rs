@@ -2,7 +2,10 @@
 //! Algorithm 2–4): `predict` → `assemble_constraints` → `build_delassus`
 //! → k × { `local_step` → `global_step` → `solve_constraints` → `correct` }
 //! → `integrate`, each a named stage; one body's workspace and its per-body
-//! stages are in `workspace.rs`.
+//! stages are in `workspace.rs`; the frames that run whole on the
+//! device in `step/resident.rs`.
+
+mod resident;
 
 use super::anderson::Anderson;
 use super::constrained::{self, add_constraint_forces};
@@ -53,6 +56,9 @@ pub struct LocalGlobal {
     constraint_device: Option<DeviceConstraintSolver>,
     /// Whether the last step ran as resident frames on the device.
     resident: bool,
+    /// Whether this step's constrained iterations run as one frame on the
+    /// device (decided with `W`, which then goes to that frame).
+    frame_with_contact: bool,
 }
 
 /// Why constraints cannot run on a Jacobi global step.
@@ -125,6 +131,7 @@ impl LocalGlobal {
             device_adapter,
             constraint_device: None,
             resident: false,
+            frame_with_contact: false,
         })
     }
 
@@ -204,9 +211,11 @@ impl LocalGlobal {
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }
-        self.resident = !constrained && self.resident_frames(iterations);
-        if self.resident {
-            self.device_frames(model, times, step, t_next, &mut observe)?;
+        self.resident = self.resident_frames(iterations) && (!constrained || self.frame_with_contact);
+        match (self.resident, constrained) {
+            (true, false) => self.device_frames(model, times, step, t_next, &mut observe)?,
+            (true, true) => self.contact_frame(model, state, space, times, &mut total, &mut observe)?,
+            (false, _) => {}
         }
         let iterations = if self.resident { 0 } else { iterations };
         for k in 0..iterations {
@@ -235,51 +244,6 @@ impl LocalGlobal {
             predict(w, &s.positions, &s.velocities, h, g, t_next, self.settings.initial_guess);
             observe(b, 0, &w.x);
         }
-    }
-
-    /// Whether this step's iterations run as resident frames on the device
-    /// ([`Self::device_frames`]): every body's local step is on the device,
-    /// its rotations are warm (a host step has run), and nothing needs an
-    /// iterate on the host between iterations (no acceleration, no
-    /// tolerance).
-    fn resident_frames(&self, iterations: usize) -> bool {
-        let s = self.settings;
-        let plain = s.acceleration == Acceleration::None && !s.tracks_residual() && iterations > 0;
-        plain && self.bodies.iter().all(|w| w.global.has_device_frame() && w.rotations != Rotations::Cold)
-    }
-
-    /// Every body's iterations as one frame on the device (zeng2025
-    /// Algorithm 3 without constraints): the constant part of `b` on the
-    /// host (stage `local_step`), then the frame, which uploads it and the
-    /// starting iterate, runs every local and global step and reads `q`
-    /// and the rotations back once (stage `global_step`: the device's
-    /// local steps are inside it, one submission). `observe` sees the
-    /// last iterate only.
-    fn device_frames(
-        &mut self,
-        model: &Model,
-        times: &mut StageTimes,
-        step: usize,
-        t_next: f64,
-        observe: &mut impl FnMut(usize, usize, &[f64]),
-    ) -> Result<(), SimError> {
-        let (h, iterations) = (model.time_step, self.settings.iterations);
-        self.last = (iterations, f64::NAN);
-        for (b, body) in model.bodies.iter().enumerate() {
-            let w = &mut self.bodies[b];
-            times.time(Stage::LocalStep, || constant_rhs(body, &w.pins, &w.predicted, h, t_next, &mut w.rhs));
-            let upload = w.rotations != Rotations::Device;
-            let fallbacks = times
-                .time(Stage::GlobalStep, || {
-                    w.global.device_frame(&w.rhs, &mut w.x, &mut w.projections, upload, iterations)
-                })
-                .map_err(|e| device_failure(step, body, Stage::GlobalStep, e))?;
-            w.rotations = Rotations::Device;
-            w.device_fallbacks = fallbacks;
-            body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
-            observe(b, iterations, &w.x);
-        }
-        Ok(())
     }
 
     /// Stage `local_step` of iteration `k` for every body (zeng2025 eq.
@@ -477,8 +441,10 @@ impl LocalGlobal {
                 }
             })
             .map_err(fail)?;
+        self.frame_with_contact = self.contact_frame_ready(model, space);
         if model.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
+            && !self.frame_with_contact
         {
             if self.constraint_device.is_none() {
                 let backend = model.gpu().map_err(fail)?;

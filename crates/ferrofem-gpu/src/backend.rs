@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use ferrofem::device::{
-    self as seam, ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, DeviceTerms, FrameState,
-    GroupLaw, NewtonParams, Offset, RhsMap,
+    self as seam, ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, DeviceRows, DeviceTerms,
+    FrameState, GroupLaw, NewtonParams, Offset, RhsMap,
 };
 use ferrofem::solver::NewtonSolve;
 use ferrofem_linalg::{Ldlt, SparseInverse};
@@ -91,6 +91,14 @@ impl seam::DeviceGlobalStep for GlobalStep {
         iterations: usize,
     ) -> Result<u64, DeviceError> {
         GlobalStep::frame(self, c, x, rotations, upload_rotations, iterations)
+    }
+
+    fn delassus(&mut self, rows: &DeviceRows, h: f64) -> Result<Vec<f64>, DeviceError> {
+        GlobalStep::delassus(self, rows, h)
+    }
+
+    fn delassus_fits(&self, rows: &DeviceRows) -> Result<(), DeviceError> {
+        GlobalStep::delassus_fits(self, rows)
     }
 
     fn contact_frame(

@@ -10,12 +10,14 @@
 //! frame with contact too (`contact.rs`).
 
 mod contact;
+mod delassus;
 
 use ferrofem_linalg::SparseInverse;
 
 use crate::kernel::{bind, dims, fits, grid, read_back_timed, storage, uniform, zeros, Dispatch, LANES};
 use crate::link::Timer;
 use crate::{DeviceNewton, Link};
+use delassus::Columns;
 use ferrofem::device::{DeviceError, DeviceTerms, RhsMap};
 use ferrofem::element::Constitutive;
 
@@ -56,6 +58,8 @@ pub struct GlobalStep {
     timer: Option<Timer>,
     /// The constraint solve of frames with contact, made by the first.
     newton: Option<DeviceNewton>,
+    /// `S` by columns (the `Sᵀ` SpMV's, and `W`'s build from them).
+    columns: Columns,
 }
 
 /// The local step of a body's terms on the device (`local.wgsl` for tets,
@@ -173,32 +177,28 @@ impl LocalStep {
 fn spmv_dispatches(
     g: &Link,
     s: &SparseInverse,
-    b: &wgpu::Buffer,
-    z: &wgpu::Buffer,
-    q: &wgpu::Buffer,
+    columns: &Columns,
+    [b, z, q]: [&wgpu::Buffer; 3],
 ) -> (Dispatch, Dispatch) {
     let n = s.col_ptr.len() - 1;
-    let (rows, columns) = (row_layout(s), column_layout(s));
+    let rows = row_layout(s);
     let ones = vec![1.0f64; n];
     let identity: Vec<u32> = (0..n as u32).collect();
     let perm32: Vec<u32> = s.perm().iter().map(|&p| p as u32).collect();
     let spmv = g.pipeline("spmv3", include_str!("shaders/spmv3.wgsl"));
     let groups = grid((n as u32).div_ceil(8));
-    let csr = |label: &str, m: &Csr, scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
-        let b = [
-            dims(g, n as u32, groups.0),
-            storage(g, label, &m.ptr),
-            storage(g, label, &m.cols),
-            storage(g, label, &m.vals),
-            storage(g, label, scale),
-            storage(g, label, out),
-        ];
-        bind(g, &spmv, &[&b[0], &b[1], &b[2], &b[3], &b[4], &b[5], x, y])
+    let csr = |matrix: [&wgpu::Buffer; 3], scale: &[f64], out: &[u32], x: &wgpu::Buffer, y: &wgpu::Buffer| {
+        let b = [dims(g, n as u32, groups.0), storage(g, "row scale", scale), storage(g, "row output", out)];
+        bind(g, &spmv, &[&b[0], matrix[0], matrix[1], matrix[2], &b[1], &b[2], x, y])
     };
-    let forward =
-        Dispatch { group: csr("S", &rows, s.inv_d(), &identity, b, z), pipeline: spmv.clone(), grid: groups };
-    let backward =
-        Dispatch { group: csr("S^T", &columns, &ones, &perm32, z, q), pipeline: spmv, grid: groups };
+    let s_rows = [storage(g, "S", &rows.ptr), storage(g, "S", &rows.cols), storage(g, "S", &rows.vals)];
+    let forward = Dispatch {
+        group: csr([&s_rows[0], &s_rows[1], &s_rows[2]], s.inv_d(), &identity, b, z),
+        pipeline: spmv.clone(),
+        grid: groups,
+    };
+    let s_columns = [&columns.ptr, &columns.rows, &columns.vals];
+    let backward = Dispatch { group: csr(s_columns, &ones, &perm32, z, q), pipeline: spmv, grid: groups };
     (forward, backward)
 }
 
@@ -251,7 +251,9 @@ impl GlobalStep {
         let solution = zeros(g, "solution", 3 * n, use_rw);
         let staging =
             zeros(g, "staging", 3 * n + 2, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
-        let (forward, backward) = spmv_dispatches(g, s, &rhs_buf, &zeros(g, "z", 3 * n, use_rw), &solution);
+        let columns = Columns::new(g, s);
+        let z = zeros(g, "z", 3 * n, use_rw);
+        let (forward, backward) = spmv_dispatches(g, s, &columns, [&rhs_buf, &z, &solution]);
         let assemble = assembly_dispatch(g, rhs, [&constant, &projections, &rhs_buf]);
         let nnz = s.values.len();
         // Per SpMV: values and indices (12 B per entry), and per row its
@@ -283,6 +285,7 @@ impl GlobalStep {
             local,
             timer,
             newton: None,
+            columns,
         })
     }
 
@@ -418,12 +421,4 @@ fn row_layout(s: &SparseInverse) -> Csr {
         }
     }
     Csr { ptr, cols, vals }
-}
-
-/// Columns of `S` as rows of `Sᵀ` (column `j`: its etree path).
-fn column_layout(s: &SparseInverse) -> Csr {
-    let n = s.col_ptr.len() - 1;
-    let ptr = s.col_ptr.iter().map(|&p| p as u32).collect();
-    let cols = (0..n).flat_map(|j| s.column(j).map(|(r, _)| r as u32)).collect();
-    Csr { ptr, cols, vals: s.values.clone() }
 }

@@ -187,26 +187,44 @@ impl DeviceNewton {
     /// next solves: uploaded in f64 and rounded to f32.
     pub fn load(&mut self, w: &[f64]) -> Result<(), DeviceError> {
         let c = (w.len() as f64).sqrt().round() as usize;
-        if c * c != w.len() || !c.is_multiple_of(3) {
-            return Err(DeviceError::Input(format!(
-                "W of {} values is not c × c with c a multiple of 3",
-                w.len()
-            )));
+        if c * c != w.len() {
+            return Err(DeviceError::Input(format!("W of {} values is not square", w.len())));
+        }
+        self.reserve(c)?;
+        let b = self.buffers.as_ref().expect("reserved above");
+        let link = &self.gpu;
+        link.write(&b.w, 0, bytemuck::cast_slice(w));
+        let single: Vec<f32> = w.iter().map(|&x| x as f32).collect();
+        link.write(&b.w32, 0, bytemuck::cast_slice(&single));
+        Ok(())
+    }
+
+    /// Makes the next solves' `W` one of `c` rows (`c` a multiple of 3),
+    /// to be written on the device ([`Self::operator`]).
+    pub(crate) fn reserve(&mut self, c: usize) -> Result<(), DeviceError> {
+        if !c.is_multiple_of(3) {
+            return Err(DeviceError::Input(format!("W of {c} rows: not a multiple of 3")));
         }
         fits(&self.gpu, &format!("W of {c} constraint rows"), 8 * c * c)?;
         if self.buffers.as_ref().is_none_or(|b| b.capacity < c) {
             self.buffers = Some(self.allocate(room(&self.gpu, c)));
         }
         let b = self.buffers.as_ref().expect("allocated above");
-        let link = &self.gpu;
-        link.write(&b.w, 0, bytemuck::cast_slice(w));
-        let single: Vec<f32> = w.iter().map(|&x| x as f32).collect();
-        link.write(&b.w32, 0, bytemuck::cast_slice(&single));
         let groups = (c / 3) as u32;
         let params = [c as u32, groups, grid(c as u32).0, item_stride(c), 0, 0, 0, 0];
-        link.write(&b.params, 0, bytemuck::cast_slice(&params));
+        self.gpu.write(&b.params, 0, bytemuck::cast_slice(&params));
         self.rows = c;
         Ok(())
+    }
+
+    /// `W` and its f32 copy as the solves read them (row-major, `c × c`).
+    pub(crate) fn operator(&self) -> Option<[&wgpu::Buffer; 2]> {
+        self.buffers.as_ref().map(|b| [&b.w, &b.w32])
+    }
+
+    /// Where in [`Self::vectors`] (in f64) the complementarity scale `r` is.
+    pub(crate) fn scale_at(&self) -> usize {
+        SCALE * self.rows
     }
 
     /// Solves `δ = δ_free + W λ` under `laws` with complementarity scale
@@ -240,7 +258,7 @@ impl DeviceNewton {
         if c == 0 {
             return Ok(NewtonSolve { converged: true, ..Default::default() });
         }
-        self.upload(params, Some(offset_values), laws, r, lambda);
+        self.upload(params, Some(offset_values), laws, Some(r), lambda);
         let b = self.buffers.as_ref().expect("a loaded W has buffers");
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
         {
@@ -256,18 +274,20 @@ impl DeviceNewton {
     }
 
     /// Before a frame's solves ([`crate::GlobalStep::contact_frame`]):
-    /// `λ⁰`, `r`, the laws and the settings uploaded once; each solve then
+    /// `λ⁰`, `r` (unless the frame writes it), the laws and the settings
+    /// uploaded once; each solve then
     /// starts from the `λ` the last one left, and from the gaps `δ(q)` the
     /// frame writes into [`Self::gaps_at`].
     pub(crate) fn begin_frame(
         &self,
         params: &NewtonParams,
         laws: &[GroupLaw],
-        r: &[f64],
+        r: Option<&[f64]>,
         lambda: &[f64],
     ) -> Result<(), DeviceError> {
         let c = self.rows;
-        for (what, len) in [("laws", 3 * laws.len()), ("r", r.len()), ("λ", lambda.len())] {
+        let r_len = r.map_or(c, <[f64]>::len);
+        for (what, len) in [("laws", 3 * laws.len()), ("r", r_len), ("λ", lambda.len())] {
             if len != c {
                 return Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}")));
             }
@@ -314,14 +334,14 @@ impl DeviceNewton {
         self.rows
     }
 
-    /// Uploads a solve's inputs: `λ⁰`, the offset (when given), `r`, each row's `μ`
+    /// Uploads a solve's inputs: `λ⁰`, the offset and `r` (when given), each row's `μ`
     /// (`−1` on attachments) and the NCP function; the scalars reset.
     fn upload(
         &self,
         params: &NewtonParams,
         offset: Option<&[f64]>,
         laws: &[GroupLaw],
-        r: &[f64],
+        r: Option<&[f64]>,
         lambda: &[f64],
     ) {
         let (b, c) = (self.buffers.as_ref().expect("a loaded W has buffers"), self.rows);
@@ -331,7 +351,9 @@ impl DeviceNewton {
         if let Some(offset) = offset {
             put(FREE, offset);
         }
-        put(SCALE, r);
+        if let Some(r) = r {
+            put(SCALE, r);
+        }
         let mu: Vec<f64> = laws
             .iter()
             .flat_map(|l| match *l {

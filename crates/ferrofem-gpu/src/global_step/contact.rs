@@ -4,12 +4,14 @@
 //! H q` (eq. 40) written where the Newton solve reads them, the solve
 //! itself (`newton.wgsl`, from the `λ` the last one left), then the
 //! correction as `b += h² Hᵀ Δλ` and the global step again: `q + h² A⁻¹
-//! Hᵀ Δλ`, the host path's correction to rounding. Every iteration in
-//! one submission; `q`, the rotations, `λ`, `δ` and each solve's figures
+//! Hᵀ Δλ`, the host path's correction to rounding; `W` itself built
+//! first from the resident `S` (`delassus.rs`) unless uploaded. Every
+//! iteration in one submission; `q`, the rotations, `λ`, `δ` and each solve's figures
 //! read back in one host wait.
 
 use ferrofem::device::{ContactFrame, ContactFrameOutcome, DeviceError, DeviceRows, FrameState};
 
+use super::delassus::DelassusBuild;
 use super::GlobalStep;
 use crate::kernel::{bind, grid, read_back_timed, storage, uniform, zeros, Dispatch, LANES};
 use crate::newton::{solve_figures, DeviceNewton, SCALARS};
@@ -137,11 +139,23 @@ impl GlobalStep {
             return Err(DeviceError::Input("a frame with constraints needs at least one iteration".into()));
         };
         let newton = self.newton.get_or_insert_with(|| DeviceNewton::compile(self.gpu.clone()));
-        newton.load(f.w)?;
+        match f.w {
+            Some(w) => newton.load(w)?,
+            None => newton.reserve(c)?,
+        }
         check_rows(f.rows, newton.rows(), 3 * n)?;
+        if f.w.is_some() && f.r.is_none() {
+            return Err(DeviceError::Input("an uploaded W needs its complementarity scale".into()));
+        }
         newton.begin_frame(first, f.laws, f.r, state.lambda)?;
         let (g, newton) = (&self.gpu, self.newton.as_ref().expect("made above"));
         let v = newton.vectors().expect("a loaded W has vectors");
+        let [w, w32] = newton.operator().expect("a loaded W has buffers");
+        let scale_at = f.r.is_none().then(|| newton.scale_at());
+        let build = match f.w {
+            None => Some(DelassusBuild::new(g, &self.columns, f.rows, f.h, [w, w32, v], scale_at)?),
+            Some(_) => None,
+        };
         let rows = RowKernels::new(g, f.rows, f.h, [&self.solution, &self.rhs, v], newton.gaps_at());
         let iterations = f.solves.len();
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
@@ -153,6 +167,9 @@ impl GlobalStep {
         }
         let mut encoder = g.device.create_command_encoder(&Default::default());
         g.mark(&mut encoder, self.timer.as_ref(), false);
+        if let Some(build) = &build {
+            build.record(g, &mut encoder);
+        }
         local.duals.iter().for_each(|d| encoder.clear_buffer(d, 0, None));
         encoder.clear_buffer(&local.fallbacks, 0, None);
         let global = [&self.forward, &self.backward];
@@ -180,7 +197,37 @@ impl GlobalStep {
         Ok(ContactFrameOutcome {
             fallbacks: u64::from(count[0].to_bits() as u32),
             solves: figures.chunks_exact(SCALARS).map(solve_figures).collect(),
+            delassus_vertices: build.map_or(0, |b| b.vertices),
         })
+    }
+
+    /// `W` of `rows` built on the device from the resident `S`
+    /// ([`ferrofem::device::DeviceGlobalStep::delassus`]), read back in
+    /// one host wait.
+    pub fn delassus(&mut self, rows: &DeviceRows, h: f64) -> Result<Vec<f64>, DeviceError> {
+        let (g, c) = (&self.gpu, rows.rows());
+        check_rows(rows, c, 3 * self.n)?;
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let (w, w32, v) = (
+            zeros(g, "W", c * c, usage),
+            zeros(g, "W f32", (c * c).div_ceil(2), usage),
+            zeros(g, "v", 1, usage),
+        );
+        let build = DelassusBuild::new(g, &self.columns, rows, h, [&w, &w32, &v], None)?;
+        let mut encoder = g.device.create_command_encoder(&Default::default());
+        g.mark(&mut encoder, self.timer.as_ref(), false);
+        build.record(g, &mut encoder);
+        g.mark(&mut encoder, self.timer.as_ref(), true);
+        let mut out = vec![0.0; c * c];
+        let staging =
+            zeros(g, "W staging", c * c + 2, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        read_back_timed(g, encoder, self.timer.as_ref(), &[&w], &staging, &mut [&mut out])?;
+        Ok(out)
+    }
+
+    /// Why `W` of `rows` cannot be built on the device, if it cannot.
+    pub fn delassus_fits(&self, rows: &DeviceRows) -> Result<(), DeviceError> {
+        DelassusBuild::fits(&self.gpu, &self.columns, rows)
     }
 }
 

@@ -217,8 +217,9 @@ fn gpu_contact_runs_agree_with_the_cpu() {
 /// ends to 1e-9 m after 14 frames. A ball released 6 cm above its floor runs resident
 /// frames until it touches, and resident frames with contact from then
 /// on (zeng2025 Algorithm 3–4 whole on the device: one submission and one
-/// host wait a frame, reading back `q`, the rotations, `λ`, `δ` and each
-/// iteration's solve figures), and still ends where the CPU's does.
+/// host wait a frame, `W` built there from the resident `S`, reading back
+/// `q`, the rotations, `λ`, `δ` and each iteration's solve figures), and
+/// still ends where the CPU's does.
 #[test]
 fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
     use ferrofem::element::Constitutive;
@@ -287,6 +288,8 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
                 // With contact: also λ and δ (c rows each) and each
                 // iteration's 20 solve figures.
                 touching += 1;
+                let built = stats.bodies[0].delassus.map(|d| d.method);
+                assert_eq!(built, Some("sparse-inverse-gpu"), "{name} frame {frame}: W from the device's S");
                 let rows = 3 * stats.contacts as u64;
                 let back = 24 * n + 72 * tets + 8 + 8 * (2 * rows + 20 * iterations) + stamps;
                 assert_eq!(c.bytes_read_back, back, "{name} frame {frame}: q, rotations, λ, δ, figures");

@@ -43,7 +43,8 @@ impl DeviceConstraintSolver {
         model: &Model,
         settings: &NewtonSettings,
     ) -> Result<(), DeviceError> {
-        device_laws(space, model, settings, &mut self.laws)?;
+        device_laws(space, &mut self.laws)?;
+        device_scale(space, model, settings);
         self.delta.clear();
         self.delta.resize(space.problem.impulses.len(), 0.0);
         let offset = Offset::Gaps(&space.problem.free_gaps);
@@ -62,20 +63,20 @@ impl DeviceConstraintSolver {
 }
 
 /// The step's laws as the device reads them into `laws` (and the host's
-/// in `space.workspace.laws`), and the complementarity scale `r` from
-/// `W`'s diagonal into `space.workspace.scale`.
-pub fn device_laws(
-    space: &mut ConstraintSpace,
-    model: &Model,
-    settings: &NewtonSettings,
-    laws: &mut Vec<GroupLaw>,
-) -> Result<(), DeviceError> {
+/// in `space.workspace.laws`).
+pub fn device_laws(space: &mut ConstraintSpace, laws: &mut Vec<GroupLaw>) -> Result<(), DeviceError> {
     space.workspace.laws.clear();
     space.workspace.laws.extend(space.problem.groups.iter().map(|g| g.law));
     laws.clear();
     for &law in &space.workspace.laws {
         laws.push(GroupLaw::try_from(law)?);
     }
+    Ok(())
+}
+
+/// The complementarity scale `r` into `space.workspace.scale`, from the
+/// host's `W` (its diagonal) or the masses (zeng2025 §5.4).
+pub fn device_scale(space: &mut ConstraintSpace, model: &Model, settings: &NewtonSettings) {
     let w = &space.delassus.assembled;
     complementarity_scale(
         &space.problem.groups,
@@ -84,7 +85,6 @@ pub fn device_laws(
         settings.preconditioner,
         &mut space.workspace.scale,
     );
-    Ok(())
 }
 
 /// Whether every row of the world is body `b`'s, once (one body, no

@@ -11,8 +11,8 @@ use ferrofem_linalg::{Ldlt, SparseInverse};
 use crate::element::Constitutive;
 
 use super::{
-    ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, FrameState, GroupLaw, NewtonParams,
-    Offset,
+    ContactFrame, ContactFrameOutcome, DeviceCounters, DeviceError, DeviceRows, FrameState, GroupLaw,
+    NewtonParams, Offset,
 };
 use crate::solver::NewtonSolve;
 
@@ -83,8 +83,16 @@ pub trait DeviceGlobalStep: Send + Sync + Debug {
         iterations: usize,
     ) -> Result<u64, DeviceError>;
 
+    /// `W = h² H A⁻¹ Hᵀ` of `rows` (row-major) built on the device from
+    /// the resident `S` (zeng2025 §5.1), read back in one host wait.
+    fn delassus(&mut self, rows: &DeviceRows, h: f64) -> Result<Vec<f64>, DeviceError>;
+
+    /// Why `W` of `rows` cannot be built on the device (its dense blocks
+    /// outgrow the adapter's bindings), if it cannot.
+    fn delassus_fits(&self, rows: &DeviceRows) -> Result<(), DeviceError>;
+
     /// A frame with constraint rows resident on the device (zeng2025
-    /// Algorithm 3–4): `W` uploaded, then every iteration's local step,
+    /// Algorithm 3–4): `W` built there (or uploaded), then every iteration's local step,
     /// right-hand side with `h² Hᵀ λ`, global step, gaps, non-smooth
     /// Newton solve and correction in one submission; `state` read back
     /// in one host wait. The duals start at zero, as in [`Self::frame`].

@@ -30,8 +30,8 @@ impl DeviceRows {
     }
 }
 
-/// What a frame with constraints reads: `iterations = solves.len()` ×
-/// { local step, `b = c + Σ h² w Gᵀ p + h² Hᵀ λ` (eq. 23b), global
+/// What a frame with constraints reads: `W` (built on the device or
+/// uploaded), then `iterations = solves.len()` × { local step, `b = c + Σ h² w Gᵀ p + h² Hᵀ λ` (eq. 23b), global
 /// step, `δ(q)`, the non-smooth Newton solve on `W` from `λ`, the
 /// correction `q += h² A⁻¹ Hᵀ Δλ` }.
 #[derive(Debug, Clone, Copy)]
@@ -44,12 +44,14 @@ pub struct ContactFrame<'a> {
     pub rows: &'a DeviceRows,
     /// The time step (s).
     pub h: f64,
-    /// `W = h² H A⁻¹ Hᵀ`, row-major.
-    pub w: &'a [f64],
+    /// `W = h² H A⁻¹ Hᵀ`, row-major; `None`: built on the device from
+    /// its resident `S` and the rows ([`super::DeviceGlobalStep::delassus`]).
+    pub w: Option<&'a [f64]>,
     /// A law per group of three rows.
     pub laws: &'a [GroupLaw],
-    /// The complementarity scale per row.
-    pub r: &'a [f64],
+    /// The complementarity scale per row; `None`: `W`'s diagonal (the
+    /// system-inverse scale), taken on the device where `W` is built.
+    pub r: Option<&'a [f64]>,
     /// Each iteration's Newton settings (the step's schedule).
     pub solves: &'a [NewtonParams],
 }
@@ -76,6 +78,9 @@ pub struct ContactFrameOutcome {
     pub fallbacks: u64,
     /// Each iteration's solve.
     pub solves: Vec<NewtonSolve>,
+    /// Vertices whose columns of `S` built `W` on the device (0: `W`
+    /// was uploaded).
+    pub delassus_vertices: usize,
 }
 
 /// The device solver's settings (the scene's `NewtonSettings`, without

@@ -11,7 +11,9 @@ use super::local::Projections;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::constraint::{BodyRows, Compliance};
-use crate::device::{Backend, ContactFrame, ContactFrameOutcome, DeviceError, DeviceGlobalStep, FrameState};
+use crate::device::{
+    Backend, ContactFrame, ContactFrameOutcome, DeviceError, DeviceGlobalStep, DeviceRows, FrameState,
+};
 use crate::element::Element;
 use ferrofem_linalg::{
     CsrMatrix, CsrPattern, Ldlt, LdltSymbolic, LinalgError, Ordering, Precision, SparseInverse,
@@ -253,6 +255,12 @@ impl GlobalSolver {
             return Err(DeviceError::Input("the global step is not on the device".into()));
         };
         d.contact_frame(frame, state)
+    }
+
+    /// Whether the device can build `W` of `rows` from its resident `S`
+    /// ([`DeviceGlobalStep::delassus_fits`]); `false` on the CPU.
+    pub fn device_builds_delassus(&self, rows: &DeviceRows) -> bool {
+        self.device.as_ref().is_some_and(|d| d.delassus_fits(rows).is_ok())
     }
 
     /// Whether the global step runs on the GPU.

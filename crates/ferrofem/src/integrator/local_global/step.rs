@@ -57,8 +57,11 @@ pub struct LocalGlobal {
     /// Whether the last step ran as resident frames on the device.
     resident: bool,
     /// Whether this step's constrained iterations run as one frame on the
-    /// device (decided with `W`, which then goes to that frame).
+    /// device (decided before `W`, which then goes to that frame).
     frame_with_contact: bool,
+    /// That frame's rows, and whether the device builds its `W`.
+    frame_rows: Option<Box<crate::device::DeviceRows>>,
+    device_delassus: bool,
 }
 
 /// Why constraints cannot run on a Jacobi global step.
@@ -132,6 +135,8 @@ impl LocalGlobal {
             constraint_device: None,
             resident: false,
             frame_with_contact: false,
+            frame_rows: None,
+            device_delassus: false,
         })
     }
 
@@ -433,15 +438,22 @@ impl LocalGlobal {
             && model.device != Device::Gpu;
         let step = state.step + 1;
         let fail = |source| SimError::Device { step, body: None, stage: Stage::BuildDelassus, source };
-        times
-            .time(Stage::BuildDelassus, || {
-                match factored && build_delassus_factored(space, compliances, h, method) {
-                    true => Ok(()),
-                    false => build_delassus(space, compliances, h, method, WForms::Assembled),
-                }
-            })
-            .map_err(fail)?;
         self.frame_with_contact = self.contact_frame_ready(model, space);
+        self.frame_rows = self.frame_with_contact.then(|| frame_rows(space, state)).flatten().map(Box::new);
+        let on_device =
+            self.frame_rows.as_ref().is_some_and(|r| self.bodies[0].global.device_builds_delassus(r));
+        // A resident frame builds `W` on the device from `S` where it fits.
+        self.device_delassus = on_device;
+        if !on_device {
+            times
+                .time(Stage::BuildDelassus, || {
+                    match factored && build_delassus_factored(space, compliances, h, method) {
+                        true => Ok(()),
+                        false => build_delassus(space, compliances, h, method, WForms::Assembled),
+                    }
+                })
+                .map_err(fail)?;
+        }
         if model.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
             && !self.frame_with_contact
@@ -570,6 +582,12 @@ impl LocalGlobal {
             ..Default::default()
         }
     }
+}
+
+/// The rows of a resident frame with contact (body 0's, against the
+/// start-of-step positions).
+fn frame_rows(space: &ConstraintSpace, state: &State) -> Option<crate::device::DeviceRows> {
+    crate::constraint_stack::device::device_rows(space, 0, &state.bodies[0].positions)
 }
 
 /// Where a local-global iteration stands in its step.

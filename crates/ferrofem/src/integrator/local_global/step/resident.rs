@@ -10,10 +10,11 @@ use super::super::local::constant_rhs;
 use super::super::workspace::Rotations;
 use super::super::Acceleration;
 use super::{device_failure, iteration_solver, LocalGlobal};
-use crate::constraint_stack::device::{device_laws, device_rows, params, rows_of_one_body};
+use crate::constraint_stack::device::{device_laws, device_scale, params, rows_of_one_body};
 use crate::constraint_stack::ConstraintSpace;
-use crate::device::{ContactFrame, FrameState, NewtonParams};
-use crate::solver::{gaps_violation, ConstraintSolve, ConstraintSolver};
+use crate::delassus::DelassusRecord;
+use crate::device::{ContactFrame, DeviceRows, FrameState, NewtonParams};
+use crate::solver::{gaps_violation, ComplementarityScale, ConstraintSolve, ConstraintSolver};
 use crate::stats::{Stage, StageTimes};
 use crate::{Device, Model, SimError, State};
 
@@ -82,11 +83,14 @@ impl LocalGlobal {
     /// Every iteration of a step with constraints as one frame on the
     /// device (zeng2025 Algorithm 3–4; [`crate::device::DeviceGlobalStep::contact_frame`]):
     /// `b`'s constant part on the host (stage `local_step`); the laws,
-    /// `r`, the rows and each iteration's Newton settings (stage
-    /// `solve_constraints`); then the frame, which uploads `W`, the rows,
-    /// `c`, the iterate and `λ⁰` and reads `q`, the rotations, `λ`, `δ`
-    /// and each solve's figures back in one host wait (stage
-    /// `global_step`). `observe` sees the last iterate only.
+    /// `r` (unless the device takes `W`'s diagonal) and each iteration's
+    /// Newton settings (stage `solve_constraints`); then the frame, which
+    /// uploads the rows (found with `W`'s decision, `prepare_constraints`),
+    /// `c`, the iterate and `λ⁰`, builds `W` from the resident `S` (or
+    /// uploads the host's where the device's bindings cannot hold its
+    /// blocks) and reads `q`, the rotations, `λ`, `δ` and each solve's
+    /// figures back in one host wait (stage `global_step`). `observe` sees
+    /// the last iterate only.
     pub(super) fn contact_frame(
         &mut self,
         model: &Model,
@@ -105,28 +109,35 @@ impl LocalGlobal {
             unreachable!("contact_frame_ready asks for the non-smooth Newton solver")
         };
         times.time(Stage::LocalStep, || constant_rhs(body, &w.pins, &w.predicted, h, t_next, &mut w.rhs));
+        let on_device = self.device_delassus;
+        let rows = self.frame_rows.take().expect("prepare_constraints found the rows");
         let mut laws = Vec::new();
-        let (rows, solves) = times
+        let solves = times
             .time(Stage::SolveConstraints, || {
-                device_laws(space, model, &settings, &mut laws)?;
-                let rows = device_rows(space, 0, &state.bodies[0].positions);
+                device_laws(space, &mut laws)?;
+                // `W`'s diagonal is taken on the device where `W` is built.
+                if !on_device || settings.preconditioner != ComplementarityScale::SystemInverse {
+                    device_scale(space, model, &settings);
+                }
                 let solves: Vec<NewtonParams> = (0..iterations)
                     .map(|k| match iteration_solver(solver, model, k, Some(iterations)) {
                         ConstraintSolver::NonSmoothNewton(s) => params(&s),
                         _ => params(&settings),
                     })
                     .collect();
-                Ok((rows.expect("contact_frame_ready found the rows"), solves))
+                Ok(solves)
             })
             .map_err(fail(Stage::SolveConstraints))?;
         let dense;
-        let w_matrix = match space.delassus.assembled.whole() {
-            Some(whole) => whole,
-            None => {
+        let w_matrix = match (on_device, space.delassus.assembled.whole()) {
+            (true, _) => None,
+            (false, Some(whole)) => Some(whole),
+            (false, None) => {
                 dense = space.delassus.assembled.to_dense();
-                &dense
+                Some(&dense[..])
             }
         };
+        let scale_on_device = on_device && settings.preconditioner == ComplementarityScale::SystemInverse;
         let frame = ContactFrame {
             c: &w.rhs,
             upload_rotations: w.rotations != Rotations::Device,
@@ -134,7 +145,7 @@ impl LocalGlobal {
             h,
             w: w_matrix,
             laws: &laws,
-            r: &space.workspace.scale,
+            r: (!scale_on_device).then_some(&space.workspace.scale[..]),
             solves: &solves,
         };
         let mut delta = vec![0.0; rows.rows()];
@@ -149,11 +160,27 @@ impl LocalGlobal {
             .map_err(fail(Stage::GlobalStep))?;
         w.rotations = Rotations::Device;
         w.device_fallbacks = outcome.fallbacks;
+        if on_device {
+            space.problem.bodies[0].delassus.record = Some(device_record(&rows, outcome.delassus_vertices));
+        }
         outcome.solves.into_iter().for_each(|s| add_solve(total, ConstraintSolve::from(s)));
         space.outcome.violation = gaps_violation(&space.workspace.laws, &delta);
         body.guard(step, Stage::GlobalStep, "positions", &w.x)?;
         body.guard(step, Stage::SolveConstraints, "contact forces", &space.problem.impulses)?;
         observe(0, iterations, &w.x);
         Ok(())
+    }
+}
+
+/// The stats' record of a `W` built on the device from `S`.
+fn device_record(rows: &DeviceRows, vertices: usize) -> DelassusRecord {
+    DelassusRecord {
+        method: "sparse-inverse-gpu",
+        rows: rows.rows(),
+        isodofs: 3 * vertices,
+        reused_isodofs: 0,
+        reuse_fraction: 0.0,
+        solved_ahead: 0,
+        predicted: None,
     }
 }

@@ -15,7 +15,7 @@ fn factor(w: &World, b: usize) -> Arc<Ldlt> {
 }
 
 /// `W̄` by isodof on the GPU (Mesa's lavapipe without a GPU): under
-/// `[simulation] device = "gpu"` each of the drop's first 12 contact steps builds its
+/// `[simulation] device = "gpu"` each of the drop's first 8 contact steps builds its
 /// `W_b` on the device — anew (`isodof`) or through the device's isodof
 /// cache (`isodof-reuse`, which must reuse columns as contacts persist) —
 /// equal to the CPU isodof build from the same factor and rows to 1e-12,
@@ -40,7 +40,7 @@ fn gpu_isodof_builds_the_cpu_w() {
             s.spec.bodies[0].transform.translation[2] = 0.13;
         });
         let (mut checked, mut reused) = (0, 0);
-        while checked < 12 && w.state.step < 35 {
+        while checked < 8 && w.state.step < 35 {
             let stats = w.step().unwrap();
             let rows = &w.constraints().problem.bodies[0];
             let Some(record) = rows.delassus.record.as_ref() else { continue };
@@ -66,7 +66,7 @@ fn gpu_isodof_builds_the_cpu_w() {
             assert!(diff < 1e-12, "{name}, step {}: GPU W differs from the CPU's by {diff:e}", w.state.step);
             checked += 1;
         }
-        assert!(checked >= 10, "{name}: only {checked} contact steps");
+        assert!(checked >= 8, "{name}: only {checked} contact steps");
         assert_eq!(reused > 0, method == DelassusMethod::IsodofReuse, "{name}: {reused} DOFs reused");
     }
     // The raptor scene of Table 1 on its 5k-vertex mesh: the 20k one's
@@ -144,20 +144,34 @@ fn cpu_and_gpu(scene: &str, frames: usize, edit: impl Fn(&mut ferrofem::scene::S
     (diff, touching)
 }
 
-/// The global step on the GPU (right-hand side assembled there, `Sᵀ D⁻¹ S`
-/// SpMVs; Mesa's lavapipe without a GPU) against the CPU's sparse
-/// inverse: whole runs of plain iterations agree to 1e-9 m after 15
-/// frames on the twisting bar and the hanging cloth (membrane with
-/// bending).
+/// The per-iteration path (a `tolerance` that no iteration meets keeps
+/// the iterate on the host between iterations: the host projects, the
+/// device assembles the right-hand side and runs the `Sᵀ D⁻¹ S` SpMVs,
+/// and with contact the Newton solve, from host gaps, and the correction)
+/// against the CPU: whole runs agree to 1e-9 m after 4 frames of the
+/// twisting bar, 8 of the hanging cloth (membrane with bending) and 12 of
+/// a 343-vertex ball landing on its floor.
 #[test]
 fn gpu_global_step_runs_agree_with_the_cpu() {
     if gpu().is_none() {
         return;
     }
-    for scene in ["twisting-bar-lg", "hanging-cloth"] {
-        let (diff, touching) = cpu_and_gpu(scene, 15, |_| {});
-        assert!(diff < 1e-9, "{scene}: GPU and CPU runs differ by {diff:e} m after 15 frames");
-        assert!(!touching, "{scene}: no contact expected");
+    let per_iteration = |s: &mut ferrofem::scene::Scene| s.spec.local_global.tolerance = Some(1e-14);
+    let landing = |s: &mut ferrofem::scene::Scene| {
+        per_iteration(s);
+        s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
+        s.spec.bodies[0].transform.translation[2] = 0.105;
+    };
+    type Edit<'a> = &'a dyn Fn(&mut ferrofem::scene::Scene);
+    let cases: [(&str, usize, Edit); 3] = [
+        ("twisting-bar-lg", 4, &per_iteration),
+        ("hanging-cloth", 8, &per_iteration),
+        ("drop-lg", 12, &landing),
+    ];
+    for (scene, frames, edit) in cases {
+        let (diff, touching) = cpu_and_gpu(scene, frames, edit);
+        assert!(diff < 1e-9, "{scene}: GPU and CPU runs differ by {diff:e} m after {frames} frames");
+        assert_eq!(touching, scene == "drop-lg", "{scene}: contact");
     }
 }
 

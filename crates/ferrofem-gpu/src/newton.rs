@@ -275,9 +275,9 @@ impl DeviceNewton {
 
     /// Before a frame's solves ([`crate::GlobalStep::contact_frame`]):
     /// `λ⁰`, `r` (unless the frame writes it), the laws and the settings
-    /// uploaded once; each solve then
-    /// starts from the `λ` the last one left, and from the gaps `δ(q)` the
-    /// frame writes into [`Self::gaps_at`].
+    /// uploaded once; each solve then starts from the `λ` the last one
+    /// left, and from the gaps `δ(q)` the frame writes into
+    /// [`Self::gaps_at`].
     pub(crate) fn begin_frame(
         &self,
         params: &NewtonParams,

@@ -6,8 +6,8 @@
 //! correction as `b += h² Hᵀ Δλ` and the global step again: `q + h² A⁻¹
 //! Hᵀ Δλ`, the host path's correction to rounding; `W` itself built
 //! first from the resident `S` (`delassus.rs`) unless uploaded. Every
-//! iteration in one submission; `q`, the rotations, `λ`, `δ` and each solve's figures
-//! read back in one host wait.
+//! iteration in one submission; `q`, the rotations, `λ`, `δ` and each
+//! solve's figures read back in one host wait.
 
 use ferrofem::device::{ContactFrame, ContactFrameOutcome, DeviceError, DeviceRows, FrameState};
 

@@ -244,17 +244,8 @@ impl DeviceNewton {
             Offset::Free(f) => (f, false),
             Offset::Gaps(g) => (g, true),
         };
-        for (what, len) in [
-            ("laws", 3 * laws.len()),
-            ("r", r.len()),
-            ("λ", lambda.len()),
-            ("δ", delta.len()),
-            ("offset", offset_values.len()),
-        ] {
-            if len != c {
-                return Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}")));
-            }
-        }
+        let lens = [("r", r.len()), ("δ", delta.len()), ("offset", offset_values.len())];
+        same_rows(c, laws, lambda, &lens)?;
         if c == 0 {
             return Ok(NewtonSolve { converged: true, ..Default::default() });
         }
@@ -286,12 +277,7 @@ impl DeviceNewton {
         lambda: &[f64],
     ) -> Result<(), DeviceError> {
         let c = self.rows;
-        let r_len = r.map_or(c, <[f64]>::len);
-        for (what, len) in [("laws", 3 * laws.len()), ("r", r_len), ("λ", lambda.len())] {
-            if len != c {
-                return Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}")));
-            }
-        }
+        same_rows(c, laws, lambda, &[("r", r.map_or(c, <[f64]>::len))])?;
         self.upload(params, None, laws, r, lambda);
         Ok(())
     }
@@ -474,6 +460,16 @@ fn room(gpu: &Link, c: usize) -> usize {
     let limit = gpu.device.limits().max_storage_buffer_binding_size as usize / 8;
     let most = (limit as f64).sqrt() as usize / 3 * 3;
     (c + c / 2).min(most).max(c)
+}
+
+/// An error unless the laws (three rows each), `λ` and the `more` named
+/// lengths all give `c` rows, `W`'s.
+fn same_rows(c: usize, laws: &[GroupLaw], lambda: &[f64], more: &[(&str, usize)]) -> Result<(), DeviceError> {
+    let all = [("laws", 3 * laws.len()), ("λ", lambda.len())].into_iter().chain(more.iter().copied());
+    match all.into_iter().find(|&(_, len)| len != c) {
+        Some((what, len)) => Err(DeviceError::Input(format!("{what}: {len} rows, W has {c}"))),
+        None => Ok(()),
+    }
 }
 
 /// A solve's figures from its scalars (`SCALARS` values).

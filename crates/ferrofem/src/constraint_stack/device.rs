@@ -89,7 +89,7 @@ pub fn device_scale(space: &mut ConstraintSpace, model: &Model, settings: &Newto
 
 /// Whether every row of the world is body `b`'s, once (one body, no
 /// self-contact, no cable): what a frame on the device needs of its rows.
-pub fn rows_of_one_body(space: &ConstraintSpace, b: usize) -> bool {
+fn rows_of_one_body(space: &ConstraintSpace, b: usize) -> bool {
     let (rows, c) = (&space.problem.bodies[b].rows, 3 * space.problem.groups.len());
     let single = space.problem.groups.iter().all(|g| g.parts().len() == 1 && g.path().is_empty());
     single && rows.len() == c && rows.iter().enumerate().all(|(i, &r)| r == i)

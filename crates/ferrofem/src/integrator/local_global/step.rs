@@ -22,7 +22,7 @@ use super::{Acceleration, LocalGlobalSettings};
 use crate::body::Body;
 use crate::collision::Contacts;
 use crate::constraint::Compliance;
-use crate::constraint_stack::device::DeviceConstraintSolver;
+use crate::constraint_stack::device::{device_rows, DeviceConstraintSolver};
 use crate::constraint_stack::{
     build_delassus, build_delassus_factored, keep_warm_start, ConstraintSpace, WForms,
 };
@@ -56,10 +56,9 @@ pub struct LocalGlobal {
     constraint_device: Option<DeviceConstraintSolver>,
     /// Whether the last step ran as resident frames on the device.
     resident: bool,
-    /// Whether this step's constrained iterations run as one frame on the
-    /// device (decided before `W`, which then goes to that frame).
-    frame_with_contact: bool,
-    /// That frame's rows, and whether the device builds its `W`.
+    /// The rows of this step's constrained iterations when they run as
+    /// one frame on the device (decided before `W`, which then goes to
+    /// that frame), and whether the device builds its `W`.
     frame_rows: Option<Box<crate::device::DeviceRows>>,
     device_delassus: bool,
 }
@@ -134,7 +133,6 @@ impl LocalGlobal {
             device_adapter,
             constraint_device: None,
             resident: false,
-            frame_with_contact: false,
             frame_rows: None,
             device_delassus: false,
         })
@@ -216,7 +214,7 @@ impl LocalGlobal {
         if iterations > 0 {
             self.last = (iterations, f64::NAN);
         }
-        self.resident = self.resident_frames(iterations) && (!constrained || self.frame_with_contact);
+        self.resident = self.resident_frames(iterations) && (!constrained || self.frame_rows.is_some());
         match (self.resident, constrained) {
             (true, false) => self.device_frames(model, times, step, t_next, &mut observe)?,
             (true, true) => self.contact_frame(model, state, space, times, &mut total, &mut observe)?,
@@ -438,8 +436,9 @@ impl LocalGlobal {
             && model.device != Device::Gpu;
         let step = state.step + 1;
         let fail = |source| SimError::Device { step, body: None, stage: Stage::BuildDelassus, source };
-        self.frame_with_contact = self.contact_frame_ready(model, space);
-        self.frame_rows = self.frame_with_contact.then(|| frame_rows(space, state)).flatten().map(Box::new);
+        let x0 = &state.bodies[0].positions;
+        let ready = self.contact_frame_ready(model, space);
+        self.frame_rows = ready.then(|| device_rows(space, 0, x0)).flatten().map(Box::new);
         let on_device =
             self.frame_rows.as_ref().is_some_and(|r| self.bodies[0].global.device_builds_delassus(r));
         // A resident frame builds `W` on the device from `S` where it fits.
@@ -456,7 +455,7 @@ impl LocalGlobal {
         }
         if model.device == Device::Gpu
             && matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_))
-            && !self.frame_with_contact
+            && self.frame_rows.is_none()
         {
             if self.constraint_device.is_none() {
                 let backend = model.gpu().map_err(fail)?;
@@ -582,12 +581,6 @@ impl LocalGlobal {
             ..Default::default()
         }
     }
-}
-
-/// The rows of a resident frame with contact (body 0's, against the
-/// start-of-step positions).
-fn frame_rows(space: &ConstraintSpace, state: &State) -> Option<crate::device::DeviceRows> {
-    crate::constraint_stack::device::device_rows(space, 0, &state.bodies[0].positions)
 }
 
 /// Where a local-global iteration stands in its step.

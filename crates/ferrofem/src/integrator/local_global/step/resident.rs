@@ -10,7 +10,7 @@ use super::super::local::constant_rhs;
 use super::super::workspace::Rotations;
 use super::super::Acceleration;
 use super::{device_failure, iteration_solver, LocalGlobal};
-use crate::constraint_stack::device::{device_laws, device_scale, params, rows_of_one_body};
+use crate::constraint_stack::device::{device_laws, device_scale, params};
 use crate::constraint_stack::ConstraintSpace;
 use crate::delassus::DelassusRecord;
 use crate::device::{ContactFrame, DeviceRows, FrameState, NewtonParams};
@@ -65,10 +65,12 @@ impl LocalGlobal {
     }
 
     /// Whether this step's constrained iterations can run as one frame on
-    /// the device ([`Self::contact_frame`]): resident frames are possible
-    /// ([`Self::resident_frames`]), the world has one body and every row
-    /// is that body's once ([`device_rows`]), and the non-smooth Newton
-    /// solve runs on the device under laws it has.
+    /// the device ([`Self::contact_frame`]), as far as the world decides
+    /// it: resident frames are possible ([`Self::resident_frames`]), the
+    /// world has one body, and the non-smooth Newton solve runs on the
+    /// device under laws it has. The rows decide the rest
+    /// ([`crate::constraint_stack::device::device_rows`]: every row the
+    /// body's, once).
     pub(super) fn contact_frame_ready(&self, model: &Model, space: &ConstraintSpace) -> bool {
         let newton = matches!(model.constraint_solver.solver(true), ConstraintSolver::NonSmoothNewton(_));
         let laws = space.problem.groups.iter().all(|g| crate::device::GroupLaw::try_from(g.law).is_ok());
@@ -77,7 +79,6 @@ impl LocalGlobal {
             && laws
             && model.bodies.len() == 1
             && self.resident_frames(self.settings.iterations)
-            && rows_of_one_body(space, 0)
     }
 
     /// Every iteration of a step with constraints as one frame on the

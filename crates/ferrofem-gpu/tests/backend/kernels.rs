@@ -171,6 +171,18 @@ fn wrong_sizes_are_errors() {
     let tet = DeviceTerms { tet_coefficients: vec![0.0; 15], ..tet };
     let err = GlobalStep::with_terms(gpu, &s, &RhsMap { projections: 12, ..map }, Some(&tet)).unwrap_err();
     assert!(err.to_string().contains("terms of 9 projections, the map has 12"), "{err}");
+    // Constraint rows that name a DOF the body lacks, or whose entry
+    // ranges do not cover their entries, are refused before any build.
+    let rows = |dofs: Vec<u32>, end: u32| ferrofem::device::DeviceRows {
+        row_ptr: vec![0, 1, 2, end],
+        coef: vec![1.0; dofs.len()],
+        dofs,
+        gaps: vec![0.0; 3],
+    };
+    let err = step.delassus(&rows(vec![0, 1, 3 * n as u32], 3), 0.01).unwrap_err().to_string();
+    assert!(err.contains(&format!("DOF {} of a body of {}", 3 * n, 3 * n)), "{err}");
+    let err = step.delassus(&rows(vec![0, 1, 2], 2), 0.01).unwrap_err().to_string();
+    assert!(err.contains("entry ranges are not increasing from 0 to 3"), "{err}");
 }
 
 #[test]

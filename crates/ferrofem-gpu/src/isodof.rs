@@ -1,47 +1,44 @@
 //! The Delassus operator of isolated DOFs on the device (zeng2022 §4,
 //! eq. 23–24): `W̄ = Ī A⁻¹ Īᵀ = Zᵀ D⁻¹ Z` with `Z = L⁻¹ P Īᵀ`. The factor's
-//! rows stay resident while it is unchanged; per call the host uploads
-//! only the reach (the union of the columns' etree paths), its levels and
-//! the columns' start rows. Each level of the etree within the reach is
-//! one dispatch over its (row, column) pairs; `Zᵀ D⁻¹ Z` is a tiled
-//! product. `Z` is dense over the reach: simpler than the CPU builder's
-//! supernodal blocks, with more flops where paths do not overlap.
+//! supernodal panels stay resident while it is unchanged; per call the
+//! host uploads only the plan of the reach (its blocks, their sources and
+//! levels, the columns' unit entries). The forward substitution runs in
+//! supernodal form (`isodof_supernodal.wgsl`): one dispatch per level of
+//! the supernodal tree within the reach, a workgroup per block and tile of
+//! its columns, dense updates from the descendants' panels and a dense
+//! triangular solve with its own. `Zᵀ D⁻¹ Z` is a tiled product. `Z` is
+//! dense over the reach (zero where a column does not cross a block):
+//! simpler than the CPU builder's blocks, with more flops in the product
+//! where paths do not overlap.
+
+mod plan;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use ferrofem_linalg::Ldlt;
+use ferrofem_linalg::{Ldlt, LdltSymbolic};
 
 use crate::kernel::{bind, fits, grid, read_back_timed, storage, uniform, zeros, Dispatch};
 use crate::link::Timer;
 use crate::Link;
 use ferrofem::device::DeviceError;
+use plan::{Plan, Shape};
 
-/// Marks a row outside the reach.
-const NONE: u32 = u32::MAX;
-
-/// Most rows of a chain (`CHAIN` of `isodof_level.wgsl`): a longer path
-/// (a wide separator) is cut into pieces on successive levels, which
-/// keeps each invocation's loops short (Mesa's lavapipe stops a loop
-/// after 65,535 iterations, leaving the rows after it unwritten).
-const CHAIN: usize = 16;
-
-/// (chain, column) pairs per workgroup of `isodof_level.wgsl`.
-const PAIRS: u32 = 8;
-
-/// A factor `A = Pᵀ L D Lᵀ P` resident on the device: the rows of `L`.
+/// A factor `A = Pᵀ L D Lᵀ P` resident on the device: its supernodal panels.
 #[derive(Debug)]
 pub struct DeviceFactor {
     gpu: Link,
     /// The device time of each build, where the adapter has timestamps.
     timer: Option<Timer>,
     n: usize,
-    parent: Vec<usize>,
-    perm_inv: Vec<usize>,
+    symbolic: Arc<LdltSymbolic>,
     d: Vec<f64>,
-    l_ptr: wgpu::Buffer,
-    l_col: wgpu::Buffer,
-    l_val: wgpu::Buffer,
-    level: wgpu::ComputePipeline,
+    /// The supernodes' columns, pattern and panel starts, patterns.
+    shape: wgpu::Buffer,
+    /// Offsets into `shape` of the pattern starts, panel starts, patterns.
+    offsets: [u32; 3],
+    panels: wgpu::Buffer,
+    solve: wgpu::ComputePipeline,
     gram: wgpu::ComputePipeline,
     cross: wgpu::ComputePipeline,
     /// Bytes uploaded for the factor.
@@ -123,57 +120,26 @@ fn mirror(w: &mut [f64], m: usize) {
     }
 }
 
-/// The reach of a set of columns, cut into chains, by level.
-struct Reach {
-    /// Slot of each row of `L`, [`NONE`] outside the reach.
-    slot: Vec<u32>,
-    /// Rows of each chain in order (`rows[ptr[k]..ptr[k + 1]]`), chains
-    /// ordered by level, and each level's range of chains.
-    rows: Vec<u32>,
-    ptr: Vec<u32>,
-    levels: Vec<(u32, u32)>,
-    /// `1 / d` per slot.
-    inv_d: Vec<f64>,
-    /// The rows of the reach, increasing (row of each slot).
-    members: Vec<u32>,
-}
-
 impl DeviceFactor {
-    /// Uploads the strictly lower part of `f`'s `L` as rows (CSR,
+    /// Uploads `f`'s supernodal panels (the strict lower part of `L`,
     /// permuted numbering).
     pub fn new(gpu: impl Into<Link>, f: &Ldlt) -> Result<DeviceFactor, DeviceError> {
-        let s = f.symbolic();
-        let n = s.n();
-        let mut ptr = vec![0u32; n + 1];
-        s.l_row_idx().iter().for_each(|&i| ptr[i as usize + 1] += 1);
-        (0..n).for_each(|i| ptr[i + 1] += ptr[i]);
-        let mut next = ptr.clone();
-        let (mut col, mut val) = (vec![0u32; s.l_row_idx().len()], vec![0.0; s.l_row_idx().len()]);
-        let mut widened = Vec::new();
-        for j in 0..n {
-            let rows = &s.l_row_idx()[s.l_col_ptr[j]..s.l_col_ptr[j + 1]];
-            for (&i, &l_ij) in rows.iter().zip(f.l_column_in(j, &mut widened)) {
-                let k = next[i as usize] as usize;
-                (col[k], val[k]) = (j as u32, l_ij);
-                next[i as usize] += 1;
-            }
-        }
+        let layout = Shape::new(f);
         let gpu: Link = gpu.into();
         let g = &gpu;
-        fits(g, "the factor's L", 8 * val.len())?;
+        fits(g, "the factor's panels", 8 * layout.panels.len())?;
         let factor = DeviceFactor {
-            n,
-            parent: s.parent.clone(),
-            perm_inv: s.perm_inv.clone(),
+            n: f.symbolic().n(),
+            symbolic: f.symbolic().clone(),
             d: f.d.clone(),
-            l_ptr: storage(g, "L rows", &ptr),
-            l_col: storage(g, "L columns", &col),
-            l_val: storage(g, "L values", &val),
-            level: g.pipeline("isodof level", include_str!("shaders/isodof_level.wgsl")),
+            shape: storage(g, "supernodes", &layout.shape),
+            offsets: layout.offsets,
+            panels: storage(g, "panels", &layout.panels),
+            solve: g.pipeline("isodof supernodal", include_str!("shaders/isodof_supernodal.wgsl")),
             gram: g.pipeline("gram", include_str!("shaders/gram.wgsl")),
             cross: g.pipeline("cross", include_str!("shaders/cross.wgsl")),
             cache: Cache::default(),
-            upload_bytes: 4 * ptr.len() + 12 * col.len(),
+            upload_bytes: 4 * layout.shape.len() + 8 * layout.panels.len(),
             timer: gpu.timer(),
             gpu,
         };
@@ -185,9 +151,12 @@ impl DeviceFactor {
     /// column-major in the order given (exactly symmetric), every column
     /// solved anew.
     pub fn delassus(&self, dofs: &[usize]) -> Result<Vec<f64>, DeviceError> {
-        let (_, mut gram, _) = self.generation(dofs, &[])?;
-        mirror(&mut gram, dofs.len());
-        Ok(gram)
+        let (gen, mut gram, _) = self.generation(dofs, &[])?;
+        let m = gen.dofs.len();
+        mirror(&mut gram, m);
+        let at: HashMap<usize, usize> = gen.dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
+        let pos: Vec<usize> = dofs.iter().map(|d| at[d]).collect();
+        Ok(pos.iter().flat_map(|&j| pos.iter().map(|&i| gram[j * m + i]).collect::<Vec<_>>()).collect())
     }
 
     /// `W̄` for `dofs` as [`Self::delassus`], from the isodof cache
@@ -227,38 +196,47 @@ impl DeviceFactor {
         dofs: &[usize],
         older: &[Generation],
     ) -> Result<(Generation, Vec<f64>, Vec<f64>), DeviceError> {
-        let m = dofs.len();
         if let Some(&d) = dofs.iter().find(|&&d| d >= self.n) {
             return Err(DeviceError::Input(format!("isolated DOF {d} of a factor of {} DOFs", self.n)));
         }
-        let start: Vec<u32> = dofs.iter().map(|&d| self.perm_inv[d] as u32).collect();
-        let reach = self.reach(&start);
-        let r = reach.inv_d.len();
+        let plan = Plan::new(&self.symbolic, &self.d, dofs);
+        let (m, r) = (plan.order.len(), plan.members.len());
         fits(&self.gpu, &format!("Z of {r} reach rows × {m} columns"), 8 * r * m)?;
         let g = &self.gpu;
         let rw = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let z = zeros(g, "Z", r * m, rw);
-        let gen = Generation { dofs: dofs.to_vec(), members: reach.members.clone(), z };
+        let gen = Generation { dofs: plan.order, members: plan.members, z };
         if m == 0 {
             return Ok((gen, Vec::new(), Vec::new()));
         }
         let w = zeros(g, "W", m * m, rw);
-        let (rows, ptr) = (storage(g, "chain rows", &reach.rows), storage(g, "chains", &reach.ptr));
-        let (slot, starts) = (storage(g, "slots", &reach.slot), storage(g, "starts", &start));
-        let inv_d = storage(g, "inv_d", &reach.inv_d);
+        let words = storage(g, "isodof plan", &plan.words);
+        let inv_d = storage(g, "inv_d", &plan.inv_d);
         let mut encoder = g.device.create_command_encoder(&Default::default());
         g.mark(&mut encoder, self.timer.as_ref(), false);
-        for &(first, count) in &reach.levels {
-            let (gx, gy) = grid((count * m as u32).div_ceil(PAIRS));
-            let params = uniform(g, &[first, count, m as u32, r as u32, gx, 0, 0, 0]);
-            let group = bind(
-                g,
-                &self.level,
-                &[&params, &self.l_ptr, &self.l_col, &self.l_val, &ptr, &rows, &slot, &starts, &gen.z],
-            );
-            // One pass per level: passes are ordered, so level k reads
-            // what level k − 1 wrote.
-            let level = Dispatch { pipeline: self.level.clone(), group, grid: (gx, gy) };
+        let [pattern_ptr, panel_ptr, pattern] = self.offsets;
+        let [src_ptr, sources, tasks, starts] = plan.offsets;
+        for &(first, count) in &plan.levels {
+            let (gx, gy) = grid(count);
+            let params = [
+                first,
+                count,
+                r as u32,
+                gx,
+                pattern_ptr,
+                panel_ptr,
+                pattern,
+                src_ptr,
+                sources,
+                tasks,
+                starts,
+                0,
+            ];
+            let group =
+                bind(g, &self.solve, &[&uniform(g, &params), &self.shape, &self.panels, &words, &gen.z]);
+            // One pass per level: passes are ordered, so a level reads
+            // what the levels below it wrote.
+            let level = Dispatch { pipeline: self.solve.clone(), group, grid: (gx, gy) };
             level.record(g, &mut encoder.begin_compute_pass(&Default::default()));
         }
         let params = uniform(g, &[m as u32, r as u32]);
@@ -311,68 +289,5 @@ impl DeviceFactor {
             }
         }
         (pa, pb, d)
-    }
-
-    /// The union of the etree paths from `start`, slots in increasing
-    /// row order, cut into chains (a row continues its only child's
-    /// chain, up to [`CHAIN`] rows), and levels by height of the chains (a chain's descendants
-    /// in the reach all sit on lower levels).
-    fn reach(&self, start: &[u32]) -> Reach {
-        let mut slot = vec![NONE; self.n];
-        let mut members = Vec::new();
-        for &s in start {
-            let mut i = s as usize;
-            while i < self.n && slot[i] == NONE {
-                slot[i] = 0;
-                members.push(i);
-                i = self.parent[i];
-            }
-        }
-        members.sort_unstable();
-        members.iter().enumerate().for_each(|(k, &i)| slot[i] = k as u32);
-        let parent_slot =
-            |k: usize| Some(self.parent[members[k]]).filter(|&p| p < self.n).map(|p| slot[p] as usize);
-        let mut children = vec![0u32; members.len()];
-        (0..members.len()).filter_map(parent_slot).for_each(|q| children[q] += 1);
-        // Chains children first: a row with one child joins its chain.
-        let mut chain = vec![usize::MAX; members.len()];
-        let mut chains: Vec<Vec<u32>> = Vec::new();
-        let mut height: Vec<u32> = Vec::new();
-        for k in 0..members.len() {
-            if chain[k] == usize::MAX {
-                chain[k] = chains.len();
-                chains.push(Vec::new());
-                height.push(0);
-            }
-            chains[chain[k]].push(members[k] as u32);
-            if let Some(q) = parent_slot(k) {
-                if children[q] == 1 && chains[chain[k]].len() < CHAIN {
-                    chain[q] = chain[k];
-                } else {
-                    let h = height[chain[k]] + 1;
-                    if chain[q] == usize::MAX {
-                        chain[q] = chains.len();
-                        chains.push(Vec::new());
-                        height.push(h);
-                    } else {
-                        height[chain[q]] = height[chain[q]].max(h);
-                    }
-                }
-            }
-        }
-        let top = height.iter().copied().max().unwrap_or(0) as usize;
-        let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); top + 1];
-        height.iter().enumerate().for_each(|(c, &h)| by_level[h as usize].push(c));
-        let (mut rows, mut ptr, mut levels) = (Vec::with_capacity(members.len()), vec![0u32], Vec::new());
-        for level in by_level {
-            levels.push((ptr.len() as u32 - 1, level.len() as u32));
-            for c in level {
-                rows.extend(&chains[c]);
-                ptr.push(rows.len() as u32);
-            }
-        }
-        let inv_d = members.iter().map(|&i| 1.0 / self.d[i]).collect();
-        let members = members.iter().map(|&i| i as u32).collect();
-        Reach { slot, rows, ptr, levels, inv_d, members }
     }
 }

@@ -11,12 +11,16 @@ use super::LdltSymbolic;
 /// descendants' updates reach, so `rho` is the least of those rows; at a
 /// ball's top separator it cuts a quarter of the rows (and ≈ 18% of the
 /// flops of a bottom contact patch).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Span {
-    pub(super) sn: usize,
-    pub(super) lo: usize,
-    pub(super) hi: usize,
-    pub(super) rho: usize,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The supernode.
+    pub sn: usize,
+    /// First column (of the sorted DOFs) that crosses it.
+    pub lo: usize,
+    /// One past the last column that crosses it.
+    pub hi: usize,
+    /// First of its rows (counted from its first column) any column reaches.
+    pub rho: usize,
 }
 
 /// Flop counts of building `W̄` for a set of DOFs (the cost model of
@@ -33,9 +37,11 @@ pub struct IsodofCost {
     pub reach_rows: f64,
 }
 
-/// DOFs sorted by (postorder rank of their supernode, permuted index), and
-/// the supernodes of their reach in increasing order.
-pub(super) fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
+/// DOFs sorted by (postorder rank of their supernode, permuted index)
+/// without duplicates, and the supernodes of their reach in increasing
+/// order (children before parents): the columns that cross a supernode are
+/// one contiguous range of the sorted DOFs.
+pub fn reach(s: &LdltSymbolic, dofs: &[usize]) -> (Vec<usize>, Vec<Span>) {
     let sn = &s.supernodes;
     let key = |d: usize| {
         let p = s.perm_inv[d];

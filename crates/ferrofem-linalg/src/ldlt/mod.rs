@@ -35,7 +35,7 @@ use faer::{Par, Side};
 
 pub use isodof::IsodofColumns;
 pub use isodof_cache::{IsodofCache, IsodofReuse};
-pub use isodof_cost::IsodofCost;
+pub use isodof_cost::{reach as isodof_reach, IsodofCost, Span as IsodofSpan};
 pub use isodof_values::SlotValues;
 pub use layout::SupernodeLayout;
 pub use ordering::Ordering;

@@ -90,54 +90,71 @@ impl Plan {
             members.extend((sn.begin[x.sn] + x.rho..sn.begin[x.sn + 1]).map(|r| r as u32));
         }
         let inv_d = members.iter().map(|&r| 1.0 / d[r as usize]).collect();
-        // The columns that start in each block (contiguous in `order`).
-        let mut starts = vec![(u32::MAX, 0u32); spans.len()];
-        let mut start_slot = Vec::with_capacity(order.len());
-        for (c, &d) in order.iter().enumerate() {
-            let p = s.perm_inv[d];
-            let b = index[sn.of_column[p] as usize] as usize;
-            let x = &spans[b];
-            start_slot.push(slot0[b] + (p - sn.begin[x.sn] - x.rho) as u32);
-            starts[b] = (starts[b].0.min(c as u32), starts[b].1.max(c as u32 + 1));
-        }
-        let height = heights(sn.parent.as_slice(), &spans, &index);
-        let sources = sources(sn, &spans, &index);
+        let (starts, start_slot) = unit_entries(s, &order, &spans, &index, &slot0);
         let mut words = Vec::with_capacity(BLOCK * spans.len());
         for (b, x) in spans.iter().enumerate() {
-            let (lo, hi) = (starts[b].0.min(starts[b].1), starts[b].1);
             words.extend([x.sn, x.lo, x.hi, x.rho].map(|v| v as u32));
-            words.extend([slot0[b], lo, hi, 0]);
+            words.extend([slot0[b], starts[b].start, starts[b].end, 0]);
         }
+        let sources = sources(sn, &spans, &index);
         let mut offsets = [words.len() as u32, 0, 0, 0];
-        let mut ptr = 0u32;
         words.push(0);
-        for list in &sources {
-            ptr += list.len() as u32;
-            words.push(ptr);
-        }
+        words.extend(sources.iter().scan(0u32, |ptr, list| {
+            *ptr += list.len() as u32;
+            Some(*ptr)
+        }));
         offsets[1] = words.len() as u32;
         words.extend(sources.iter().flatten().flatten());
         offsets[2] = words.len() as u32;
-        let mut levels = Vec::new();
-        let top = height.iter().copied().max().map_or(0, |h| h + 1);
-        let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); top];
-        height.iter().enumerate().for_each(|(b, &h)| by_level[h].push(b));
-        let mut first = 0u32;
-        for blocks in by_level {
-            let before = words.len();
-            for b in blocks {
-                for c0 in (spans[b].lo..spans[b].hi).step_by(TILE) {
-                    words.extend([b as u32, c0 as u32]);
-                }
-            }
-            let count = ((words.len() - before) / 2) as u32;
-            levels.push((first, count));
-            first += count;
-        }
+        let levels = tasks(&heights(&sn.parent, &spans, &index), &spans, &mut words);
         offsets[3] = words.len() as u32;
         words.extend(start_slot);
         Plan { order, members, inv_d, words, offsets, levels }
     }
+}
+
+/// The columns that start in each block (a contiguous range of `order`)
+/// and the slot of each column's unit entry.
+fn unit_entries(
+    s: &LdltSymbolic,
+    order: &[usize],
+    spans: &[IsodofSpan],
+    index: &[u32],
+    slot0: &[u32],
+) -> (Vec<std::ops::Range<u32>>, Vec<u32>) {
+    let sn = &s.supernodes;
+    let mut starts = vec![0..0; spans.len()];
+    let mut slot = Vec::with_capacity(order.len());
+    for (c, &dof) in order.iter().enumerate() {
+        let p = s.perm_inv[dof];
+        let b = index[sn.of_column[p] as usize] as usize;
+        slot.push(slot0[b] + (p - sn.begin[spans[b].sn] - spans[b].rho) as u32);
+        let c = c as u32;
+        starts[b] = if starts[b].is_empty() { c..c + 1 } else { starts[b].start..c + 1 };
+    }
+    (starts, slot)
+}
+
+/// Appends each level's tasks (a block and the first of its tile of
+/// columns) to `words`, levels in order; returns each level's (first, count).
+fn tasks(height: &[usize], spans: &[IsodofSpan], words: &mut Vec<u32>) -> Vec<(u32, u32)> {
+    let top = height.iter().copied().max().map_or(0, |h| h + 1);
+    let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); top];
+    height.iter().enumerate().for_each(|(b, &h)| by_level[h].push(b));
+    let mut first = 0u32;
+    let mut levels = Vec::with_capacity(top);
+    for blocks in by_level {
+        let before = words.len();
+        for b in blocks {
+            for c0 in (spans[b].lo..spans[b].hi).step_by(TILE) {
+                words.extend([b as u32, c0 as u32]);
+            }
+        }
+        let count = ((words.len() - before) / 2) as u32;
+        levels.push((first, count));
+        first += count;
+    }
+    levels
 }
 
 /// Each block's level: one more than its children's highest (leaves 0).

@@ -30,7 +30,6 @@ pub struct DeviceFactor {
     gpu: Link,
     /// The device time of each build, where the adapter has timestamps.
     timer: Option<Timer>,
-    n: usize,
     symbolic: Arc<LdltSymbolic>,
     d: Vec<f64>,
     /// The supernodes' columns, pattern and panel starts, patterns.
@@ -111,6 +110,12 @@ impl Cache {
     }
 }
 
+/// The `at × at` submatrix of the column-major `w` (leading dimension
+/// `ld`), column-major.
+fn gather(w: &[f64], ld: usize, at: &[usize]) -> Vec<f64> {
+    at.iter().flat_map(|&j| at.iter().map(move |&i| w[j * ld + i])).collect()
+}
+
 /// Mirrors the lower triangle of an `m × m` column-major matrix.
 fn mirror(w: &mut [f64], m: usize) {
     for b in 0..m {
@@ -129,7 +134,6 @@ impl DeviceFactor {
         let g = &gpu;
         fits(g, "the factor's panels", 8 * layout.panels.len())?;
         let factor = DeviceFactor {
-            n: f.symbolic().n(),
             symbolic: f.symbolic().clone(),
             d: f.d.clone(),
             shape: storage(g, "supernodes", &layout.shape),
@@ -156,7 +160,7 @@ impl DeviceFactor {
         mirror(&mut gram, m);
         let at: HashMap<usize, usize> = gen.dofs.iter().enumerate().map(|(i, &d)| (d, i)).collect();
         let pos: Vec<usize> = dofs.iter().map(|d| at[d]).collect();
-        Ok(pos.iter().flat_map(|&j| pos.iter().map(|&i| gram[j * m + i]).collect::<Vec<_>>()).collect())
+        Ok(gather(&gram, m, &pos))
     }
 
     /// `W̄` for `dofs` as [`Self::delassus`], from the isodof cache
@@ -183,9 +187,7 @@ impl DeviceFactor {
             self.cache.extend(gen, &gram, &cross, bound);
         }
         let slots: Vec<usize> = dofs.iter().map(|d| self.cache.slot[d]).collect();
-        let (w, cap) = (&self.cache.wbar, self.cache.capacity);
-        let out = slots.iter().flat_map(|&j| slots.iter().map(move |&i| w[j * cap + i])).collect();
-        Ok((out, dofs.len() - fresh.len()))
+        Ok((gather(&self.cache.wbar, self.cache.capacity, &slots), dofs.len() - fresh.len()))
     }
 
     /// Solves the columns of `dofs` (one generation): `Z` over their reach,
@@ -196,8 +198,9 @@ impl DeviceFactor {
         dofs: &[usize],
         older: &[Generation],
     ) -> Result<(Generation, Vec<f64>, Vec<f64>), DeviceError> {
-        if let Some(&d) = dofs.iter().find(|&&d| d >= self.n) {
-            return Err(DeviceError::Input(format!("isolated DOF {d} of a factor of {} DOFs", self.n)));
+        let n = self.symbolic.n();
+        if let Some(&d) = dofs.iter().find(|&&d| d >= n) {
+            return Err(DeviceError::Input(format!("isolated DOF {d} of a factor of {n} DOFs")));
         }
         let plan = Plan::new(&self.symbolic, &self.d, dofs);
         let (m, r) = (plan.order.len(), plan.members.len());

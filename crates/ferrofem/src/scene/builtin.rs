@@ -126,15 +126,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_misspelt_builtin_name_gets_a_suggestion() {
+    fn misspelt_names_are_matched_by_edit_distance() {
         assert_eq!(edit_distance("dorp", "drop"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(closest_name("dorp"), Some("drop"));
         assert_eq!(closest_name("twisting-bar-l"), Some("twisting-bar-lg"));
         assert_eq!(closest_name("zzzzzzzz"), None);
-        let e = load("dorp").unwrap_err().to_string();
-        assert!(e.contains("did you mean the built-in `drop`") && e.contains("ferrofem scenes"), "{e}");
     }
 
     /// Every built-in scene is listed with a whole first sentence.

@@ -21,7 +21,8 @@ pub use render::{Camera, RenderSettings};
 pub use schema::schema;
 pub use spec::{
     AttachSpec, BodySpec, BoxSpec, FixedSpec, IntegratorKind, MeshSpec, ObstacleSpec, PrescribedSpec, Preset,
-    RegionSpec, SceneFile, SimulationSpec, Tetrahedralize, Transform,
+    RegionSpec, SceneFile, SimulationSpec, Tetrahedralize, Transform, REAL_TIME_HANDOVER,
+    REAL_TIME_PCG_ITERATIONS, REAL_TIME_REFRESH, REAL_TIME_RESIDUAL_CEILING,
 };
 
 use crate::{Invalid, SimError, World};

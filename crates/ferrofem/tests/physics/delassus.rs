@@ -13,7 +13,7 @@ use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
 use ferrofem::solver::DelassusOperator;
 use ferrofem::World;
 use ferrofem_linalg::ldlt::IsodofCache;
-use ferrofem_linalg::{CsrMatrix, Ldlt};
+use ferrofem_linalg::{CsrMatrix, Ldlt, LdltSymbolic, Ordering};
 use proptest::prelude::*;
 
 fn scene(name: &str, method: DelassusMethod) -> World {
@@ -507,4 +507,32 @@ fn a_pile_kept_apart_solves_as_the_assembled_w() {
     let err = common::rel_diff(&apart, &assembled);
     assert!(err < 1e-9, "λ by parts differs from the assembled W's by {err:e}");
     assert!(apart.iter().step_by(3).any(|&l| l > 0.0), "the contacts push");
+}
+
+/// The dense builder column by column against `H A⁻¹ Hᵀ` by a dense inverse.
+#[test]
+fn dense_delassus_equals_h_ainv_ht() {
+    let b = BodySpec::new("b", MeshSpec::Box { size: [0.4, 0.2, 0.2], cells: [4, 2, 2] }, 1e5, 0.3, 1e3);
+    let mut w = SceneBuilder::new(0.01).body(b).world().unwrap();
+    w.step().unwrap();
+    let a = w.implicit_euler().unwrap().workspace(0).system.clone();
+    let n = a.nrows();
+    let f =
+        Ldlt::factorize(Arc::new(LdltSymbolic::analyze(&a.pattern, Ordering::Auto, 3).unwrap()), &a).unwrap();
+    let mut h = ConstraintJacobian::new(n);
+    let frame = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+    h.push_point(&[(0, 1.0)], frame);
+    h.push_point(&[(3, 0.2), (4, 0.3), (7, 0.5)], [[0.6, 0.0, 0.8], [0.8, 0.0, -0.6], [0.0, 1.0, 0.0]]);
+    let h = h.to_csr();
+    let wd =
+        delassus::dense(&Compliance::Ldlt(Arc::new(f)), &h, &mut DelassusBuffers::default(), 1.0).to_vec();
+    let ad = nalgebra::DMatrix::from_fn(n, n, |i, j| a.get(i, j));
+    let hd = nalgebra::DMatrix::from_fn(h.nrows(), n, |i, j| h.get(i, j));
+    let reference = &hd * ad.try_inverse().unwrap() * hd.transpose();
+    let scale = reference.abs().max();
+    for i in 0..6 {
+        for j in 0..6 {
+            assert!((wd[i * 6 + j] - reference[(i, j)]).abs() <= 1e-10 * scale, "W[{i},{j}]");
+        }
+    }
 }

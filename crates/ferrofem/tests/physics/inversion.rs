@@ -3,6 +3,7 @@
 //! turned tets inside out.
 
 use crate::common;
+use ferrofem::collision::penetration::{deepest, inverted_elements, Penetrated};
 use ferrofem::element::Constitutive;
 use ferrofem::integrator::PreconditionerKind;
 use ferrofem::obstacle::Shape;
@@ -172,4 +173,29 @@ fn every_builtin_scene_runs_its_full_length_without_inverting() {
             assert_eq!(first_inverted_step(&name), None, "{name}: (step, inverted tets)");
         }
     }
+}
+
+/// A cube placed half through the floor: its deepest vertex (an
+/// interior one included) is found at its true depth, and squashing
+/// one tet flat counts as an inversion.
+#[test]
+fn deepest_vertex_and_inverted_tets() {
+    let cube = BodySpec::new("cube", MeshSpec::cube(0.2, 2), 1e5, 0.3, 1000.0);
+    let floor = ObstacleSpec::new("floor", Shape::HalfSpace);
+    let world = SceneBuilder::new(0.01).body(cube).obstacle(floor).world().unwrap();
+    let body = &world.model.bodies[0];
+    let mut x = world.state.bodies[0].positions.clone();
+    let p = deepest(0, body, &[&x], &world.model.obstacles, &[], 0.0).unwrap();
+    assert!((p.depth - 0.1).abs() < 1e-12 && p.into == Penetrated::Obstacle(0), "{p:?}");
+    assert_eq!(inverted_elements(body, &x), 0);
+    x.iter_mut().skip(2).step_by(3).for_each(|z| *z += 0.5);
+    assert!(deepest(0, body, &[&x], &world.model.obstacles, &[], 0.0).is_none());
+    let (_, tets, _) = body.mesh_view();
+    let [a, b, c, d] = tets[0];
+    // Reflect d through the centroid of the opposite face: the tet turns inside out.
+    for k in 0..3 {
+        x[3 * d + k] = 2.0 * (x[3 * a + k] + x[3 * b + k] + x[3 * c + k]) / 3.0 - x[3 * d + k];
+    }
+    assert!(inverted_elements(body, &x) >= 1);
+    assert!(inverted_elements(body, &x) < tets.len());
 }

@@ -1,20 +1,26 @@
 //! The simulator's integration tests, in one binary (one link instead of
 //! seven): physics against analytic references, the Delassus builders
 //! against the dense one, the LDLᵀ engine, both integrators, and every
-//! built-in scene's trajectory hash. `cargo test -p ferrofem --test physics
-//! NAME` runs one; `tests/allocations.rs` is apart because it installs a
-//! counting global allocator.
+//! built-in scene's trajectory hash, and the tests that need a whole world
+//! or the scene format's parser (batches, output fields, scene files): kept
+//! out of the library's unit tests, whose build would otherwise compile
+//! the world and the parser a second time. `cargo test -p ferrofem --test
+//! physics NAME` runs one; `tests/allocations.rs` is apart because it
+//! installs a counting global allocator.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod applications;
+mod batch;
 mod cable;
 mod cantilever;
 mod contact;
 mod delassus;
 mod dynamics;
+mod fields;
 mod inversion;
 mod ldlt_preconditioner;
 mod local_global;
+mod scene_format;
 mod scenes;

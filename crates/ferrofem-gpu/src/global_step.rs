@@ -21,11 +21,12 @@ use delassus::Columns;
 use ferrofem::device::{DeviceError, DeviceTerms, RhsMap};
 use ferrofem::element::Constitutive;
 
-/// The tets' local step: `local.wgsl` with Neo-Hookean's projection and
-/// prox.
+/// The tets' local step: `local.wgsl` with the Neo-Hookean and stable
+/// Neo-Hookean projections and their prox.
 const LOCAL_WGSL: &str = concat!(
     include_str!("shaders/local.wgsl"),
     include_str!("shaders/neo_hookean.wgsl"),
+    include_str!("shaders/stable_neo_hookean.wgsl"),
     include_str!("shaders/prox.wgsl")
 );
 
@@ -116,9 +117,12 @@ impl LocalStep {
             Constitutive::Arap => 0,
             Constitutive::Corotational => 1,
             Constitutive::NeoHookean => 2,
-            Constitutive::StableNeoHookean => {
-                return Err(DeviceError::Input("the stable Neo-Hookean local step runs on the CPU".into()));
+            Constitutive::StableNeoHookean if triangles > 0 => {
+                return Err(DeviceError::Input(
+                    "the stable Neo-Hookean membranes' local step runs on the CPU".into(),
+                ));
             }
+            Constitutive::StableNeoHookean => 3,
         };
         let mut project = Vec::new();
         let kernel = |name, source: &str, count: usize, params: [u32; 2], buffers: &[&wgpu::Buffer]| {

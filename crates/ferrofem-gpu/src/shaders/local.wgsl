@@ -4,8 +4,8 @@
 // (Newton steps on the polar rotation, then Jacobi sweeps: dahl2019 §3.3),
 // and the target p − u the global step pulls F towards: ARAP's rotation,
 // or co-rotational's proximal projection p = (k F + c R)/a with its dual
-// update u ← u + F − p; Neo-Hookean's prox in `neo_hookean.wgsl`, appended
-// to this file. The arithmetic is the CPU's one-element routine
+// update u ← u + F − p; Neo-Hookean's and stable Neo-Hookean's projections
+// in `neo_hookean.wgsl` and `stable_neo_hookean.wgsl`, appended to this file. The arithmetic is the CPU's one-element routine
 // (`element::lanes`: `polar`, `rotation_newton`, `cayley_step`,
 // `rotation_jacobi`; `tet_lanes`: `corotational_lanes`), step for step.
 // Where the CPU would take an SVD (an unconverged co-rotational polar
@@ -18,7 +18,8 @@ struct Params {
     tets: u32,
     // Invocations along x of the dispatch grid.
     stride: u32,
-    // 0: ARAP, 1: co-rotational, 2: Neo-Hookean (`neo_hookean.wgsl`).
+    // 0: ARAP, 1: co-rotational, 2: Neo-Hookean (`neo_hookean.wgsl`),
+    // 3: stable Neo-Hookean (`stable_neo_hookean.wgsl`).
     model: u32,
     // ARAP's Jacobi sweeps at most.
     arap_sweeps: u32,
@@ -293,8 +294,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let mu = coef[15u * t + 12u];
     let lambda = coef[15u * t + 13u];
     let k = coef[15u * t + 14u];
-    if prm.model == 2u {
-        let projection = neo_hookean_projection(f, warm, mu, lambda, k);
+    if prm.model >= 2u {
+        var projection: Projection;
+        if prm.model == 2u {
+            projection = neo_hookean_projection(f, warm, mu, lambda, k);
+        } else {
+            projection = stable_neo_hookean_projection(f, warm, mu, lambda, k);
+        }
         if projection.fallback {
             atomicAdd(&fallbacks[0], 1u);
         }

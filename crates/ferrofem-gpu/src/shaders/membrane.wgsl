@@ -158,7 +158,7 @@ fn neo_hookean_membrane(fu: array<f64, 6>, mu: f64, lambda: f64, k: f64) -> Memb
     var prox = neo_hookean_prox(mu, lambda, k, s, 2u);
     if !prox.converged {
         // The CPU's damped Newton iteration.
-        prox.sigma = prox_newton(mu, lambda, k, s, 2u);
+        prox.sigma = prox_newton(false, mu, lambda, k, s, 2u);
     }
     let h1 = prox.sigma[0] / s[0];
     let h2 = prox.sigma[1] / s[1];

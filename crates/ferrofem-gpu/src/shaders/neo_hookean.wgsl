@@ -143,7 +143,7 @@ fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Pro
     let scalar = prox.converged;
     if !scalar {
         // The CPU's one-element projection: the damped Newton iteration.
-        prox.sigma = prox_newton(mu, lambda, k, s, 3u);
+        prox.sigma = prox_newton(false, mu, lambda, k, s, 3u);
         prox.c = lambda * ln(prox.sigma[0] * prox.sigma[1] * prox.sigma[2]).value - mu;
     }
     var b: M3;

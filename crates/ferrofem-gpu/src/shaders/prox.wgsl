@@ -163,9 +163,86 @@ struct Objective {
     finite: bool,
 }
 
-// ψ(x) + k/2 ‖x − s‖², its gradient and Hessian (`hyperelastic::energy`
-// plus the prox's term); not finite where J = Πx ≤ 0.
-fn objective(mu: f64, lambda: f64, k: f64, x: array<f64, 3>, s: array<f64, 3>, d: u32) -> Objective {
+// ψ(x) + k/2 ‖x − s‖² of Neo-Hookean or (`stable`) stable Neo-Hookean.
+fn objective(stable: bool, mu: f64, lambda: f64, k: f64, x: array<f64, 3>, s: array<f64, 3>, d: u32) -> Objective {
+    if stable {
+        return stable_objective(mu, lambda, k, x, s, d);
+    }
+    return neo_hookean_objective(mu, lambda, k, x, s, d);
+}
+
+// `(μ', λ', α)` of stable Neo-Hookean in `d` dimensions for the Lamé pair
+// (`stable_neo_hookean::parameters`): μ' = (d + 1)/d μ,
+// λ' = λ + (1 − 2/(d (d + 1))) μ, α = 1 + μ/λ'.
+fn stable_parameters(mu: f64, lambda: f64, d: u32) -> array<f64, 3> {
+    let n = f64(d);
+    let m = (n + f64(1.0)) / n * mu;
+    let l = lambda + (f64(1.0) - f64(2.0) / (n * (n + f64(1.0)))) * mu;
+    return array<f64, 3>(m, l, f64(1.0) + mu / l);
+}
+
+// Stable Neo-Hookean's ψ(x) + k/2 ‖x − s‖², gradient and Hessian
+// (`stable_neo_hookean::energy` plus the prox's term), finite for every x:
+// ψ = μ'/2 (I_C − d) + λ'/2 (J − α)² − μ'/2 ln((I_C + 1)/(d + 1)) − λ'/2 (1 − α)²,
+// ∂J/∂xᵢ and ∂²J/∂xᵢ∂xⱼ by products of the other values.
+fn stable_objective(mu: f64, lambda: f64, k: f64, x: array<f64, 3>, s: array<f64, 3>, d: u32) -> Objective {
+    var o: Objective;
+    let params = stable_parameters(mu, lambda, d);
+    let m = params[0];
+    let l = params[1];
+    let alpha = params[2];
+    var j = f64(1.0);
+    var ic = f64(0.0);
+    var distance = f64(0.0);
+    for (var i = 0u; i < d; i++) {
+        j *= x[i];
+        ic += x[i] * x[i];
+        distance += (x[i] - s[i]) * (x[i] - s[i]);
+    }
+    let n = f64(d);
+    let logarithm = ln((ic + f64(1.0)) / (n + f64(1.0)));
+    if !logarithm.valid {
+        return o;
+    }
+    let rest = f64(0.5) * l * (f64(1.0) - alpha) * (f64(1.0) - alpha);
+    o.value = f64(0.5) * m * (ic - n) + f64(0.5) * l * (j - alpha) * (j - alpha) - f64(0.5) * m * logarithm.value - rest
+        + f64(0.5) * k * distance;
+    let shear = m * (f64(1.0) - f64(1.0) / (ic + f64(1.0)));
+    let curvature = f64(2.0) * m / ((ic + f64(1.0)) * (ic + f64(1.0)));
+    var dj: array<f64, 3>;
+    for (var a = 0u; a < d; a++) {
+        dj[a] = f64(1.0);
+        for (var c = 0u; c < d; c++) {
+            if c != a {
+                dj[a] *= x[c];
+            }
+        }
+    }
+    for (var a = 0u; a < d; a++) {
+        o.g[a] = x[a] * shear + dj[a] * (l * (j - alpha)) + (x[a] - s[a]) * k;
+        for (var b = 0u; b < d; b++) {
+            var value = x[a] * x[b] * curvature + dj[a] * dj[b] * l;
+            if a == b {
+                value += shear + k;
+            } else {
+                var d2j = f64(1.0);
+                for (var c = 0u; c < d; c++) {
+                    if c != a && c != b {
+                        d2j *= x[c];
+                    }
+                }
+                value += d2j * (l * (j - alpha));
+            }
+            o.h[3u * a + b] = value;
+        }
+    }
+    o.finite = abs(o.value) <= MAX_F64;
+    return o;
+}
+
+// Neo-Hookean's ψ(x) + k/2 ‖x − s‖², its gradient and Hessian
+// (`hyperelastic::energy` plus the prox's term); not finite where J = Πx ≤ 0.
+fn neo_hookean_objective(mu: f64, lambda: f64, k: f64, x: array<f64, 3>, s: array<f64, 3>, d: u32) -> Objective {
     var o: Objective;
     var j = f64(1.0);
     var squares = f64(0.0);
@@ -248,16 +325,16 @@ fn length3(x: array<f64, 3>, d: u32) -> f64 {
     return sqrt(sum);
 }
 
-// The damped Newton iteration in σ that takes the lanes the scalar prox
-// hands on (`hyperelastic::prox_newton`): from the clamped values inside
-// J > 0, Newton steps (or −g/k where H is not definite) under an Armijo
-// line search, until a Newton step under 1e-9 (1 + ‖x‖) is taken.
-fn prox_newton(mu: f64, lambda: f64, k: f64, s: array<f64, 3>, d: u32) -> array<f64, 3> {
+// The damped Newton iteration in σ that takes the lanes the fast prox
+// hands on (`hyperelastic::prox_newton`): from s (Neo-Hookean: clamped
+// inside J > 0), Newton steps (or −g/k where H is not definite) under an
+// Armijo line search, until a Newton step under 1e-9 (1 + ‖x‖) is taken.
+fn prox_newton(stable: bool, mu: f64, lambda: f64, k: f64, s: array<f64, 3>, d: u32) -> array<f64, 3> {
     var x: array<f64, 3>;
     for (var i = 0u; i < d; i++) {
-        x[i] = max(s[i], f64(1e-2));
+        x[i] = select(max(s[i], f64(1e-2)), s[i], stable);
     }
-    var cur = objective(mu, lambda, k, x, s, d);
+    var cur = objective(stable, mu, lambda, k, x, s, d);
     if !cur.finite {
         return array<f64, 3>(f64(1.0), f64(1.0), f64(1.0));
     }
@@ -279,7 +356,7 @@ fn prox_newton(mu: f64, lambda: f64, k: f64, s: array<f64, 3>, d: u32) -> array<
                 last[i] += step[i];
                 j *= last[i];
             }
-            if j > f64(0.0) {
+            if stable || j > f64(0.0) {
                 x = last;
             }
             break;
@@ -295,7 +372,7 @@ fn prox_newton(mu: f64, lambda: f64, k: f64, s: array<f64, 3>, d: u32) -> array<
             for (var i = 0u; i < d; i++) {
                 trial[i] += step[i] * t;
             }
-            let next = objective(mu, lambda, k, trial, s, d);
+            let next = objective(stable, mu, lambda, k, trial, s, d);
             if next.finite {
                 let settling = next.value <= cur.value + f64(1e-13) * abs(cur.value)
                     && length3(next.g, d) < length3(cur.g, d);

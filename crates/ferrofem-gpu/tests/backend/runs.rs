@@ -233,7 +233,8 @@ fn gpu_contact_runs_agree_with_the_cpu() {
 /// on (zeng2025 Algorithm 3–4 whole on the device: one submission and one
 /// host wait a frame, `W` built there from the resident `S`, reading back
 /// `q`, the rotations, `λ`, `δ` and each iteration's solve figures), and
-/// still ends where the CPU's does.
+/// still ends where the CPU's does; so does the same ball in stable
+/// Neo-Hookean.
 #[test]
 fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
     use ferrofem::element::Constitutive;
@@ -255,14 +256,19 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
         s.spec.bodies[0].mesh = ferrofem::scene::MeshSpec::Ball { radius: 0.1, resolution: 6 };
         s.spec.constraint_solver.newton_schedule = Some(ferrofem::solver::NewtonSchedule::Every);
     };
+    let stable_onto_floor = |s: &mut Scene| {
+        onto_floor(s);
+        s.spec.bodies[0].constitutive = Some(Constitutive::StableNeoHookean);
+    };
     let cloth = |model| move |s: &mut Scene| s.spec.bodies[0].constitutive = Some(model);
     let (arap_cloth, corotational_cloth) = (cloth(Constitutive::Arap), cloth(Constitutive::Corotational));
     let neo_hookean_cloth = cloth(Constitutive::NeoHookean);
     type Edit<'a> = &'a dyn Fn(&mut Scene);
-    let cases: [(&str, Edit); 7] = [
+    let cases: [(&str, Edit); 8] = [
         ("twisting-bar-lg", &|_| {}),
         ("drop-lg", &free_fall),
         ("drop-lg", &onto_floor),
+        ("drop-lg", &stable_onto_floor),
         ("squeezing-ball", &squeezed),
         ("hanging-cloth", &arap_cloth),
         ("hanging-cloth", &corotational_cloth),

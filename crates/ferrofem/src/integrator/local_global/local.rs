@@ -273,10 +273,11 @@ pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
 /// The body's terms for a device whose frames run the local step too
 /// ([`crate::device::DeviceGlobalStep::frame`]): a body of ARAP,
 /// co-rotational or Neo-Hookean elements (tets, membranes and their
-/// bending); `None` for stable Neo-Hookean.
+/// bending), or of stable Neo-Hookean tets; `None` for stable Neo-Hookean
+/// membranes.
 pub fn device_terms(body: &Body, arap_sweeps: usize) -> Option<DeviceTerms> {
     let model = body.constitutive;
-    if model == Constitutive::StableNeoHookean {
+    if model == Constitutive::StableNeoHookean && !body.triangles.is_empty() {
         return None;
     }
     let index = |v: &usize| *v as u32;

@@ -105,10 +105,19 @@ struct Projection {
     fallback: bool,
 }
 
-// `neo_hookean_lanes` of one tet: `gram_eigen`, the prox, B = diag(σᵢ/sᵢ)
-// plus the response A_ij σⱼ (k σᵢ sⱼ − a σᵢσⱼ + c)/((a σᵢσⱼ − c) sᵢ sⱼ (sᵢ + sⱼ)),
-// and p = F (V B Vᵀ).
-fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Projection {
+// `GramEigen` of `tet_lanes`: FᵀF = V diag(s²) Vᵀ by `gram_eigen` from
+// the last eigenbasis, `usable` where the sweeps converged, det F > 0 and
+// s_min² ≥ 1e-4 ‖FᵀF‖; `a` the swept Vᵀ FᵀF V.
+struct Gram {
+    a: M3,
+    v: M3,
+    s: array<f64, 3>,
+    smallest: u32,
+    det: f64,
+    usable: bool,
+}
+
+fn gram_eigen(f: M3, basis: M3, tolerance: f64) -> Gram {
     var v = warm_basis(basis);
     var a = mul_tn(v, mul_nn(mul_tn(f, f), v));
     for (var plane = 0u; plane < 3u; plane++) {
@@ -118,7 +127,7 @@ fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Pro
         a[i + 3u * j] = m;
         a[j + 3u * i] = m;
     }
-    let eigen = symmetric_eigen(a, v, EIGEN_SWEEPS, EIGEN_TOLERANCE);
+    let eigen = symmetric_eigen(a, v, EIGEN_SWEEPS, tolerance);
     a = eigen.a;
     v = eigen.v;
     let n = norm(a);
@@ -134,6 +143,42 @@ fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Pro
             smallest = i;
         }
     }
+    return Gram(a, v, s, smallest, det, usable);
+}
+
+// `GramEigen::project`: p = F (V B Vᵀ) where `ok` (the basis kept), else
+// that p, replaced by F where it is not finite, and the basis reset.
+fn gram_project(f: M3, v: M3, b: M3, ok: bool) -> Projection {
+    let vb = mul_nn(v, b);
+    var m: M3;
+    for (var i = 0u; i < 3u; i++) {
+        for (var j = 0u; j < 3u; j++) {
+            m[i + 3u * j] = vb[i] * v[j] + vb[i + 3u] * v[j + 3u] + vb[i + 6u] * v[j + 6u];
+        }
+    }
+    var p = mul_nn(f, m);
+    if ok {
+        return Projection(p, v, false);
+    }
+    for (var e = 0u; e < 9u; e++) {
+        if !(abs(p[e]) <= MAX_F64) {
+            p = f;
+            break;
+        }
+    }
+    return Projection(p, identity(), true);
+}
+
+// `neo_hookean_lanes` of one tet: `gram_eigen`, the prox, B = diag(σᵢ/sᵢ)
+// plus the response A_ij σⱼ (k σᵢ sⱼ − a σᵢσⱼ + c)/((a σᵢσⱼ − c) sᵢ sⱼ (sᵢ + sⱼ)),
+// and p = F (V B Vᵀ).
+fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Projection {
+    let gram = gram_eigen(f, basis, EIGEN_TOLERANCE);
+    let a = gram.a;
+    var s = gram.s;
+    let det = gram.det;
+    let smallest = gram.smallest;
+    let usable = gram.usable;
     // An inverted F: the signed SVD's smallest value negative, as the
     // CPU's one-element projection takes it (`signed_svd3`).
     if det < f64(0.0) {
@@ -162,23 +207,5 @@ fn neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Pro
         b[i + 3u * j] = a[i + 3u * j] * response;
         b[j + 3u * i] = b[i + 3u * j];
     }
-    let vb = mul_nn(v, b);
-    var m: M3;
-    for (var i = 0u; i < 3u; i++) {
-        for (var j = 0u; j < 3u; j++) {
-            m[i + 3u * j] = vb[i] * v[j] + vb[i + 3u] * v[j + 3u] + vb[i + 6u] * v[j + 6u];
-        }
-    }
-    var p = mul_nn(f, m);
-    let ok = usable && scalar;
-    if ok {
-        return Projection(p, v, false);
-    }
-    for (var e = 0u; e < 9u; e++) {
-        if !(abs(p[e]) <= MAX_F64) {
-            p = f;
-            break;
-        }
-    }
-    return Projection(p, identity(), true);
+    return gram_project(f, gram.v, b, usable && scalar);
 }

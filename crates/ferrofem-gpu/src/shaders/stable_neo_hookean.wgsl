@@ -88,34 +88,11 @@ fn stable_prox(mu: f64, lambda: f64, k: f64, s: array<f64, 3>) -> StableProx {
 // `stable_neo_hookean_lanes` of one tet: `gram_eigen` to the stable
 // tolerance, the prox, and p = F (V diag(σ*/s) Vᵀ).
 fn stable_neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64) -> Projection {
-    var v = warm_basis(basis);
-    var a = mul_tn(v, mul_nn(mul_tn(f, f), v));
-    for (var plane = 0u; plane < 3u; plane++) {
-        let i = select(0u, 1u, plane == 2u);
-        let j = select(1u, 2u, plane > 0u);
-        let m = f64(0.5) * (a[i + 3u * j] + a[j + 3u * i]);
-        a[i + 3u * j] = m;
-        a[j + 3u * i] = m;
-    }
-    let eigen = symmetric_eigen(a, v, EIGEN_SWEEPS, STABLE_EIGEN_TOLERANCE);
-    a = eigen.a;
-    v = eigen.v;
-    let n = norm(a);
-    let det = determinant(f);
-    var usable = eigen.converged && det > f64(0.0);
-    var s: array<f64, 3>;
-    var smallest = 0u;
-    for (var i = 0u; i < 3u; i++) {
-        let eigenvalue = a[4u * i];
-        s[i] = sqrt(max(eigenvalue, f64(0.0)));
-        usable = usable && eigenvalue >= f64(1e-4) * n;
-        if s[i] < s[smallest] {
-            smallest = i;
-        }
-    }
+    let gram = gram_eigen(f, basis, STABLE_EIGEN_TOLERANCE);
+    var s = gram.s;
     var sigma: array<f64, 3>;
     var ok = false;
-    if usable {
+    if gram.usable {
         let prox = stable_prox(mu, lambda, k, s);
         sigma = prox.sigma;
         ok = prox.ok;
@@ -123,8 +100,8 @@ fn stable_neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64)
     if !ok {
         // The CPU's one-element projection: the signed SVD's values (an
         // inverted F's smallest negative) and the damped Newton iteration.
-        if det < f64(0.0) {
-            s[smallest] = -s[smallest];
+        if gram.det < f64(0.0) {
+            s[gram.smallest] = -s[gram.smallest];
         }
         sigma = prox_newton(true, mu, lambda, k, s, 3u);
     }
@@ -132,22 +109,5 @@ fn stable_neo_hookean_projection(f: M3, basis: M3, mu: f64, lambda: f64, k: f64)
     for (var i = 0u; i < 3u; i++) {
         b[4u * i] = sigma[i] / s[i];
     }
-    let vb = mul_nn(v, b);
-    var m: M3;
-    for (var i = 0u; i < 3u; i++) {
-        for (var j = 0u; j < 3u; j++) {
-            m[i + 3u * j] = vb[i] * v[j] + vb[i + 3u] * v[j + 3u] + vb[i + 6u] * v[j + 6u];
-        }
-    }
-    var p = mul_nn(f, m);
-    if ok {
-        return Projection(p, v, false);
-    }
-    for (var e = 0u; e < 9u; e++) {
-        if !(abs(p[e]) <= MAX_F64) {
-            p = f;
-            break;
-        }
-    }
-    return Projection(p, identity(), true);
+    return gram_project(f, gram.v, b, ok);
 }

@@ -117,11 +117,6 @@ impl LocalStep {
             Constitutive::Arap => 0,
             Constitutive::Corotational => 1,
             Constitutive::NeoHookean => 2,
-            Constitutive::StableNeoHookean if triangles > 0 => {
-                return Err(DeviceError::Input(
-                    "the stable Neo-Hookean membranes' local step runs on the CPU".into(),
-                ));
-            }
             Constitutive::StableNeoHookean => 3,
         };
         let mut project = Vec::new();

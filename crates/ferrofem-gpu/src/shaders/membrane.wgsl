@@ -3,14 +3,15 @@
 // R = U Vᵀ (orthonormal columns) as F (FᵀF)^(−1/2) in closed form, and the
 // target p − u: ARAP's R, or co-rotational's p = (k (F + u) + c R)/a with
 // the dual update u ← u + F − p (`Element::local_step`,
-// `corotational_projection`), or Neo-Hookean's p = U diag(σ*) Vᵀ =
+// `corotational_projection`), or the Neo-Hookean models' p = U diag(σ*) Vᵀ =
 // (F + u) V diag(σ*/s) Vᵀ, FᵀF = V diag(s²) Vᵀ in closed form and σ* the
-// prox of `prox.wgsl` (appended to this file). The CPU takes R, U and V
+// prox of `prox.wgsl` (appended to this file; stable Neo-Hookean's by the
+// damped Newton iteration, as on the CPU). The CPU takes R, U and V
 // from a thin SVD: the two agree to rounding where σ_min² ≥ 1e-12
 // ‖FᵀF‖; a flatter triangle is counted in `fallbacks` (its R is then the
 // SVD's only to that order), and so is a Neo-Hookean triangle whose
 // scalar prox hands on to the damped Newton iteration (`prox.wgsl`, as
-// on the CPU; p = F + u where the result is not finite).
+// on the CPU) and a triangle whose p is not finite (p = F + u there).
 //
 // 3 × 2 matrices are arrays of 6, column-major: (i, j) at i + 3 j.
 
@@ -18,7 +19,7 @@ struct Params {
     triangles: u32,
     // Invocations along x of the dispatch grid.
     stride: u32,
-    // 0: ARAP, 1: co-rotational, 2: Neo-Hookean.
+    // 0: ARAP, 1: co-rotational, 2: Neo-Hookean, 3: stable Neo-Hookean.
     model: u32,
     // Index of the first triangle's target in `targets`.
     base: u32,
@@ -62,8 +63,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let mu = coef[9u * t + 6u];
     let lambda = coef[9u * t + 7u];
     let k = coef[9u * t + 8u];
-    if prm.model == 2u {
-        let projection = neo_hookean_membrane(fu, mu, lambda, k);
+    if prm.model >= 2u {
+        let projection = neo_hookean_membrane(fu, mu, lambda, k, prm.model == 3u);
         if projection.fallback {
             atomicAdd(&fallbacks[0], 1u);
         }
@@ -126,11 +127,11 @@ struct Membrane {
     fallback: bool,
 }
 
-// Neo-Hookean's projection of a triangle's F (+ u): FᵀF = [a b; b c] =
+// The Neo-Hookean models' projection of a triangle's F (+ u): FᵀF = [a b; b c] =
 // V diag(s²) Vᵀ in closed form (the larger eigenvalue's vector from the
 // row without cancellation, the smaller value as det/e₁), σ* by the prox
 // over two values, p = F V diag(σ*/s) Vᵀ.
-fn neo_hookean_membrane(fu: array<f64, 6>, mu: f64, lambda: f64, k: f64) -> Membrane {
+fn neo_hookean_membrane(fu: array<f64, 6>, mu: f64, lambda: f64, k: f64, stable: bool) -> Membrane {
     let a = fu[0] * fu[0] + fu[1] * fu[1] + fu[2] * fu[2];
     let b = fu[0] * fu[3] + fu[1] * fu[4] + fu[2] * fu[5];
     let c = fu[3] * fu[3] + fu[4] * fu[4] + fu[5] * fu[5];
@@ -155,10 +156,17 @@ fn neo_hookean_membrane(fu: array<f64, 6>, mu: f64, lambda: f64, k: f64) -> Memb
     var s: array<f64, 3>;
     s[0] = sqrt(e1);
     s[1] = sqrt(e2);
-    var prox = neo_hookean_prox(mu, lambda, k, s, 2u);
-    if !prox.converged {
-        // The CPU's damped Newton iteration.
-        prox.sigma = prox_newton(false, mu, lambda, k, s, 2u);
+    var prox: Prox;
+    prox.converged = true;
+    if stable {
+        // Stable Neo-Hookean's prox is the damped Newton iteration on the CPU too.
+        prox.sigma = prox_newton(true, mu, lambda, k, s, 2u);
+    } else {
+        prox = neo_hookean_prox(mu, lambda, k, s, 2u);
+        if !prox.converged {
+            // The CPU's damped Newton iteration.
+            prox.sigma = prox_newton(false, mu, lambda, k, s, 2u);
+        }
     }
     let h1 = prox.sigma[0] / s[0];
     let h2 = prox.sigma[1] / s[1];

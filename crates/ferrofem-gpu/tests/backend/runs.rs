@@ -222,7 +222,7 @@ fn gpu_contact_runs_agree_with_the_cpu() {
 /// Resident frames (zeng2025 Algorithm 3, local step on the device): after a first step on the host, which warms the tets'
 /// rotations, every step of the ARAP twisting bar, of the co-rotational
 /// ball falling freely (its floor removed) and of the hanging cloth
-/// (membranes with bending) under ARAP, co-rotational and Neo-Hookean runs as one
+/// (membranes with bending) under ARAP, co-rotational, Neo-Hookean and stable Neo-Hookean runs as one
 /// submission per body with one host wait and one dispatch per kind of
 /// term plus three per iteration, uploads only `c` and the starting
 /// iterate (plus the rotations once, after the host step), reads back `q`
@@ -262,9 +262,10 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
     };
     let cloth = |model| move |s: &mut Scene| s.spec.bodies[0].constitutive = Some(model);
     let (arap_cloth, corotational_cloth) = (cloth(Constitutive::Arap), cloth(Constitutive::Corotational));
-    let neo_hookean_cloth = cloth(Constitutive::NeoHookean);
+    let (neo_hookean_cloth, stable_cloth) =
+        (cloth(Constitutive::NeoHookean), cloth(Constitutive::StableNeoHookean));
     type Edit<'a> = &'a dyn Fn(&mut Scene);
-    let cases: [(&str, Edit); 8] = [
+    let cases: [(&str, Edit); 9] = [
         ("twisting-bar-lg", &|_| {}),
         ("drop-lg", &free_fall),
         ("drop-lg", &onto_floor),
@@ -273,6 +274,7 @@ fn gpu_resident_frames_wait_once_and_agree_with_the_cpu() {
         ("hanging-cloth", &arap_cloth),
         ("hanging-cloth", &corotational_cloth),
         ("hanging-cloth", &neo_hookean_cloth),
+        ("hanging-cloth", &stable_cloth),
     ];
     for (scene, edit) in cases {
         let mut worlds = [Device::Cpu, Device::Gpu].map(|device| {

@@ -215,7 +215,7 @@ impl GlobalSolver {
         let adapter = backend.adapter()?;
         let map = super::local::rhs_map(body, projections, h);
         let terms = super::local::device_terms(body, arap_sweeps);
-        self.device = Some(backend.global_step(s, &map, terms.as_ref())?);
+        self.device = Some(backend.global_step(s, &map, Some(&terms))?);
         Ok(adapter)
     }
 

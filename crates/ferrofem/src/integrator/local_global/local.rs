@@ -272,14 +272,10 @@ pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
 
 /// The body's terms for a device whose frames run the local step too
 /// ([`crate::device::DeviceGlobalStep::frame`]): a body of ARAP,
-/// co-rotational or Neo-Hookean elements (tets, membranes and their
-/// bending), or of stable Neo-Hookean tets; `None` for stable Neo-Hookean
-/// membranes.
-pub fn device_terms(body: &Body, arap_sweeps: usize) -> Option<DeviceTerms> {
+/// co-rotational, Neo-Hookean or stable Neo-Hookean elements (tets,
+/// membranes and their bending).
+pub fn device_terms(body: &Body, arap_sweeps: usize) -> DeviceTerms {
     let model = body.constitutive;
-    if model == Constitutive::StableNeoHookean && !body.triangles.is_empty() {
-        return None;
-    }
     let index = |v: &usize| *v as u32;
     let mut t = DeviceTerms {
         model,
@@ -303,5 +299,5 @@ pub fn device_terms(body: &Body, arap_sweeps: usize) -> Option<DeviceTerms> {
         t.stencil_ptr.push(t.stencil_vertices.len() as u32);
         t.stencil_rest.push(s.rest_length);
     }
-    Some(t)
+    t
 }

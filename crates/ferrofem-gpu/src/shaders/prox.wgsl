@@ -1,9 +1,10 @@
-// Neo-Hookean's prox in singular-value space (zeng2025 eq. 5 in σ),
-// `argmin ψ(σ) + k/2 ‖σ − s‖²` over the first `d` values (3 for a tet, 2
-// for a membrane triangle), by its reduction to one scalar, appended to
-// the tets' and the membranes' local-step kernels. The arithmetic is the
-// CPU's, step for step: `hyperelastic` (`neo_hookean_prox`, `prox_roots`,
-// `ln_lanes`).
+// The Neo-Hookean models' prox in singular-value space (zeng2025 eq. 5 in
+// σ), `argmin ψ(σ) + k/2 ‖σ − s‖²` over the first `d` values (3 for a tet,
+// 2 for a membrane triangle), appended to the tets' and the membranes'
+// local-step kernels: Neo-Hookean's by its reduction to one scalar, and
+// for either model the damped Newton iteration in σ. The arithmetic is
+// the CPU's, step for step: `hyperelastic` (`neo_hookean_prox`,
+// `prox_roots`, `ln_lanes`, `prox_newton`), `stable_neo_hookean::energy`.
 
 // `NEO_HOOKEAN_PROX_STEPS`, `PROX_HALVINGS`.
 const PROX_STEPS: u32 = 30u;

@@ -15,14 +15,24 @@ fn main() {
             println!("cargo:rerun-if-changed={}", git.join(f).display());
         }
     }
-    let describe = Command::new("git")
-        .args(["describe", "--always", "--dirty=+dirty", "--abbrev=7"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
+    // The commit's name, and `+dirty` when tracked files differ from it.
+    // `status` without optional locks compares contents where the index's
+    // file times are stale and leaves the index as it is (`describe --dirty`
+    // rewrote it, which made the next build run this script again).
+    let run_git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+    };
+    let name = run_git(&["describe", "--always", "--abbrev=7"])
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
+    let dirty = run_git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|s| !s.trim().is_empty());
+    let describe = name.map(|n| if dirty { format!("{n}+dirty") } else { n });
     println!("cargo:rustc-env=FERROFEM_BUILD={}", describe.as_deref().unwrap_or("unknown"));
 }

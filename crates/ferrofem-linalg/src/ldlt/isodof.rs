@@ -30,7 +30,7 @@ use super::isodof_cost::reach;
 use super::isodof_values::{AddProducts, ColumnScalar, Values};
 use super::narrow::{add_narrow, NARROW};
 use super::Ldlt;
-use crate::split::balanced_parts;
+use crate::split::{balanced_parts, SharedColumns};
 
 /// `S̄ = L⁻¹ P Īᵀ` for a set of DOFs, stored per supernode of their reach
 /// and scaled by `D^{-1/2}` (`Z = D^{-1/2} S̄`, so `W̄ = Zᵀ Z`; `D > 0`
@@ -293,7 +293,10 @@ impl IsodofColumns {
         }
     }
 
-    /// [`Self::add_forward`] from the values in their precision.
+    /// [`Self::add_forward`] from the values in their precision, the
+    /// blocks in up to [`PARTS`] ranges of about equal work side by side:
+    /// each block writes the rows of its own supernode alone, its columns
+    /// in order, so every entry of `z` sums as one thread would.
     fn add_forward_of<T: ColumnScalar, const K: usize>(
         &self,
         values: &[T],
@@ -301,14 +304,20 @@ impl IsodofColumns {
         u: &[[f64; K]],
         z: &mut [[f64; K]],
     ) {
-        for b in &self.blocks {
-            let first = sn.begin[b.sn] + b.rho;
-            let rows = &mut z[first..first + b.rows];
-            for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0)) {
-                let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                rows.iter_mut().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| r[k] += c.into() * uj[k]));
+        let ranges = parts(self.blocks.iter().map(|b| (b.rows * b.cols) as f64), |m| PARTS.min(m).max(1));
+        let out = SharedColumns::new(z);
+        crate::team::for_each_part(ranges.len(), |p| {
+            for b in &self.blocks[ranges[p].clone()] {
+                // SAFETY: a block's rows are those of its supernode from
+                // `rho` on; the blocks are of distinct supernodes, and each
+                // block belongs to one part.
+                let rows = unsafe { out.column(sn.begin[b.sn] + b.rho, b.rows) };
+                for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0)) {
+                    let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
+                    rows.iter_mut().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| r[k] += c.into() * uj[k]));
+                }
             }
-        }
+        });
     }
 
     /// `x_d = (Zᵀ z)_d` for every DOF `d` with a column, given to
@@ -325,7 +334,10 @@ impl IsodofColumns {
         self.dofs.iter().zip(&acc).for_each(|(&d, a)| out(d, *a));
     }
 
-    /// `Zᵀ z` per column ([`Self::gather`]) from the values in their precision.
+    /// `Zᵀ z` per column ([`Self::gather`]) from the values in their
+    /// precision, the columns in up to [`PARTS`] ranges of about equal work
+    /// side by side (each column sums over its blocks in order, as one
+    /// thread would).
     fn gather_of<T: ColumnScalar, const K: usize>(
         &self,
         values: &[T],
@@ -333,14 +345,27 @@ impl IsodofColumns {
         z: &[[f64; K]],
     ) -> Vec<[f64; K]> {
         let mut acc = vec![[0.0; K]; self.dofs.len()];
+        let mut cost = vec![0.0; self.len()];
         for b in &self.blocks {
-            let first = sn.begin[b.sn] + b.rho;
-            let rows = &z[first..first + b.rows];
-            for (j, a) in acc[b.columns()].iter_mut().enumerate() {
-                let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                rows.iter().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| a[k] += c.into() * r[k]));
-            }
+            cost[b.columns()].iter_mut().for_each(|c| *c += b.rows as f64);
         }
+        let ranges = column_parts(cost.into_iter());
+        let out = SharedColumns::new(&mut acc);
+        crate::team::for_each_part(ranges.len(), |p| {
+            let range = &ranges[p];
+            // SAFETY: the ranges are disjoint and part `p` alone writes its own.
+            let acc = unsafe { out.column(range.start, range.len()) };
+            for b in &self.blocks {
+                let columns = b.columns_in(range);
+                let first = sn.begin[b.sn] + b.rho;
+                let rows = &z[first..first + b.rows];
+                for j in columns {
+                    let col = &values[b.offset + (j - b.lo) * b.rows..b.offset + (j - b.lo + 1) * b.rows];
+                    let a = &mut acc[j - range.start];
+                    rows.iter().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| a[k] += c.into() * r[k]));
+                }
+            }
+        });
         acc
     }
 

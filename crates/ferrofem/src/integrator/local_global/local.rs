@@ -46,8 +46,10 @@ impl Incidence {
 /// Per-term results of the local step and the ADMM duals.
 #[derive(Debug, Clone, Default)]
 pub struct Projections {
-    /// `p − u` per tet (what `F` is pulled towards); not written for ARAP,
-    /// whose target is its rotation ([`Self::tet_targets`]).
+    /// `p − u` per tet (what `F` is pulled towards), kept only for a global
+    /// step that reads it ([`Self::keep_tet_targets`]; the CPU's reads the
+    /// pulls): 144 bytes per tet and iteration not moved otherwise. Not
+    /// written for ARAP, whose target is its rotation ([`Self::tet_targets`]).
     tets: Vec<Matrix3<f64>>,
     /// Whether the tets are ARAP.
     arap: bool,
@@ -71,7 +73,7 @@ impl Projections {
     pub fn new(body: &Body) -> Projections {
         let n = body.vertex_count();
         Projections {
-            tets: vec![Matrix3::zeros(); body.tets.len()],
+            tets: Vec::new(),
             arap: body.constitutive == Constitutive::Arap,
             triangles: vec![Matrix3x2::zeros(); body.triangles.len()],
             bending: vec![Vector3::zeros(); body.bending.len()],
@@ -85,8 +87,16 @@ impl Projections {
         }
     }
 
+    /// Keeps each tet's `p − u` from the next local step on, for a global
+    /// step that assembles its right-hand side from the projections
+    /// ([`Self::flat`], the device's).
+    pub fn keep_tet_targets(&mut self) {
+        self.tets.resize(self.tet_duals.len(), Matrix3::zeros());
+    }
+
     /// The projections as flat f64 (column-major per term): tets,
-    /// triangles, bending stencils.
+    /// triangles, bending stencils (the tets' `p − u` empty unless
+    /// [`Self::keep_tet_targets`] was called, or ARAP's rotations).
     pub fn flat(&self) -> [&[f64]; 3] {
         [
             bytemuck::cast_slice(self.tet_targets()),
@@ -154,7 +164,8 @@ pub fn local_step(body: &Body, x: &[f64], p: &mut Projections, arap_sweeps: usiz
     p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
 }
 
-/// The tets' projections, [`LANES`] per batch.
+/// The tets' projections, [`LANES`] per batch; `p − u` into a batch's
+/// scratch unless kept ([`Projections::keep_tet_targets`]).
 fn project_tets(
     tets: &[TetElement],
     model: Constitutive,
@@ -162,15 +173,25 @@ fn project_tets(
     p: &mut Projections,
     arap_sweeps: usize,
 ) {
-    p.tets
+    let batches = p
+        .tet_duals
         .par_chunks_mut(LANES)
-        .zip(p.tet_duals.par_chunks_mut(LANES))
         .zip(p.tet_rotations.par_chunks_mut(LANES))
         .zip(p.tet_pulls.par_chunks_mut(LANES))
         .zip(tets.par_chunks(LANES))
-        .with_min_len(32)
-        .for_each(|((((o, u), r), w), e)| tet_local_step(e, model, x, u, o, r, w, arap_sweeps));
+        .with_min_len(32);
+    let run = |o: &mut [Matrix3<f64>], (((u, r), w), e): BatchOf<'_>| {
+        tet_local_step(e, model, x, u, o, r, w, arap_sweeps)
+    };
+    match p.tets.is_empty() {
+        true => batches.for_each(|b| run(&mut [Matrix3::zeros(); LANES][..b.1.len()], b)),
+        false => p.tets.par_chunks_mut(LANES).zip(batches).for_each(|(o, b)| run(o, b)),
+    }
 }
+
+/// One batch of [`project_tets`]: duals, rotations, pulls and elements.
+type BatchOf<'a> =
+    (((&'a mut [Matrix3<f64>], &'a mut [Matrix3<f64>]), &'a mut [[Vector3<f64>; 4]]), &'a [TetElement]);
 
 fn project<const D: usize, const N: usize>(
     elements: &[Element<D, N>],
@@ -242,7 +263,8 @@ pub fn constant_rhs(body: &Body, pins: &[Pin], predicted: &[f64], h: f64, t_next
 /// [`Projections::flat`] gives them: tets, triangles, stencils.
 pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
     let h2 = h * h;
-    let (tris, bending) = (9 * p.tets.len(), 9 * p.tets.len() + 6 * p.triangles.len());
+    let tets = p.tet_duals.len();
+    let (tris, bending) = (9 * tets, 9 * tets + 6 * p.triangles.len());
     let mut map =
         RhsMap { vertex_ptr: vec![0], projections: bending + 3 * p.bending.len(), ..Default::default() };
     for v in 0..body.vertex_count() {

@@ -85,8 +85,9 @@ impl LocalGlobal {
                 GlobalSolver::new(matrix, s.global_step, s.ordering, s.precision).map_err(|e| {
                     SimError::Body { body: body.name.clone(), message: format!("global matrix: {e}") }
                 })?;
-            let projections = Projections::new(body);
+            let mut projections = Projections::new(body);
             if model.device == Device::Gpu {
+                projections.keep_tet_targets();
                 let adapter = model
                     .gpu()
                     .and_then(|backend| global.to_device(backend, body, &projections, h, s.polar_sweeps))

@@ -312,9 +312,12 @@ impl IsodofColumns {
                 // `rho` on; the blocks are of distinct supernodes, and each
                 // block belongs to one part.
                 let rows = unsafe { out.column(sn.begin[b.sn] + b.rho, b.rows) };
-                for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0)) {
+                for (j, uj) in u[b.columns()].iter().enumerate().filter(|(_, x)| x.iter().any(|&v| v != 0.0))
+                {
                     let col = &values[b.offset + j * b.rows..b.offset + (j + 1) * b.rows];
-                    rows.iter_mut().zip(col).for_each(|(r, &c)| (0..K).for_each(|k| r[k] += c.into() * uj[k]));
+                    rows.iter_mut()
+                        .zip(col)
+                        .for_each(|(r, &c)| (0..K).for_each(|k| r[k] += c.into() * uj[k]));
                 }
             }
         });

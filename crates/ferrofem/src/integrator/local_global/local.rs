@@ -4,8 +4,10 @@
 //! deterministic.
 
 use nalgebra::{Matrix3, Matrix3x2, SMatrix, Vector3};
+use rayon::iter::Either;
 use rayon::prelude::*;
 
+use super::shares::TetShares;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::device::{DeviceTerms, RhsMap};
@@ -60,10 +62,9 @@ pub struct Projections {
     tet_duals: Vec<Matrix3<f64>>,
     /// Each tet's last rotation (warm start of its polar iteration).
     tet_rotations: Vec<Matrix3<f64>>,
-    /// Each tet's `w (p − u) gₐ` at its four vertices, for the gather.
-    tet_pulls: Vec<[Vector3<f64>; 4]>,
+    /// Each tet's `w (p − u) gₐ` at its four vertices, summed per vertex.
+    shares: TetShares,
     tri_duals: Vec<Matrix3x2<f64>>,
-    tet_incidence: Incidence,
     tri_incidence: Incidence,
     bending_incidence: Incidence,
 }
@@ -79,9 +80,8 @@ impl Projections {
             bending: vec![Vector3::zeros(); body.bending.len()],
             tet_duals: vec![Matrix3::zeros(); body.tets.len()],
             tet_rotations: vec![Matrix3::zeros(); body.tets.len()],
-            tet_pulls: vec![[Vector3::zeros(); 4]; body.tets.len()],
+            shares: TetShares::new(n, &body.tets.iter().map(|e| e.vertices).collect::<Vec<_>>()),
             tri_duals: vec![Matrix3x2::zeros(); body.triangles.len()],
-            tet_incidence: Incidence::new(n, body.tets.iter().map(|e| e.vertices.as_slice())),
             tri_incidence: Incidence::new(n, body.triangles.iter().map(|e| e.vertices.as_slice())),
             bending_incidence: Incidence::new(n, body.bending.iter().map(|s| s.vertices.as_slice())),
         }
@@ -164,8 +164,10 @@ pub fn local_step(body: &Body, x: &[f64], p: &mut Projections, arap_sweeps: usiz
     p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
 }
 
-/// The tets' projections, [`LANES`] per batch; `p − u` into a batch's
-/// scratch unless kept ([`Projections::keep_tet_targets`]).
+/// The tets' projections in chunks ([`TetShares::chunk`]) side by side, [`LANES`]
+/// per batch, each batch's right-hand-side shares summed as they are made
+/// ([`TetShares`]); `p − u` into a batch's scratch unless kept
+/// ([`Projections::keep_tet_targets`]).
 fn project_tets(
     tets: &[TetElement],
     model: Constitutive,
@@ -173,25 +175,31 @@ fn project_tets(
     p: &mut Projections,
     arap_sweeps: usize,
 ) {
-    let batches = p
-        .tet_duals
-        .par_chunks_mut(LANES)
-        .zip(p.tet_rotations.par_chunks_mut(LANES))
-        .zip(p.tet_pulls.par_chunks_mut(LANES))
-        .zip(tets.par_chunks(LANES))
-        .with_min_len(32);
-    let run = |o: &mut [Matrix3<f64>], (((u, r), w), e): BatchOf<'_>| {
-        tet_local_step(e, model, x, u, o, r, w, arap_sweeps)
+    let chunk = p.shares.chunk();
+    let targets = match p.tets.is_empty() {
+        true => Either::Left((0..tets.len().div_ceil(chunk)).into_par_iter().map(|_| None)),
+        false => Either::Right(p.tets.par_chunks_mut(chunk).map(Some)),
     };
-    match p.tets.is_empty() {
-        true => batches.for_each(|b| run(&mut [Matrix3::zeros(); LANES][..b.1.len()], b)),
-        false => p.tets.par_chunks_mut(LANES).zip(batches).for_each(|(o, b)| run(o, b)),
-    }
+    p.tet_duals
+        .par_chunks_mut(chunk)
+        .zip(p.tet_rotations.par_chunks_mut(chunk))
+        .zip(tets.par_chunks(chunk))
+        .zip(p.shares.chunks())
+        .zip(targets)
+        .for_each(|((((duals, rotations), tets), mut shares), mut targets)| {
+            let (mut pulls, mut scratch) = ([[Vector3::zeros(); 4]; LANES], [Matrix3::zeros(); LANES]);
+            for (k, e) in tets.chunks(LANES).enumerate() {
+                let at = k * LANES..k * LANES + e.len();
+                let o = match &mut targets {
+                    Some(t) => &mut t[at.clone()],
+                    None => &mut scratch[..e.len()],
+                };
+                let (u, r, w) = (&mut duals[at.clone()], &mut rotations[at.clone()], &mut pulls[..e.len()]);
+                tet_local_step(e, model, x, u, o, r, w, arap_sweeps);
+                shares.add(at.start, w);
+            }
+        });
 }
-
-/// One batch of [`project_tets`]: duals, rotations, pulls and elements.
-type BatchOf<'a> =
-    (((&'a mut [Matrix3<f64>], &'a mut [Matrix3<f64>]), &'a mut [[Vector3<f64>; 4]]), &'a [TetElement]);
 
 fn project<const D: usize, const N: usize>(
     elements: &[Element<D, N>],
@@ -222,10 +230,7 @@ pub fn assemble_rhs(
 ) {
     let h2 = h * h;
     b.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, bv)| {
-        let mut acc = Vector3::zeros();
-        for &(e, a) in p.tet_incidence.of(v) {
-            acc += p.tet_pulls[e as usize][a as usize];
-        }
+        let mut acc = p.shares.sum(v);
         for &(e, a) in p.tri_incidence.of(v) {
             let el = &body.triangles[e as usize];
             acc += p.triangles[e as usize] * el.grads[a as usize] * el.weight;
@@ -267,8 +272,10 @@ pub fn rhs_map(body: &Body, p: &Projections, h: f64) -> RhsMap {
     let (tris, bending) = (9 * tets, 9 * tets + 6 * p.triangles.len());
     let mut map =
         RhsMap { vertex_ptr: vec![0], projections: bending + 3 * p.bending.len(), ..Default::default() };
-    for v in 0..body.vertex_count() {
-        for &(e, a) in p.tet_incidence.of(v) {
+    let n = body.vertex_count();
+    let tet_incidence = Incidence::new(n, body.tets.iter().map(|e| e.vertices.as_slice()));
+    for v in 0..n {
+        for &(e, a) in tet_incidence.of(v) {
             let el = &body.tets[e as usize];
             for c in 0..3 {
                 map.base.push((9 * e as usize + 3 * c) as u32);

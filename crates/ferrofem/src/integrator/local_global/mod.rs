@@ -21,6 +21,7 @@ pub mod global;
 pub mod lbfgs;
 pub mod local;
 pub mod newton;
+mod shares;
 mod step;
 pub mod terms;
 mod workspace;

@@ -5,7 +5,7 @@
 use nalgebra::{Matrix3, SMatrix, Vector3};
 use rayon::prelude::*;
 
-use super::local::Incidence;
+use super::shares::TetShares;
 use super::terms::Pin;
 use crate::body::Body;
 use crate::element::hyperelastic::{energy_and_stress, Gradient};
@@ -40,14 +40,14 @@ pub fn energy_gradient(body: &Body, x: &[f64], at: StepTarget, grad: &mut [f64])
 
 /// What [`energy_gradient_warm`] keeps between evaluations: each tet's
 /// last rotation (the warm start of its polar iteration), the tets'
-/// `(measure · ψ, measure · P)`, the vertex → tet incidence that gathers
-/// them per vertex in parallel, and the bound on ARAP's polar sweeps per
-/// evaluation.
+/// `measure · ψ`, their shares of the gradient `measure · P gₐ` summed per
+/// vertex where they are made ([`TetShares`]), and the bound on ARAP's
+/// polar sweeps per evaluation.
 #[derive(Debug, Clone)]
 pub struct StressCache {
     rotations: Vec<Matrix3<f64>>,
-    terms: Terms<3>,
-    incidence: Incidence,
+    energies: Vec<f64>,
+    shares: TetShares,
     arap_sweeps: usize,
 }
 
@@ -68,8 +68,11 @@ impl StressCache {
     pub fn new(body: &Body, arap_sweeps: usize) -> StressCache {
         StressCache {
             rotations: vec![Matrix3::zeros(); body.tets.len()],
-            terms: vec![(0.0, Matrix3::zeros()); body.tets.len()],
-            incidence: Incidence::new(body.vertex_count(), body.tets.iter().map(|e| e.vertices.as_slice())),
+            energies: vec![0.0; body.tets.len()],
+            shares: TetShares::new(
+                body.vertex_count(),
+                &body.tets.iter().map(|e| e.vertices).collect::<Vec<_>>(),
+            ),
             arap_sweeps,
         }
     }
@@ -110,22 +113,41 @@ fn lane_terms(
     got
 }
 
-/// The tets' `(measure · ψ, measure · P)` into `cache.terms`, by lanes;
-/// `false` where an energy is infinite.
-fn tet_terms_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], cache: &mut StressCache) -> bool {
-    let sweeps = cache.arap_sweeps;
+/// The tets' `measure · ψ` into `cache.energies` and, `with_gradient`,
+/// their shares `measure · P gₐ` of the gradient summed per vertex from
+/// `start(vertex)`, by lanes in the chunks of the cache's shares; `false`
+/// where an energy is infinite.
+fn tet_terms_lanes(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    cache: &mut StressCache,
+    start: &(impl Fn(usize) -> Vector3<f64> + Sync),
+    with_gradient: bool,
+) -> bool {
+    let (sweeps, chunk) = (cache.arap_sweeps, cache.shares.chunk());
     cache
-        .terms
-        .par_chunks_mut(LANES)
-        .zip(tets.par_chunks(LANES))
-        .zip(cache.rotations.par_chunks_mut(LANES))
-        .with_min_len(16)
-        .all(|((out, e), r)| {
-            let got = lane_terms(e, model, x, r, sweeps);
-            out.iter_mut()
-                .zip(&got)
-                .zip(e)
-                .all(|((o, g), e)| g.map(|(psi, p)| *o = (psi * e.measure, p * e.measure)).is_some())
+        .energies
+        .par_chunks_mut(chunk)
+        .zip(tets.par_chunks(chunk))
+        .zip(cache.rotations.par_chunks_mut(chunk))
+        .zip(cache.shares.chunks())
+        .all(|(((energies, tets), rotations), mut shares)| {
+            let mut out = [[Vector3::zeros(); 4]; LANES];
+            for (k, e) in tets.chunks(LANES).enumerate() {
+                let at = k * LANES..k * LANES + e.len();
+                let got = lane_terms(e, model, x, &mut rotations[at.clone()], sweeps);
+                for (l, (g, t)) in got.iter().zip(e).enumerate() {
+                    let Some((psi, p)) = g else { return false };
+                    energies[at.start + l] = psi * t.measure;
+                    let p = p * t.measure;
+                    out[l] = std::array::from_fn(|a| p * t.grads[a]);
+                }
+                if with_gradient {
+                    shares.add(at.start, e.iter().map(|t| t.vertices), &out[..e.len()], start);
+                }
+            }
+            true
         })
 }
 
@@ -146,27 +168,25 @@ fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotatio
     chunks.map_or(f64::INFINITY, |c| c.iter().sum())
 }
 
-/// `ε`'s inertia and tet terms, and with `grad` their gradient gathered
-/// per vertex (parallel, in a fixed order).
+/// `ε`'s inertia and tet terms (the tets' in `cache` already), and with
+/// `grad` their gradient per vertex (parallel, in a fixed order), whose
+/// tet shares start from the inertia term `inertia_gradient`.
 fn inertia_and_tets(
     body: &Body,
     x: &[f64],
     at: StepTarget,
     grad: Option<&mut [f64]>,
     cache: &StressCache,
+    inertia_gradient: impl Fn(usize) -> Vector3<f64> + Sync,
 ) -> f64 {
     let inv_h2 = 1.0 / (at.h * at.h);
     let d = |v: usize| Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]);
     let inertia: f64 =
         body.mass.iter().enumerate().map(|(v, m)| 0.5 * inv_h2 * m * d(v).norm_squared()).sum();
-    let elastic: f64 = cache.terms.iter().map(|t| t.0).sum();
+    let elastic: f64 = cache.energies.iter().sum();
     if let Some(g) = grad {
         g.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, gv)| {
-            let mut acc = d(v) * (inv_h2 * body.mass[v]);
-            for &(e, a) in cache.incidence.of(v) {
-                acc += cache.terms[e as usize].1 * body.tets[e as usize].grads[a as usize];
-            }
-            gv.copy_from_slice(acc.as_slice());
+            gv.copy_from_slice(cache.shares.sum(v, inertia_gradient(v)).as_slice());
         });
     }
     inertia + elastic
@@ -224,10 +244,14 @@ fn gradient_inner(
     let mut e;
     match cache {
         Some(c) => {
-            if !tet_terms_lanes(&body.tets, model, x, c) {
+            // ∂/∂x_v of the inertia term, where each vertex's gradient starts.
+            let inertia = |v: usize| {
+                Vector3::from_fn(|i, _| x[3 * v + i] - at.predicted[3 * v + i]) * (inv_h2 * body.mass[v])
+            };
+            if !tet_terms_lanes(&body.tets, model, x, c, &inertia, grad.is_some()) {
                 return None;
             }
-            e = inertia_and_tets(body, x, at, grad.as_deref_mut(), c);
+            e = inertia_and_tets(body, x, at, grad.as_deref_mut(), c, inertia);
         }
         None => {
             e = 0.0;

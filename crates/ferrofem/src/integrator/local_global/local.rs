@@ -196,7 +196,7 @@ fn project_tets(
                 };
                 let (u, r, w) = (&mut duals[at.clone()], &mut rotations[at.clone()], &mut pulls[..e.len()]);
                 tet_local_step(e, model, x, u, o, r, w, arap_sweeps);
-                shares.add(at.start, w);
+                shares.add(at.start, e.iter().map(|t| t.vertices), w, |_| Vector3::zeros());
             }
         });
 }
@@ -230,7 +230,7 @@ pub fn assemble_rhs(
 ) {
     let h2 = h * h;
     b.par_chunks_mut(3).enumerate().with_min_len(256).for_each(|(v, bv)| {
-        let mut acc = p.shares.sum(v);
+        let mut acc = p.shares.sum(v, Vector3::zeros());
         for &(e, a) in p.tri_incidence.of(v) {
             let el = &body.triangles[e as usize];
             acc += p.triangles[e as usize] * el.grads[a as usize] * el.weight;

@@ -1,6 +1,7 @@
-//! The tets' shares of the global step's right-hand side, `w (p − u) gₐ`
-//! at each of their four vertices (zeng2025 eq. 6), summed where the local
-//! step makes them instead of stored and gathered.
+//! The tets' shares of a per-vertex sum, made several tets at a time and
+//! summed where they are made instead of stored and gathered: the global
+//! step's right-hand side `w (p − u) gₐ` (zeng2025 eq. 6) and the step
+//! energy's gradient `|T| P gₐ` (eq. 1).
 //!
 //! The local step runs in chunks of consecutive tets side by side (about
 //! 64 chunks, of 4 to 64 batches of [`LANES`] tets). A vertex belongs to the chunk of its first tet, which sums the
@@ -8,7 +9,8 @@
 //! stored per tet); the shares of the vertex's tets in later chunks (the
 //! *tail*) are stored one by one and added after, in order. Every vertex
 //! therefore sums its shares from zero in the order of its tets, whatever
-//! the chunks and threads: bitwise the sum of a gather over all shares.
+//! the chunks and threads: bitwise the sum of a gather over all shares
+//! (from a start value per vertex: zero, or the gradient's inertia term).
 //! On a mesh numbered layer by layer, about half the shares of a chunk
 //! smaller than a layer are in tails; the rest never leave the cache.
 
@@ -22,7 +24,7 @@ const BATCHES: (usize, usize) = (8, 64);
 
 /// Marks a slot in a chunk's tail (else it is a chunk's owned sum).
 const TAIL: u32 = 1 << 31;
-/// Marks the first share of an owned sum, which starts it (`0 + share`,
+/// Marks the first share of an owned sum, which starts it (`start + share`,
 /// the gather's first addition: no zeroing pass).
 const FIRST: u32 = 1 << 30;
 
@@ -58,13 +60,20 @@ pub(super) struct ChunkShares<'a> {
 
 impl ChunkShares<'_> {
     /// Adds the shares of the chunk's tets `first..first + shares.len()`
-    /// (counted in the chunk): into their owned sums, or their tail entries.
-    pub(super) fn add(&mut self, first: usize, shares: &[[Vector3<f64>; 4]]) {
-        for (slots, tet) in self.slots[first..first + shares.len()].iter().zip(shares) {
-            for (&s, share) in slots.iter().zip(tet) {
+    /// (counted in the chunk), whose vertices are `vertices`: into their
+    /// owned sums (the first from `start(vertex)`), or their tail entries.
+    pub(super) fn add(
+        &mut self,
+        first: usize,
+        vertices: impl Iterator<Item = [usize; 4]>,
+        shares: &[[Vector3<f64>; 4]],
+        start: impl Fn(usize) -> Vector3<f64>,
+    ) {
+        for ((slots, tet), vs) in self.slots[first..first + shares.len()].iter().zip(shares).zip(vertices) {
+            for ((&s, share), v) in slots.iter().zip(tet).zip(vs) {
                 match s & (TAIL | FIRST) {
                     0 => self.owned[s as usize] += share,
-                    FIRST => self.owned[(s & !FIRST) as usize] = Vector3::zeros() + share,
+                    FIRST => self.owned[(s & !FIRST) as usize] = start(v) + share,
                     _ => self.tail[(s & !TAIL) as usize] = *share,
                 }
             }
@@ -147,10 +156,11 @@ impl TetShares {
             .map(|((slots, owned), tail)| ChunkShares { slots, owned, tail })
     }
 
-    /// Vertex `v`'s summed shares: its owned sum, then its tail in order.
-    pub(super) fn sum(&self, v: usize) -> Vector3<f64> {
+    /// Vertex `v`'s summed shares: its owned sum (`start`, the value it
+    /// began from, where `v` is in no tet), then its tail in order.
+    pub(super) fn sum(&self, v: usize, start: Vector3<f64>) -> Vector3<f64> {
         let mut acc = match self.vertex_owned[v] {
-            u32::MAX => Vector3::zeros(),
+            u32::MAX => start,
             o => self.owned[o as usize],
         };
         let (lo, hi) = (self.vertex_tail_ptr[v] as usize, self.vertex_tail_ptr[v + 1] as usize);
@@ -173,8 +183,8 @@ mod tests {
     use rayon::prelude::*;
 
     /// Shares made chunk by chunk on the pool's threads sum, per vertex,
-    /// to the bits of a gather that adds them from zero in tet order; a
-    /// vertex in no tet sums to zero.
+    /// to the bits of a gather that adds them to the vertex's start value in
+    /// tet order; a vertex in no tet keeps its start value.
     #[test]
     fn chunked_sums_equal_a_gather_in_tet_order() {
         for resolution in [3, 12] {
@@ -197,16 +207,24 @@ mod tests {
                     false => std::array::from_fn(|_| Vector3::new(next() * 1e3, next(), next() * 1e-3)),
                 })
                 .collect();
-            let mut expected = vec![Vector3::zeros(); n];
+            // Sums from a start value per vertex (±0 on the coarse ball).
+            let start = |v: usize| match resolution {
+                3 => Vector3::repeat(if v % 2 == 0 { 0.0 } else { -0.0 }),
+                _ => Vector3::new(v as f64, -0.5, 1e-3 * v as f64),
+            };
+            let mut expected: Vec<Vector3<f64>> = (0..n).map(start).collect();
             for (tet, s) in mesh.tets.iter().zip(&shares) {
                 tet.iter().zip(s).for_each(|(&v, s)| expected[v] += s);
             }
             let mut t = TetShares::new(n, &mesh.tets);
-            shares.par_chunks(t.chunk()).zip(t.chunks()).for_each(|(s, mut c)| {
-                s.chunks(LANES).enumerate().for_each(|(k, batch)| c.add(k * LANES, batch));
+            let chunk = t.chunk();
+            shares.par_chunks(chunk).zip(mesh.tets.par_chunks(chunk)).zip(t.chunks()).for_each(|((s, tets), mut c)| {
+                for (k, (batch, vs)) in s.chunks(LANES).zip(tets.chunks(LANES)).enumerate() {
+                    c.add(k * LANES, vs.iter().copied(), batch, start);
+                }
             });
             for (v, e) in expected.iter().enumerate() {
-                assert_eq!(t.sum(v).map(f64::to_bits), e.map(f64::to_bits), "vertex {v} of {n}");
+                assert_eq!(t.sum(v, start(v)).map(f64::to_bits), e.map(f64::to_bits), "vertex {v} of {n}");
             }
             let tails = t.tail_fraction();
             eprintln!(

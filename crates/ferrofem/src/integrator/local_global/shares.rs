@@ -218,11 +218,13 @@ mod tests {
             }
             let mut t = TetShares::new(n, &mesh.tets);
             let chunk = t.chunk();
-            shares.par_chunks(chunk).zip(mesh.tets.par_chunks(chunk)).zip(t.chunks()).for_each(|((s, tets), mut c)| {
-                for (k, (batch, vs)) in s.chunks(LANES).zip(tets.chunks(LANES)).enumerate() {
-                    c.add(k * LANES, vs.iter().copied(), batch, start);
-                }
-            });
+            shares.par_chunks(chunk).zip(mesh.tets.par_chunks(chunk)).zip(t.chunks()).for_each(
+                |((s, tets), mut c)| {
+                    for (k, (batch, vs)) in s.chunks(LANES).zip(tets.chunks(LANES)).enumerate() {
+                        c.add(k * LANES, vs.iter().copied(), batch, start);
+                    }
+                },
+            );
             for (v, e) in expected.iter().enumerate() {
                 assert_eq!(t.sum(v, start(v)).map(f64::to_bits), e.map(f64::to_bits), "vertex {v} of {n}");
             }

@@ -1,7 +1,8 @@
 //! The local step (zeng2025 eq. 5, in parallel over terms, allocation-free)
 //! and the right-hand side `b = M q̃ + h² Σ wᵢ Gᵢᵀ pᵢ` it feeds the global
-//! step (eq. 6), gathered per vertex so that it is parallel and
-//! deterministic.
+//! step (eq. 6), per vertex so that it is parallel and deterministic: the
+//! tets' shares summed where the local step makes them (`shares.rs`), the
+//! membranes' and stencils' gathered.
 
 use nalgebra::{Matrix3, Matrix3x2, SMatrix, Vector3};
 use rayon::iter::Either;
@@ -49,9 +50,10 @@ impl Incidence {
 #[derive(Debug, Clone, Default)]
 pub struct Projections {
     /// `p − u` per tet (what `F` is pulled towards), kept only for a global
-    /// step that reads it ([`Self::keep_tet_targets`]; the CPU's reads the
-    /// pulls): 144 bytes per tet and iteration not moved otherwise. Not
-    /// written for ARAP, whose target is its rotation ([`Self::tet_targets`]).
+    /// step that reads it ([`Self::keep_tet_targets`]; the CPU's sums the
+    /// shares as they are made): 144 bytes per tet and iteration not moved
+    /// otherwise. Not written for ARAP, whose target is its rotation
+    /// ([`Self::tet_targets`]).
     tets: Vec<Matrix3<f64>>,
     /// Whether the tets are ARAP.
     arap: bool,

@@ -202,14 +202,14 @@ mod tests {
             // Every seventh tet's shares are −0, and on the coarse ball all
             // are: a sum from +0 drops their sign.
             let shares: Vec<[Vector3<f64>; 4]> = (0..mesh.tets.len())
-                .map(|e| match e % 7 == 0 || resolution == 3 {
+                .map(|e| match e.is_multiple_of(7) || resolution == 3 {
                     true => [Vector3::repeat(-0.0); 4],
                     false => std::array::from_fn(|_| Vector3::new(next() * 1e3, next(), next() * 1e-3)),
                 })
                 .collect();
             // Sums from a start value per vertex (±0 on the coarse ball).
             let start = |v: usize| match resolution {
-                3 => Vector3::repeat(if v % 2 == 0 { 0.0 } else { -0.0 }),
+                3 => Vector3::repeat(if v.is_multiple_of(2) { 0.0 } else { -0.0 }),
                 _ => Vector3::new(v as f64, -0.5, 1e-3 * v as f64),
             };
             let mut expected: Vec<Vector3<f64>> = (0..n).map(start).collect();

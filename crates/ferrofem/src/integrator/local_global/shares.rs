@@ -4,7 +4,8 @@
 //! energy's gradient `|T| P gₐ` (eq. 1).
 //!
 //! The local step runs in chunks of consecutive tets side by side (about
-//! 64 chunks, of 4 to 64 batches of [`LANES`] tets). A vertex belongs to the chunk of its first tet, which sums the
+//! [`CHUNKS_PER_THREAD`] per thread of the pool, of at least 8 batches of
+//! [`LANES`] tets). A vertex belongs to the chunk of its first tet, which sums the
 //! vertex's shares of its own tets in order as it goes (in cache, nothing
 //! stored per tet); the shares of the vertex's tets in later chunks (the
 //! *tail*) are stored one by one and added after, in order. Every vertex
@@ -18,9 +19,14 @@ use nalgebra::Vector3;
 
 use crate::element::lanes::LANES;
 
-/// Fewest and most batches of [`LANES`] tets per chunk: about 64 chunks
-/// share the threads, and every chunk's owned sums stay in cache.
-const BATCHES: (usize, usize) = (8, 64);
+/// Chunks per thread: enough to balance the threads; fewer, longer chunks
+/// store fewer tails (a chunk owns the vertices it touches first, and on a
+/// mesh numbered layer by layer about half of a thin chunk's are not).
+/// The sums' bits never depend on the chunks.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// Fewest batches of [`LANES`] tets per chunk.
+const MIN_BATCHES: usize = 8;
 
 /// Marks a slot in a chunk's tail (else it is a chunk's owned sum).
 const TAIL: u32 = 1 << 31;
@@ -84,7 +90,8 @@ impl ChunkShares<'_> {
 impl TetShares {
     /// The slots of the tets of `n` vertices, given by their vertices.
     pub(super) fn new(n: usize, tets: &[[usize; 4]]) -> TetShares {
-        let chunk = LANES * tets.len().div_ceil(64 * LANES).clamp(BATCHES.0, BATCHES.1);
+        let chunks = CHUNKS_PER_THREAD * rayon::current_num_threads();
+        let chunk = LANES * tets.len().div_ceil(chunks * LANES).max(MIN_BATCHES);
         let chunks = tets.len().div_ceil(chunk);
         let mut owner = vec![u32::MAX; n];
         let mut vertex_owned = vec![u32::MAX; n];

@@ -69,10 +69,7 @@ impl StressCache {
         StressCache {
             rotations: vec![Matrix3::zeros(); body.tets.len()],
             energies: vec![0.0; body.tets.len()],
-            shares: TetShares::new(
-                body.vertex_count(),
-                &body.tets.iter().map(|e| e.vertices).collect::<Vec<_>>(),
-            ),
+            shares: TetShares::new(body.vertex_count(), body.tets.iter().map(|e| e.vertices)),
             arap_sweeps,
         }
     }

@@ -82,7 +82,7 @@ impl Projections {
             bending: vec![Vector3::zeros(); body.bending.len()],
             tet_duals: vec![Matrix3::zeros(); body.tets.len()],
             tet_rotations: vec![Matrix3::zeros(); body.tets.len()],
-            shares: TetShares::new(n, &body.tets.iter().map(|e| e.vertices).collect::<Vec<_>>()),
+            shares: TetShares::new(n, body.tets.iter().map(|e| e.vertices)),
             tri_duals: vec![Matrix3x2::zeros(); body.triangles.len()],
             tri_incidence: Incidence::new(n, body.triangles.iter().map(|e| e.vertices.as_slice())),
             bending_incidence: Incidence::new(n, body.bending.iter().map(|s| s.vertices.as_slice())),

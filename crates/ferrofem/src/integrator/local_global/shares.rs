@@ -89,7 +89,7 @@ impl ChunkShares<'_> {
 
 impl TetShares {
     /// The slots of the tets of `n` vertices, given by their vertices.
-    pub(super) fn new(n: usize, tets: &[[usize; 4]]) -> TetShares {
+    pub(super) fn new(n: usize, tets: impl ExactSizeIterator<Item = [usize; 4]>) -> TetShares {
         let chunks = CHUNKS_PER_THREAD * rayon::current_num_threads();
         let chunk = LANES * tets.len().div_ceil(chunks * LANES).max(MIN_BATCHES);
         let chunks = tets.len().div_ceil(chunk);
@@ -98,9 +98,9 @@ impl TetShares {
         let (mut owned_count, mut tail_count) = (vec![0u32; chunks], vec![0u32; chunks]);
         let mut tails: Vec<(u32, u32, u32)> = Vec::new();
         let mut slots = vec![[0u32; 4]; tets.len()];
-        for (e, tet) in tets.iter().enumerate() {
+        for (e, tet) in tets.enumerate() {
             let c = e / chunk;
-            for (slot, &v) in slots[e].iter_mut().zip(tet) {
+            for (slot, v) in slots[e].iter_mut().zip(tet) {
                 if owner[v] == u32::MAX {
                     (owner[v], vertex_owned[v]) = (c as u32, owned_count[c]);
                     owned_count[c] += 1;
@@ -223,7 +223,7 @@ mod tests {
             for (tet, s) in mesh.tets.iter().zip(&shares) {
                 tet.iter().zip(s).for_each(|(&v, s)| expected[v] += s);
             }
-            let mut t = TetShares::new(n, &mesh.tets);
+            let mut t = TetShares::new(n, mesh.tets.iter().copied());
             let chunk = t.chunk();
             shares.par_chunks(chunk).zip(mesh.tets.par_chunks(chunk)).zip(t.chunks()).for_each(
                 |((s, tets), mut c)| {

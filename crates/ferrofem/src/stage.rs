@@ -34,11 +34,14 @@ pub enum Stage {
     Accelerate,
     /// `v ← v + Δv`, `x ← x + h v`.
     Integrate,
+    /// The step's figures ([`crate::StepStats`]): energies, inverted
+    /// elements, the deepest penetration.
+    Figures,
 }
 
 impl Stage {
     /// All stages in execution order.
-    pub const ALL: [Stage; 12] = [
+    pub const ALL: [Stage; 13] = [
         Stage::DetectContacts,
         Stage::Assemble,
         Stage::Factorize,
@@ -51,6 +54,7 @@ impl Stage {
         Stage::GlobalStep,
         Stage::Accelerate,
         Stage::Integrate,
+        Stage::Figures,
     ];
 
     /// The stage's name in stats and tables.
@@ -68,6 +72,7 @@ impl Stage {
             Stage::GlobalStep => "global_step",
             Stage::Accelerate => "accelerate",
             Stage::Integrate => "integrate",
+            Stage::Figures => "figures",
         }
     }
 }

@@ -10,6 +10,7 @@ pub use implicit_euler::ImplicitEuler;
 pub use local_global::LocalGlobal;
 pub use settings::{ImplicitEulerSettings, InitialGuess, PreconditionerKind, PreconditionerWarp, Refresh};
 
+use crate::collision::penetration::inverted_elements;
 use crate::collision::Contacts;
 use crate::constraint_stack::ConstraintSpace;
 use crate::stats::{BodyStepStats, StageTimes};
@@ -62,10 +63,14 @@ impl Integrator {
         }
     }
 
-    /// The integrator's figures of body `b` after the step.
+    /// The integrator's figures of body `b` after the step, its elastic
+    /// energy and inverted tets among them.
     pub fn body_stats(&self, model: &Model, state: &State, b: usize) -> BodyStepStats {
         match self {
-            Integrator::ImplicitEuler(ie) => ie.body_stats(b, state.step),
+            Integrator::ImplicitEuler(ie) => BodyStepStats {
+                inverted_elements: inverted_elements(&model.bodies[b], &state.bodies[b].positions),
+                ..ie.body_stats(b, state.step)
+            },
             Integrator::LocalGlobal(lg) => lg.body_stats(b, &model.bodies[b], &state.bodies[b].positions),
         }
     }

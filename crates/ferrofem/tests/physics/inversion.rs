@@ -8,6 +8,7 @@ use ferrofem::element::Constitutive;
 use ferrofem::integrator::PreconditionerKind;
 use ferrofem::obstacle::Shape;
 use ferrofem::scene::{BodySpec, MeshSpec, ObstacleSpec, SceneBuilder};
+use ferrofem::stats::Stage;
 use ferrofem::World;
 
 /// `drop.toml`'s material, damping, contact and solver settings (E = 5e4,
@@ -120,9 +121,16 @@ fn a_cube_crushed_to_a_tenth_of_its_volume_returns_to_its_rest_volume() {
         x[..3].iter_mut().for_each(|c| *c *= -0.25);
         let crushed = volume(&w);
         assert!((crushed / rest - 0.1).abs() < 0.01, "crushed to {}", crushed / rest);
-        let inverted_at_start = w.step().unwrap().inverted_elements;
+        let first = w.step().unwrap();
+        let inverted_at_start = first.inverted_elements;
         let label = if local_global { "local-global" } else { "implicit Euler" };
         assert!(inverted_at_start > 0, "{label}: the crushed corner is inverted after the first step");
+        // Local-global counts them in its energy pass (`det F ≤ 0`): the
+        // signed volumes' count; the figures are a stage of the step.
+        let (body, x) = (&w.model.bodies[0], &w.state.bodies[0].positions);
+        assert_eq!(inverted_at_start, inverted_elements(body, x), "{label}");
+        assert!(first.stage_ms.get(Stage::Figures) > 0.0, "{label}: {:?}", first.stage_ms);
+        assert!(first.step_ms >= first.stage_ms.total(), "{label}: {} < {:?}", first.step_ms, first.stage_ms);
         let mut last = None;
         for _ in 0..299 {
             last = Some(w.step().unwrap());

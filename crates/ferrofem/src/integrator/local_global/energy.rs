@@ -100,12 +100,26 @@ fn lane_terms(
     r: &mut [Matrix3<f64>],
     arap_sweeps: usize,
 ) -> [Option<(f64, Matrix3<f64>)>; LANES] {
+    lane_terms_of(e, model, &lane_gradients(e, x), r, arap_sweeps)
+}
+
+/// `F` of up to [`LANES`] tets `e` at `x`; lanes past `e`'s end repeat its last tet.
+fn lane_gradients(e: &[TetElement], x: &[f64]) -> [Matrix3<f64>; LANES] {
+    std::array::from_fn(|l| e[l.min(e.len() - 1)].gradient(x))
+}
+
+/// [`lane_terms`] with the tets' `F` given.
+fn lane_terms_of(
+    e: &[TetElement],
+    model: Constitutive,
+    f: &[Matrix3<f64>; LANES],
+    r: &mut [Matrix3<f64>],
+    arap_sweeps: usize,
+) -> [Option<(f64, Matrix3<f64>)>; LANES] {
     let n = e.len();
-    let el = |l: usize| &e[l.min(n - 1)];
-    let f = std::array::from_fn(|l| el(l).gradient(x));
-    let lame = std::array::from_fn(|l| el(l).lame);
+    let lame = std::array::from_fn(|l| e[l.min(n - 1)].lame);
     let mut rot: [Matrix3<f64>; LANES] = std::array::from_fn(|l| r[l.min(n - 1)]);
-    let got = energy_and_stress_dispatch(model, &lame, &f, &mut rot, arap_sweeps);
+    let got = energy_and_stress_dispatch(model, &lame, f, &mut rot, arap_sweeps);
     r.copy_from_slice(&rot[..n]);
     got
 }
@@ -151,18 +165,21 @@ fn tet_terms_lanes(
 /// `Σ measure · ψ` of the tets by lanes (infinite where one is), their
 /// polar iterations warm-started from copies of `rotations` (each tet's
 /// last rotation, left as it is); summed in tet order.
-fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotations: &[Matrix3<f64>]) -> f64 {
-    let chunks: Option<Vec<f64>> = tets
-        .par_chunks(LANES)
+fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotations: &[Matrix3<f64>]) -> TetFigures {
+    tets.par_chunks(LANES)
         .zip(rotations.par_chunks(LANES))
         .with_min_len(16)
         .map(|(e, warm)| {
+            let f = lane_gradients(e, x);
+            let inverted = f[..e.len()].iter().filter(|f| f.determinant() <= 0.0).count();
             let mut r: [Matrix3<f64>; LANES] = std::array::from_fn(|l| warm[l.min(warm.len() - 1)]);
-            let got = lane_terms(e, model, x, &mut r[..e.len()], POLAR_SWEEPS);
-            got.iter().zip(e).map(|(g, e)| g.map(|(psi, _)| psi * e.measure)).sum::<Option<f64>>()
+            let got = lane_terms_of(e, model, &f, &mut r[..e.len()], POLAR_SWEEPS);
+            let energy = got.iter().zip(e).map(|(g, e)| g.map_or(f64::INFINITY, |(psi, _)| psi * e.measure));
+            TetFigures { energy: energy.sum(), inverted }
         })
-        .collect();
-    chunks.map_or(f64::INFINITY, |c| c.iter().sum())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(TetFigures::default(), |a, b| TetFigures { energy: a.energy + b.energy, inverted: a.inverted + b.inverted })
 }
 
 /// `ε`'s inertia and tet terms (the tets' in `cache` already), and with
@@ -189,15 +206,28 @@ fn inertia_and_tets(
     inertia + elastic
 }
 
-/// Elastic and bending energy alone (J), without inertia and pins; the
-/// tets by lanes (no SVD for ARAP and co-rotational), their polar
-/// iterations warm-started from `rotations` (each tet's last rotation, or
-/// anything else where there is none: such tets take the SVD's).
-pub fn elastic_energy(body: &Body, x: &[f64], rotations: &[Matrix3<f64>]) -> f64 {
+/// A body's element figures at the end of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TetFigures {
+    /// Elastic and bending energy alone (J), without inertia and pins.
+    pub energy: f64,
+    /// Tets whose `F` has a non-positive determinant (a non-positive
+    /// signed volume: the rest shapes are positive).
+    pub inverted: usize,
+}
+
+/// Elastic and bending energy alone (J), without inertia and pins, and
+/// the inverted tets, in one pass; the tets by lanes (no SVD for ARAP and
+/// co-rotational), their polar iterations warm-started from `rotations`
+/// (each tet's last rotation, or anything else where there is none: such
+/// tets take the SVD's).
+pub fn elastic_energy(body: &Body, x: &[f64], rotations: &[Matrix3<f64>]) -> TetFigures {
     let model = body.constitutive;
-    let el = tet_energy_lanes(&body.tets, model, x, rotations)
-        + element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
-    el + body.bending.iter().map(|s| 0.5 * s.weight * (s.apply(x) - s.project(x)).norm_squared()).sum::<f64>()
+    let tets = tet_energy_lanes(&body.tets, model, x, rotations);
+    let triangles = element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
+    let bending: f64 =
+        body.bending.iter().map(|s| 0.5 * s.weight * (s.apply(x) - s.project(x)).norm_squared()).sum();
+    TetFigures { energy: tets.energy + triangles + bending, ..tets }
 }
 
 type Terms<const D: usize> = Vec<(f64, SMatrix<f64, 3, D>)>;

@@ -569,14 +569,16 @@ impl LocalGlobal {
     }
 
     /// Body `b`'s figures after the step: its elastic and bending energy
-    /// at the end positions (the tets' rotations warm-started from the
-    /// step's last ones).
+    /// and its inverted tets at the end positions, in one pass (the tets'
+    /// rotations warm-started from the step's last ones).
     pub fn body_stats(&self, b: usize, body: &Body, positions: &[f64]) -> BodyStepStats {
         let w = &self.bodies[b];
         let rotations = w.lbfgs.as_ref().map_or(w.projections.tet_rotations(), |q| q.rotations());
         let (residual, iterations) = w.last_residual;
+        let figures = elastic_energy(body, positions, rotations);
         BodyStepStats {
-            elastic_energy: elastic_energy(body, positions, rotations),
+            elastic_energy: figures.energy,
+            inverted_elements: figures.inverted,
             local_global_iterations: iterations,
             local_global_residual: Some(residual).filter(|r| !r.is_nan()),
             ..Default::default()

@@ -4,6 +4,10 @@
 //! double loop misses the cache (and the TLB) on every transposed access
 //! once a row no longer fits in a page.
 
+mod symmetric;
+
+pub use symmetric::symmetric_times3;
+
 use std::ops::Range;
 
 use rayon::prelude::*;

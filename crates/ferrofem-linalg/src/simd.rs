@@ -13,6 +13,10 @@
 //! each is widened to double in registers, so products and sums stay in
 //! double.
 
+mod symmetric;
+
+pub use symmetric::dot_axpy4x3;
+
 /// Columns the four-column primitives combine.
 pub const COLUMNS: usize = 4;
 

@@ -193,9 +193,10 @@ mod tests {
     fn percentiles() {
         let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
         assert_eq!(median_p90(&mut v), (5.0, 9.0));
-        let json =
-            serde_json::to_string(&StageTimes([0.5, 1.0, 2.0, 3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.5]))
-                .unwrap();
+        let json = serde_json::to_string(&StageTimes([
+            0.5, 1.0, 2.0, 3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.5,
+        ]))
+        .unwrap();
         assert!(json.starts_with(
             r#"{"detect_contacts":0.5,"assemble":1.0,"factorize":2.0,"free_motion":3.0,"assemble_constraints":0.25,"build_delassus":0.0"#
         ) && json.ends_with(r#""integrate":4.0,"figures":0.5}"#));

@@ -4,15 +4,12 @@
 //! `z = W̄_b y` for the three axes, `W v = Σ_b H_b z`. It reads the
 //! `m × m` `W̄_b` of the `m` vertices the rows touch, where the assembled
 //! `W` is `c × c` with `c ≈ 3m` rows (one vertex per contact): nine times
-//! fewer entries per product, and no expansion of `W̄` into `W` per step.
+//! fewer entries per product, and no expansion of `W̄` into `W` per step;
+//! a large `W̄` is read by its upper triangle alone.
 
-use ferrofem_linalg::simd::dot4x3;
-use ferrofem_linalg::team::for_each_chunk_mut;
+use ferrofem_linalg::dense::symmetric_times3;
 use ferrofem_linalg::CsrMatrix;
 use rayon::prelude::*;
-
-/// Parts a product's rows of `W̄` are split into.
-const PARTS: usize = 16;
 
 /// One body's part: its rows `H_b` over slots (the vertices it touches,
 /// in `W̄_b`'s order) and `h² W̄_b`.
@@ -54,6 +51,8 @@ pub struct FactoredDelassus {
     /// Scratch: `y = H_bᵀ v` (axis-major, `3 m`) and `z = W̄_b y` (slot-major).
     y: Vec<f64>,
     z: Vec<f64>,
+    /// Scratch of the symmetric product (its parts' transposed sums).
+    t: Vec<f64>,
 }
 
 impl FactoredDelassus {
@@ -130,9 +129,9 @@ impl FactoredDelassus {
     pub fn times(&mut self, v: &[f64], out: &mut [f64]) {
         assert!(v.len() == self.c && out.len() == self.c, "W is c × c");
         out.iter_mut().for_each(|o| *o = 0.0);
-        let FactoredDelassus { parts, used, y, z, .. } = self;
+        let FactoredDelassus { parts, used, y, z, t, .. } = self;
         for part in &parts[..*used] {
-            part.times_add(v, out, y, z);
+            part.times_add(v, out, y, z, t);
         }
     }
 
@@ -147,7 +146,7 @@ impl Part {
     /// `out += H_b W̄_b H_bᵀ v`, `y`, `z` scratch. A `v` that is zero on
     /// the part's rows (a Newton direction on separating contacts only)
     /// adds nothing and reads no `W̄`.
-    fn times_add(&self, v: &[f64], out: &mut [f64], y: &mut Vec<f64>, z: &mut Vec<f64>) {
+    fn times_add(&self, v: &[f64], out: &mut [f64], y: &mut Vec<f64>, z: &mut Vec<f64>, t: &mut Vec<f64>) {
         let m = self.m;
         y.clear();
         y.resize(3 * m, 0.0);
@@ -182,27 +181,10 @@ impl Part {
         }
         z.clear();
         z.resize(3 * m, 0.0);
-        let (wbar, y) = (&self.wbar, &y[..]);
-        // Four rows of W̄ per block, each read once for the three axes; the
-        // blocks in about 16 parts, shared with a team's helper where the
-        // Newton solve holds one (a product is tens of microseconds).
-        let blocks_per_part = m.div_ceil(4).div_ceil(PARTS).max(1);
-        for_each_chunk_mut(z, 12 * blocks_per_part, |part, zp| {
-            for (local, zb) in zp.chunks_mut(12).enumerate() {
-                let first = 4 * (part * blocks_per_part + local);
-                let row = |k: usize| {
-                    let i = (first + k).min(m - 1);
-                    &wbar[i * m..(i + 1) * m]
-                };
-                let rows = [row(0), row(1), row(2), row(3)];
-                let sums = dot4x3(rows, [&y[..m], &y[m..2 * m], &y[2 * m..]]);
-                for (a, sums) in sums.iter().enumerate() {
-                    for (k, s) in sums.iter().enumerate().take(zb.len() / 3) {
-                        zb[3 * k + a] = *s;
-                    }
-                }
-            }
-        });
+        // By rows, or from 2,048 slots on by the upper triangle alone (half
+        // the bytes: past the caches, the product's cost); on the team's
+        // threads where the Newton solve holds one.
+        symmetric_times3(&self.wbar, m, y, z, t);
         for item in &self.items {
             match *item {
                 Item::Row(i) => {

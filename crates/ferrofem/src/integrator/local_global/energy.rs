@@ -165,7 +165,12 @@ fn tet_terms_lanes(
 /// `Σ measure · ψ` of the tets by lanes (infinite where one is), their
 /// polar iterations warm-started from copies of `rotations` (each tet's
 /// last rotation, left as it is); summed in tet order.
-fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotations: &[Matrix3<f64>]) -> TetFigures {
+fn tet_energy_lanes(
+    tets: &[TetElement],
+    model: Constitutive,
+    x: &[f64],
+    rotations: &[Matrix3<f64>],
+) -> TetFigures {
     tets.par_chunks(LANES)
         .zip(rotations.par_chunks(LANES))
         .with_min_len(16)
@@ -179,7 +184,10 @@ fn tet_energy_lanes(tets: &[TetElement], model: Constitutive, x: &[f64], rotatio
         })
         .collect::<Vec<_>>()
         .into_iter()
-        .fold(TetFigures::default(), |a, b| TetFigures { energy: a.energy + b.energy, inverted: a.inverted + b.inverted })
+        .fold(TetFigures::default(), |a, b| TetFigures {
+            energy: a.energy + b.energy,
+            inverted: a.inverted + b.inverted,
+        })
 }
 
 /// `ε`'s inertia and tet terms (the tets' in `cache` already), and with
@@ -224,7 +232,8 @@ pub struct TetFigures {
 pub fn elastic_energy(body: &Body, x: &[f64], rotations: &[Matrix3<f64>]) -> TetFigures {
     let model = body.constitutive;
     let tets = tet_energy_lanes(&body.tets, model, x, rotations);
-    let triangles = element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
+    let triangles =
+        element_terms(&body.triangles, model, x).map_or(f64::INFINITY, |t| t.iter().map(|t| t.0).sum());
     let bending: f64 =
         body.bending.iter().map(|s| 0.5 * s.weight * (s.apply(x) - s.project(x)).norm_squared()).sum();
     TetFigures { energy: tets.energy + triangles + bending, ..tets }

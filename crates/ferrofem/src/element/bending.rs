@@ -69,12 +69,25 @@ impl Stencil {
         }
     }
 
-    fn with_rest(vertices: Vec<usize>, coeffs: Vec<f64>, weight: f64, rest: &[[f64; 3]]) -> Stencil {
+    /// The stencil with its rest length at `rest` (the mesh's rest
+    /// positions, `size` their bounding box's largest side).
+    fn with_rest(
+        vertices: Vec<usize>,
+        coeffs: Vec<f64>,
+        weight: f64,
+        rest: &[[f64; 3]],
+        size: f64,
+    ) -> Stencil {
         let mut s = Stencil { vertices, coeffs, weight, rest_length: 0.0 };
-        let flat: Vec<f64> = rest.iter().flatten().copied().collect();
-        let r = s.apply(&flat).norm();
+        let r = s
+            .vertices
+            .iter()
+            .zip(&s.coeffs)
+            .map(|(&v, c)| Vector3::from(rest[v]) * *c)
+            .sum::<Vector3<f64>>()
+            .norm();
         // Round-off of a flat rest shape is not curvature.
-        let scale: f64 = s.coeffs.iter().map(|c| c.abs()).sum::<f64>() * bbox_size(rest);
+        let scale: f64 = s.coeffs.iter().map(|c| c.abs()).sum::<f64>() * size;
         s.rest_length = if r > 1e-12 * scale { r } else { 0.0 };
         s
     }
@@ -110,6 +123,7 @@ fn interior_edges(triangles: &[[usize; 3]]) -> Vec<[usize; 4]> {
 /// interior edge `E = ½ k (3/(A₀+A₁)) ‖Σ Kᵢ xᵢ‖²` with the cotangent
 /// weights `K = (c₀₃ + c₀₄, c₀₁ + c₀₂, −c₀₁ − c₀₃, −c₀₂ − c₀₄)`.
 pub fn isometric_bending(rest: &[[f64; 3]], triangles: &[[usize; 3]], stiffness: f64) -> Vec<Stencil> {
+    let size = bbox_size(rest);
     interior_edges(triangles)
         .into_iter()
         .map(|v| {
@@ -119,7 +133,7 @@ pub fn isometric_bending(rest: &[[f64; 3]], triangles: &[[usize; 3]], stiffness:
             let area = 0.5 * (e0.cross(&e1).norm() + e0.cross(&e2).norm());
             let s = (3.0 / area).sqrt();
             let k = [c03 + c04, c01 + c02, -c01 - c03, -c02 - c04].map(|c| c * s);
-            Stencil::with_rest(v.to_vec(), k.to_vec(), stiffness, rest)
+            Stencil::with_rest(v.to_vec(), k.to_vec(), stiffness, rest, size)
         })
         .collect()
 }
@@ -129,7 +143,7 @@ pub fn isometric_bending(rest: &[[f64; 3]], triangles: &[[usize; 3]], stiffness:
 /// `Δxᵢ = (1/Aᵢ) Σⱼ ½(cot αᵢⱼ + cot βᵢⱼ)(xⱼ − xᵢ)`, `Aᵢ` the barycentric area,
 /// `pᵢ` the current `Δxᵢ` rescaled to its rest length.
 pub fn laplace_beltrami_bending(rest: &[[f64; 3]], triangles: &[[usize; 3]], stiffness: f64) -> Vec<Stencil> {
-    let n = rest.len();
+    let (n, size) = (rest.len(), bbox_size(rest));
     let mut area = vec![0.0; n];
     let mut weights: Vec<std::collections::BTreeMap<usize, f64>> = vec![Default::default(); n];
     for t in triangles {
@@ -163,7 +177,7 @@ pub fn laplace_beltrami_bending(rest: &[[f64; 3]], triangles: &[[usize; 3]], sti
                 vertices.push(j);
                 coeffs.push(w / area[i]);
             }
-            Stencil::with_rest(vertices, coeffs, stiffness * area[i], rest)
+            Stencil::with_rest(vertices, coeffs, stiffness * area[i], rest, size)
         })
         .collect()
 }

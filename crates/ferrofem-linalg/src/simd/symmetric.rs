@@ -22,9 +22,9 @@ type Operands<'a> = ([&'a [f64]; COLUMNS], [&'a [f64]; 3], [&'a mut [f64]; 3]);
 
 /// For four rows `cₖ` (each at least as long as `y`) over the columns
 /// `j < n = yₐ.len()`: returns `Σⱼ cₖ[j] yₐ[j]` (row `k`, axis `a`) and,
-/// for the columns past the first `head`, sets `tₐ[j − head] ← tₐ[j − head]
-/// + Σₖ cₖ[j] sₐ[k]` (`0 + …` when `assign`), reading each `cₖ[j]` once
-/// for both.
+/// for the columns past the first `head`, sets `tₐ[j − head]` to itself
+/// plus `Σₖ cₖ[j] sₐ[k]` (to `0 + …` when `assign`), reading each `cₖ[j]`
+/// once for both.
 pub fn dot_axpy4x3(
     (c, y, t): Operands<'_>,
     s: [[f64; COLUMNS]; 3],
@@ -256,8 +256,11 @@ mod avx {
 mod tests {
     use super::*;
 
+    /// Rows, vectors and updates.
+    type Data = ([Vec<f64>; COLUMNS], [Vec<f64>; 3], [Vec<f64>; 3]);
+
     /// Rows and vectors of `n` entries over several magnitudes.
-    fn data(n: usize) -> ([Vec<f64>; COLUMNS], [Vec<f64>; 3], [Vec<f64>; 3]) {
+    fn data(n: usize) -> Data {
         let v =
             |s: f64| (0..n).map(|i| ((i as f64 + s) * 0.37).sin() * 1e3f64.powf(s.cos())).collect::<Vec<_>>();
         ([v(0.0), v(1.0), v(2.0), v(3.0)], [v(4.0), v(5.0), v(6.0)], [v(7.0), v(8.0), v(9.0)])

@@ -10,9 +10,9 @@ use crate::team::{for_each_chunk_mut, for_each_part};
 /// Rows from which [`symmetric_times3`] reads the upper triangle alone
 /// (32 MB of `f64`). Below, the whole rows' product is the quicker: it has
 /// half the multiply-adds per entry read and one parallel section, and
-/// its rows stay in the caches (on the 2-core AMD EPYC of
-/// `docs/benchmarks.md`: 0.09–0.14 against 0.28 ms at 800 rows, 0.7–0.8
-/// against 0.6–0.7 at 2,000, 4.1–4.4 against 2.6 at 4,400).
+/// its rows stay in the caches (two threads of an Intel Xeon with 2 MB of
+/// L2 a core: 0.09–0.14 against 0.28 ms at 800 rows, 0.7–0.8 against
+/// 0.6–0.7 at 2,000, 4.1–4.4 against 2.6 at 4,400; `docs/benchmarks.md`).
 pub const UPPER_FROM: usize = 2048;
 
 /// Parts the rows are split into, whatever the threads (the sums' order

@@ -152,7 +152,6 @@ mod wide {
     ) -> [[f64; COLUMNS]; 3] {
         let main = (y[0].len() - head) / CHAINS * CHAINS;
         let (cp, yp) = (c.map(|r| r[head..].as_ptr()), y.map(|v| v[head..].as_ptr()));
-
         let tp = [t[0].as_mut_ptr(), t[1].as_mut_ptr(), t[2].as_mut_ptr()];
         let mut acc = [[_mm512_setzero_pd(); COLUMNS]; 3];
         let mut j = 0;
@@ -210,7 +209,6 @@ mod avx {
     ) -> [[f64; COLUMNS]; 3] {
         let main = (y[0].len() - head) / CHAINS * CHAINS;
         let (cp, yp) = (c.map(|r| r[head..].as_ptr()), y.map(|v| v[head..].as_ptr()));
-
         let tp = [t[0].as_mut_ptr(), t[1].as_mut_ptr(), t[2].as_mut_ptr()];
         let mut acc = [[[_mm256_setzero_pd(); 2]; COLUMNS]; 3];
         let mut j = 0;

@@ -164,7 +164,8 @@ fn tet_terms_lanes(
 
 /// `Σ measure · ψ` of the tets by lanes (infinite where one is), their
 /// polar iterations warm-started from copies of `rotations` (each tet's
-/// last rotation, left as it is); summed in tet order.
+/// last rotation, left as it is), summed in tet order; and the tets whose
+/// `F` has a non-positive determinant.
 fn tet_energy_lanes(
     tets: &[TetElement],
     model: Constitutive,

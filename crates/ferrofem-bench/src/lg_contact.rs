@@ -2,14 +2,15 @@
 //! rows on our built-in scenes at the paper's sizes — the Schur complement
 //! (`W`, once per frame), the per-iteration local, global, constraint-solve
 //! and correction times, and the frame — under the non-smooth Newton and
-//! under PGS on the same `W`; with `--device gpu`, the Newton rows on the
-//! CPU and on the GPU side by side, both with the sparse-inverse global
-//! step.
+//! under PGS on the same `W` (the scene's global step: `auto`, settled by
+//! bytes); with `--device gpu`, the Newton rows on the CPU and on the GPU
+//! side by side, both with the sparse-inverse global step.
 
 use std::path::Path;
 
 use serde::Serialize;
 
+use ferrofem::integrator::local_global::GlobalStepMethod;
 use ferrofem::scene::{builtin, MeshSpec, Scene, Tetrahedralize};
 use ferrofem::solver::{ConstraintSolver, NewtonSettings, PgsSettings};
 use ferrofem::stats::{median_p90, Stage, StepStats};
@@ -36,6 +37,9 @@ pub struct ContactRecord {
     pub adapter: Option<String>,
     /// Local-global iterations per frame.
     pub iterations: usize,
+    /// The body's global step (`triangular` or `sparse-inverse`: the
+    /// scene's `auto` settled by bytes on the CPU).
+    pub global_step: &'static str,
     /// `W = h² H A⁻¹ Hᵀ` per frame (the paper's Schur.).
     pub schur_ms: f64,
     /// Local step per iteration.
@@ -310,7 +314,7 @@ pub fn contact_rows(
             };
             if gpu {
                 // Both rows on the method the GPU runs.
-                scene.set_device(Device::Gpu)?;
+                scene.spec.local_global.global_step = GlobalStepMethod::SparseInverse;
                 scene.set_device(device)?;
             }
             let mut w = match scene.build_on(ferrofem_gpu::backend()) {
@@ -356,6 +360,7 @@ pub fn contact_rows(
                 device: if device == Device::Gpu { "gpu" } else { "cpu" },
                 adapter: w.local_global().and_then(|lg| lg.device_adapter()).map(String::from),
                 iterations: k as usize,
+                global_step: w.local_global().map_or("", |lg| lg.global_solver(0).method.name()),
                 schur_ms: median(&steps, once(Stage::BuildDelassus)),
                 local_ms: median(&steps, per(Stage::LocalStep)),
                 global_ms: median(&steps, per(Stage::GlobalStep)),

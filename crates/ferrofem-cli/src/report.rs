@@ -25,6 +25,11 @@ pub struct BodyInfo {
     pub mass: f64,
     /// Kinematic (fixed or prescribed) vertices.
     pub kinematic_vertices: usize,
+    /// Under local-global, the global step the body runs (`auto` settled:
+    /// `triangular` or `sparse-inverse`, or `jacobi`); absent under
+    /// implicit Euler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_step: Option<&'static str>,
 }
 
 /// The first line of a stats file (JSON Lines, docs/stats.md): what the
@@ -62,8 +67,10 @@ pub fn bodies(world: &World) -> Vec<BodyInfo> {
         .model
         .bodies
         .iter()
-        .map(|b| b.summary())
-        .map(|b| BodyInfo {
+        .enumerate()
+        .map(|(i, b)| (i, b.summary()))
+        .map(|(i, b)| BodyInfo {
+            global_step: world.local_global().map(|lg| lg.global_solver(i).method.name()),
             dofs: 3 * b.vertices,
             name: b.name,
             vertices: b.vertices,

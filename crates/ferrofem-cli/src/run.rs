@@ -187,13 +187,20 @@ fn out_error(dir: Option<&Path>, e: SimError) -> CliError {
     CliError::Other(format!("--out {dir}: {e}"))
 }
 
-/// The run's first lines: the scene's size, integrator, step and
-/// threads; sliver warnings; the GPU adapter when one runs stages.
+/// The run's first lines: the scene's size, integrator (with the
+/// local-global step's method), step and threads; sliver warnings; the
+/// GPU adapter when one runs stages.
 fn announce(scene: &Scene, sim: &World, steps: usize) {
     let infos = bodies(sim);
     let dofs: usize = infos.iter().map(|b| 3 * b.vertices).sum();
+    let mut methods: Vec<&str> = infos.iter().filter_map(|b| b.global_step).collect();
+    methods.dedup();
+    let global = match methods.is_empty() {
+        true => String::new(),
+        false => format!(" (global step: {})", methods.join(", ")),
+    };
     eprintln!(
-        "{}: {} bodies, {dofs} DOFs, {}, h = {} s, {steps} steps, {} threads",
+        "{}: {} bodies, {dofs} DOFs, {}{global}, h = {} s, {steps} steps, {} threads",
         scene.name(),
         infos.len(),
         sim.integrator.name(),

@@ -7,7 +7,7 @@ use ferrofem::element::Constitutive;
 
 use super::row::{thousands, PaperRow, Table};
 use super::PapersArgs;
-use crate::lg_cases::{bar, build, record};
+use crate::lg_cases::{bar, build, record, storing_s};
 use crate::lg_contact::{contact_rows, ContactRecord};
 use crate::local_global::{cloth, file_mesh, LocalGlobalArgs, BARS};
 use crate::records::LocalGlobalRecord;
@@ -61,7 +61,7 @@ fn table1(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     let mut rows = Vec::new();
     for (cells, vertices, papers) in sizes.into_iter().take(if a.quick { 1 } else { 4 }) {
         for ((name, bending), paper) in bendings.into_iter().zip(papers) {
-            let w = build(cloth(cells, Constitutive::Arap, bending))?;
+            let w = build(storing_s(cloth(cells, Constitutive::Arap, bending)))?;
             let r = record("table1-2", "cloth", &w, 0.0);
             rows.push(memory_row(&t, format!("square cloth, {name}, {vertices}"), paper, vertices, &r));
         }
@@ -89,7 +89,7 @@ fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
         let row = format!("raptor {paper_vertices}");
         match raptors.iter().find(|(n, _)| n.ends_with(ours)) {
             Some((_, mesh)) => {
-                let r = record("table1-2", "raptor", &build(file_mesh(mesh.clone()))?, 0.0);
+                let r = record("table1-2", "raptor", &build(storing_s(file_mesh(mesh.clone())))?, 0.0);
                 rows.push(memory_row(&t, row, s_mb, paper_vertices, &r));
             }
             None => {
@@ -99,7 +99,7 @@ fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
     }
     for (resolution, vertices, s_mb) in [(18, "7.1k", 266.87), (23, "14.7k", 946.97)] {
         let mesh = MeshSpec::Ball { radius: 0.1, resolution };
-        let r = record("table1-2", "ball", &build(file_mesh(mesh))?, 0.0);
+        let r = record("table1-2", "ball", &build(storing_s(file_mesh(mesh)))?, 0.0);
         rows.push(memory_row(&t, format!("ball {vertices}"), s_mb, vertices, &r));
     }
     let stand_ins = crate::lg_contact::pulled_meshes(&a.meshes);
@@ -109,7 +109,7 @@ fn table2(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
             rows.push(t.row(row, "S (MiB)", Some(s_mb), vertices).note("the shared meshes are absent"));
             continue;
         }
-        let r = record("table1-2", example, &build(file_mesh(mesh))?, 0.0);
+        let r = record("table1-2", example, &build(storing_s(file_mesh(mesh)))?, 0.0);
         let note = match example {
             "wooper" => "the Stanford bunny, filled with tets by our isosurface stuffing, stands in for the wooper (no public mesh); ",
             _ => "the procedural gingerbread stand-in of the shared meshes (the paper's mesh is not public); ",
@@ -154,11 +154,24 @@ fn table3(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
             ("Global, per iteration (ms)", p.global_ms, r.global_ms),
             ("Frame, 5 iterations (ms)", p.frame_ms, r.frame_ms),
         ];
+        let note = global_note(&r.global_method);
         for (quantity, paper, ours) in quantities {
-            rows.push(t.row(row.clone(), quantity, paper, paper_size).ours(ours, size.clone()));
+            rows.push(
+                t.row(row.clone(), quantity, paper, paper_size).ours(ours, size.clone()).note(note.clone()),
+            );
         }
     }
     Ok(rows)
+}
+
+/// The global step of our row: the paper's is the sparse inverse on the GPU.
+fn global_note(method: &str) -> String {
+    match method {
+        "sparse-inverse" => "our global step is the paper's, the sparse inverse".into(),
+        m => {
+            format!("our global step is the {m} sweeps of the factor (`auto`: fewer bytes than `S` on a CPU)")
+        }
+    }
 }
 
 const CONTACT_QUANTITIES: [&str; 4] = [
@@ -194,8 +207,9 @@ fn contact_row(t: &Table, r: &ContactRecord) -> Vec<PaperRow> {
             match &r.failed {
                 Some(e) => row.note(format!("our run stopped: {e}")),
                 None => row.ours(ours, size.clone()).note(format!(
-                    "{}our frame includes contact detection; the paper's excludes it{}",
+                    "{}{}; our frame includes contact detection; the paper's excludes it{}",
                     stand_in(&r.scene),
+                    global_note(r.global_step),
                     count_note(&r.scene, r.contacts_max as f64 / p[8])
                 )),
             }

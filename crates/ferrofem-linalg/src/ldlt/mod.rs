@@ -210,6 +210,19 @@ impl LdltSymbolic {
         self.l_col_ptr[self.n]
     }
 
+    /// Entries of the sparse inverse `S = L⁻¹` ([`crate::SparseInverse`]),
+    /// diagonal included, without building it: column `j` holds `j` and its
+    /// etree ancestors (zeng2025 Theorem 1), so this is the sum of the path
+    /// lengths, one pass from the roots down (a parent's index exceeds its
+    /// child's).
+    pub fn nnz_inverse(&self) -> usize {
+        let mut depth = vec![0usize; self.n];
+        for j in (0..self.n).rev() {
+            depth[j] = 1 + self.parent.get(j).and_then(|&p| depth.get(p)).copied().unwrap_or(0);
+        }
+        depth.iter().sum()
+    }
+
     /// The elimination tree of the stored factor: column `c`'s parent is
     /// its first row below the diagonal (`c + 1` inside its supernode,
     /// then the first row of the supernode's pattern).

@@ -129,6 +129,7 @@ fn factorization_reconstructs_and_solves() {
         let err = x.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         assert!(err < 1e-10, "{ordering:?}: {err:e}");
         let inv = SparseInverse::new(&f);
+        assert_eq!(f.symbolic().nnz_inverse(), inv.nnz(), "S counted without building it");
         let mut y = vec![0.0; n];
         inv.apply(&b[..n], &mut y);
         let err = y.iter().zip(&x_true).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);

@@ -101,7 +101,7 @@ impl Scene {
         let mut note = None;
         if device == crate::Device::Gpu
             && self.spec.simulation.integrator == IntegratorKind::LocalGlobal
-            && lg.global_step != GlobalStepMethod::SparseInverse
+            && !lg.global_step.may_store_s()
         {
             note = Some(format!(
                 "device gpu: local_global.global_step \"{}\" becomes \"sparse-inverse\", the method the GPU runs",

@@ -167,12 +167,12 @@ impl SceneFile {
         let cs = &self.constraint_solver;
         let local_global = s.integrator == IntegratorKind::LocalGlobal;
         let newton = matches!(cs.solver(local_global), ConstraintSolver::NonSmoothNewton(_));
-        let stored_s = local_global && self.local_global.global_step == GlobalStepMethod::SparseInverse;
+        let stored_s = local_global && self.local_global.global_step.may_store_s();
         if cs.delassus == DelassusMethod::SparseInverse && !stored_s {
             return Err(Invalid::new(
                 "constraint_solver.delassus".into(),
                 "\"sparse-inverse\" reads W from the stored S: it needs integrator = \"local-global\" with \
-                 global_step = \"sparse-inverse\""
+                 global_step = \"sparse-inverse\" or \"auto\""
                     .into(),
             ));
         }
@@ -248,9 +248,7 @@ impl SceneFile {
     /// name rather than silently ignored.
     fn validate_local_global(&self) -> Result<(), Invalid> {
         self.local_global.check()?;
-        if self.simulation.device == crate::Device::Gpu
-            && self.local_global.global_step != GlobalStepMethod::SparseInverse
-        {
+        if self.simulation.device == crate::Device::Gpu && !self.local_global.global_step.may_store_s() {
             return Err(Invalid::new(
                 "local_global.global_step".into(),
                 "simulation.device = \"gpu\" runs the \"sparse-inverse\" global step (two SpMVs by S)".into(),

@@ -82,7 +82,10 @@ fn sparse_inverse_and_triangular_global_steps_agree() {
     let cloth = sheet(Constitutive::NeoHookean, 12, 0.2, bending);
     let cases = [
         (bar(1e7, SparseInverse, 5, 2.0), bar(1e7, Triangular, 5, 2.0)),
-        (cloth.clone(), cloth.local_global_settings(|s| s.global_step = Triangular)),
+        (
+            cloth.clone().local_global_settings(|s| s.global_step = SparseInverse),
+            cloth.local_global_settings(|s| s.global_step = Triangular),
+        ),
     ];
     for (a, b) in cases {
         let (mut wa, mut wb) = (world(a), world(b));
@@ -95,6 +98,36 @@ fn sparse_inverse_and_triangular_global_steps_agree() {
         let moved = common::max_diff(&wa.state.bodies[0].positions, &wa.model.bodies[0].rest_positions());
         assert!(moved > 1e-2, "the body must deform ({moved} m)");
     }
+}
+
+/// `auto` settles each body by the entries a step reads: the sweeps where
+/// `S` would hold more than twice the factor's entries (a solid bar: `S`
+/// is not built), else the sparse inverse; the sparse inverse wherever `W`
+/// is read from `S`, the sweeps in single precision.
+#[test]
+fn auto_global_step_settles_by_the_entries_of_s_and_l() {
+    use ferrofem::delassus::DelassusMethod;
+    use ferrofem_linalg::Precision;
+    let settled = |scene: SceneBuilder| {
+        let w = world(scene);
+        let g = w.local_global().unwrap().global_solver(0);
+        let symbolic = g.factor().unwrap().symbolic().clone();
+        let ratio = symbolic.nnz_inverse() as f64 / (symbolic.nnz_l() + symbolic.n()) as f64;
+        assert_eq!(g.sparse_inverse().is_some(), g.method == SparseInverse, "S is built only to run");
+        (g.method, ratio)
+    };
+    let auto = GlobalStepMethod::Auto;
+    let (solid, ratio) = settled(bar_cells(1e7, auto, 2, 1.0, [24, 6, 6]));
+    assert!(ratio > 2.0 && solid == Triangular, "a solid bar: S/L = {ratio:.2}, {solid:?}");
+    let (string, ratio) = settled(bar_cells(1e7, auto, 2, 1.0, [40, 1, 1]));
+    let by_bytes = if ratio > 2.0 { Triangular } else { SparseInverse };
+    assert_eq!(string, by_bytes, "a string of cells: S/L = {ratio:.2}");
+    let reading_w = bar_cells(1e7, auto, 2, 1.0, [24, 6, 6])
+        .constraint_solver(|c| c.delassus = DelassusMethod::SparseInverse);
+    assert_eq!(settled(reading_w).0, SparseInverse);
+    let single =
+        bar_cells(1e7, auto, 2, 1.0, [4, 2, 2]).local_global_settings(|s| s.precision = Precision::Single);
+    assert_eq!(settled(single).0, Triangular);
 }
 
 #[test]

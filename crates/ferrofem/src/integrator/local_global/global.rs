@@ -24,8 +24,15 @@ use ferrofem_linalg::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GlobalStepMethod {
-    /// Two sparse matrix–vector products with `S = L⁻¹` (zeng2025 eq. 8).
+    /// The cheaper complete solve for each body, by the bytes a step reads:
+    /// `triangular` where `S` would hold more than twice the factor's
+    /// entries (on a CPU the sweeps read `L` at about half the rate the
+    /// products read `S`), else `sparse-inverse`; `sparse-inverse` on the
+    /// GPU and wherever `W` is read from `S` (`delassus =
+    /// "sparse-inverse"`), `triangular` in single precision.
     #[default]
+    Auto,
+    /// Two sparse matrix–vector products with `S = L⁻¹` (zeng2025 eq. 8).
     SparseInverse,
     /// Forward and backward substitution with the LDLᵀ factor.
     Triangular,
@@ -34,13 +41,53 @@ pub enum GlobalStepMethod {
     Jacobi,
 }
 
+/// `auto` takes the triangular sweeps once `nnz(S)` exceeds this multiple
+/// of `nnz(L)` (diagonals included): measured on the 5.3k twisting bar,
+/// `S` 4.0× the factor's entries, the sweeps took 1.9 ms against the
+/// products' 4.1 (`docs/benchmarks.md`).
+pub const TRIANGULAR_BELOW: f64 = 2.0;
+
 impl GlobalStepMethod {
     /// The name used in scene files and benchmark records.
     pub fn name(self) -> &'static str {
         match self {
+            GlobalStepMethod::Auto => "auto",
             GlobalStepMethod::SparseInverse => "sparse-inverse",
             GlobalStepMethod::Triangular => "triangular",
             GlobalStepMethod::Jacobi => "jacobi",
+        }
+    }
+
+    /// Whether the method is (or may become) the sparse inverse, which
+    /// stores `S`.
+    pub fn may_store_s(self) -> bool {
+        matches!(self, GlobalStepMethod::Auto | GlobalStepMethod::SparseInverse)
+    }
+
+    /// `auto` where what runs fixes the method: the sparse inverse on the
+    /// GPU (the method it runs) or when `W` is read from `S`, the
+    /// triangular sweeps in single precision (only they read the `f32`
+    /// factor). Otherwise unchanged (`auto` then chooses by bytes in
+    /// [`GlobalSolver::new`]).
+    pub fn settle(self, needs_s: bool, precision: Precision) -> GlobalStepMethod {
+        match self {
+            GlobalStepMethod::Auto if needs_s => GlobalStepMethod::SparseInverse,
+            GlobalStepMethod::Auto if precision == Precision::Single => GlobalStepMethod::Triangular,
+            m => m,
+        }
+    }
+
+    /// `auto` for a factor: `triangular` when `S` would hold more than
+    /// [`TRIANGULAR_BELOW`] times the entries of `L`.
+    fn by_bytes(self, f: &Ldlt) -> GlobalStepMethod {
+        let s = f.symbolic();
+        let l = s.nnz_l() + s.n();
+        match self {
+            GlobalStepMethod::Auto if s.nnz_inverse() as f64 > TRIANGULAR_BELOW * l as f64 => {
+                GlobalStepMethod::Triangular
+            }
+            GlobalStepMethod::Auto => GlobalStepMethod::SparseInverse,
+            m => m,
         }
     }
 }
@@ -113,7 +160,7 @@ pub fn pinned_global_matrix(body: &Body, pins: &mut [Pin], h: f64, factor: f64) 
 /// sparse-inverse method) `S`.
 #[derive(Debug)]
 pub struct GlobalSolver {
-    /// Method.
+    /// Method (`auto` settled).
     pub method: GlobalStepMethod,
     /// The scalar matrix `A_s`.
     pub matrix: CsrMatrix,
@@ -131,7 +178,9 @@ pub struct GlobalSolver {
 impl GlobalSolver {
     /// Factorizes `A_s` (complete methods), kept in `f32` only when
     /// `precision` is single ([`Ldlt::release_double`]: the sweeps, `W`
-    /// and the correction all read it), and builds `S` (sparse inverse).
+    /// and the correction all read it), settles `auto` by the factor's
+    /// bytes ([`Self::method`] is never `auto`) and builds `S` (sparse
+    /// inverse).
     pub fn new(
         matrix: CsrMatrix,
         method: GlobalStepMethod,
@@ -149,6 +198,7 @@ impl GlobalSolver {
                 Some(Arc::new(f))
             }
         };
+        let method = factor.as_deref().map_or(method, |f| method.by_bytes(f));
         let inverse = match method {
             GlobalStepMethod::SparseInverse => factor.as_deref().map(|f| Arc::new(SparseInverse::new(f))),
             _ => None,

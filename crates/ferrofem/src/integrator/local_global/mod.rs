@@ -152,7 +152,7 @@ impl Default for LocalGlobalSettings {
     fn default() -> Self {
         LocalGlobalSettings {
             iterations: 5,
-            global_step: GlobalStepMethod::SparseInverse,
+            global_step: GlobalStepMethod::Auto,
             chebyshev: None,
             pin_weight: 1e4,
             ordering: Ordering::Auto,
@@ -203,10 +203,13 @@ impl LocalGlobalSettings {
                 let why = "(8 significant bits) serves only a preconditioner; use \"single\" or \"double\"";
                 return Err(Invalid::new(key("precision"), format!("\"{name}\" {why}")));
             }
-            Precision::Single if self.global_step != GlobalStepMethod::Triangular => {
+            Precision::Single
+                if !matches!(self.global_step, GlobalStepMethod::Triangular | GlobalStepMethod::Auto) =>
+            {
                 return Err(Invalid::new(
                     key("precision"),
-                    "\"single\" is read by the factor's sweeps: needs global_step = \"triangular\"".into(),
+                    "\"single\" is read by the factor's sweeps: needs global_step = \"triangular\" (or \"auto\")"
+                        .into(),
                 ))
             }
             _ => {}

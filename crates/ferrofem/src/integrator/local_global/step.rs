@@ -69,12 +69,16 @@ const NEEDS_COMPLETE_GLOBAL_STEP: &str =
 
 impl LocalGlobal {
     /// Sets pin weights, assembles and factorizes each body's `A_s` (and
-    /// builds `S` for the sparse-inverse method): the precomputation of
-    /// zeng2025 Algorithm 2.
+    /// builds `S` for the sparse-inverse method, `auto` settled per body by
+    /// [`GlobalStepMethod::settle`] and the factor's bytes): the
+    /// precomputation of zeng2025 Algorithm 2.
     pub fn new(model: &Model, settings: LocalGlobalSettings) -> Result<LocalGlobal, SimError> {
         let mut settings = settings;
         let explicit_lbfgs = settings.acceleration == Acceleration::Lbfgs;
         settings.acceleration = settings.acceleration.resolve(model.constrained());
+        let needs_s = model.device == Device::Gpu
+            || model.constraint_solver.delassus == crate::delassus::DelassusMethod::SparseInverse;
+        settings.global_step = settings.global_step.settle(needs_s, settings.precision);
         let (h, s) = (model.time_step, settings);
         let mut bodies = Vec::with_capacity(model.bodies.len());
         let mut device_adapter = None;

@@ -6,8 +6,11 @@ use std::process::Command;
 
 fn main() {
     let git = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.git");
-    // Rebuilt when the checkout moves (HEAD, the branch it names: a commit)
-    // or its tree is staged (the index), so the name is never a stale one.
+    // Rebuilt when the checkout moves (HEAD, the branch it names: a commit),
+    // its tree is staged (the index) or any source of the workspace's crates
+    // changes (a directory is scanned whole), so the name is never a stale
+    // one: a binary built from edited sources says `+dirty`.
+    println!("cargo:rerun-if-changed={}", Path::new(env!("CARGO_MANIFEST_DIR")).join("..").display());
     let head = std::fs::read_to_string(git.join("HEAD")).unwrap_or_default();
     let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_string());
     for f in ["HEAD", "index", "packed-refs"].into_iter().map(String::from).chain(branch) {

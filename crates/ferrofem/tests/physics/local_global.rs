@@ -127,7 +127,11 @@ fn auto_global_step_settles_by_the_entries_of_s_and_l() {
     assert_eq!(settled(reading_w).0, SparseInverse);
     let single =
         bar_cells(1e7, auto, 2, 1.0, [4, 2, 2]).local_global_settings(|s| s.precision = Precision::Single);
-    assert_eq!(settled(single).0, Triangular);
+    assert_eq!(settled(single.clone()).0, Triangular);
+    // Single precision where `S` must be read: refused by name, not a panic.
+    let both = single.constraint_solver(|c| c.delassus = DelassusMethod::SparseInverse);
+    let err = refused(both);
+    assert!(err.contains("local_global.precision") && err.contains("precision = \"double\""), "{err}");
 }
 
 #[test]

@@ -47,6 +47,15 @@ pub enum GlobalStepMethod {
 /// products' 4.1 (`docs/benchmarks.md`).
 pub const SWEEPS_FROM_S_OVER_L: f64 = 2.0;
 
+/// Whether what runs reads `S`: the GPU's global step, or `W` read from it.
+pub fn reads_s(device: crate::Device, delassus: crate::delassus::DelassusMethod) -> bool {
+    device == crate::Device::Gpu || delassus == crate::delassus::DelassusMethod::SparseInverse
+}
+
+/// Why single precision and a stored `S` exclude each other.
+pub const SINGLE_WITHOUT_S: &str = "\"single\" keeps the factor in f32 only, and S (which the GPU and \
+     delassus = \"sparse-inverse\" read) is built from the double factor: use precision = \"double\"";
+
 impl GlobalStepMethod {
     /// The name used in scene files and benchmark records.
     pub fn name(self) -> &'static str {
@@ -68,12 +77,14 @@ impl GlobalStepMethod {
     /// GPU (the method it runs) or when `W` is read from `S`, the
     /// triangular sweeps in single precision (only they read the `f32`
     /// factor). Otherwise unchanged (`auto` then chooses by bytes in
-    /// [`GlobalSolver::new`]).
-    pub fn settle(self, needs_s: bool, precision: Precision) -> GlobalStepMethod {
+    /// [`GlobalSolver::new`]). Both at once cannot be: the error says why.
+    pub fn settle(self, needs_s: bool, precision: Precision) -> Result<GlobalStepMethod, &'static str> {
+        let single = precision == Precision::Single;
         match self {
-            GlobalStepMethod::Auto if needs_s => GlobalStepMethod::SparseInverse,
-            GlobalStepMethod::Auto if precision == Precision::Single => GlobalStepMethod::Triangular,
-            m => m,
+            GlobalStepMethod::Auto if needs_s && single => Err(SINGLE_WITHOUT_S),
+            GlobalStepMethod::Auto if needs_s => Ok(GlobalStepMethod::SparseInverse),
+            GlobalStepMethod::Auto if single => Ok(GlobalStepMethod::Triangular),
+            m => Ok(m),
         }
     }
 

@@ -76,9 +76,11 @@ impl LocalGlobal {
         let mut settings = settings;
         let explicit_lbfgs = settings.acceleration == Acceleration::Lbfgs;
         settings.acceleration = settings.acceleration.resolve(model.constrained());
-        let needs_s = model.device == Device::Gpu
-            || model.constraint_solver.delassus == crate::delassus::DelassusMethod::SparseInverse;
-        settings.global_step = settings.global_step.settle(needs_s, settings.precision);
+        let needs_s = super::global::reads_s(model.device, model.constraint_solver.delassus);
+        settings.global_step = settings
+            .global_step
+            .settle(needs_s, settings.precision)
+            .map_err(|why| SimError::Input(format!("local_global.precision: {why}")))?;
         let (h, s) = (model.time_step, settings);
         let mut bodies = Vec::with_capacity(model.bodies.len());
         let mut device_adapter = None;

@@ -269,10 +269,10 @@ fn trajectory(name: &str, method: DelassusMethod, steps: usize) -> Vec<Vec<f64>>
 }
 
 /// Runs with W by each method follow the dense run to 1e-8 m: the drop
-/// through its impact (contact from step 19 of 24), the resting stack
-/// (8 steps) and the tori as their contacts grow from 15 to 269. (`auto` only chooses
-/// among these per step by a cost model; its W is compared with the dense
-/// one in `local_global_builders_agree`.)
+/// through its impact (contact from step 19 of 24), the resting stack (8
+/// steps) and the tori as their contacts grow from 15 to 269. (`auto` only
+/// chooses among these per step by a cost model; its W is compared with
+/// the dense one in `local_global_builders_agree`.)
 #[test]
 fn simulations_do_not_depend_on_the_method() {
     for (name, steps) in [("drop", 24), ("stack", 8), ("multi-body", 30)] {

@@ -366,6 +366,7 @@ fn device_local_step_equals_the_cpus() {
         ("hanging-cloth", Constitutive::StableNeoHookean, false),
     ] {
         let w = super::common::builtin(scene, |s| {
+            super::lavapipe_sized(s);
             s.spec.bodies[0].constitutive = Some(model);
             s.spec.local_global.global_step = GlobalStepMethod::SparseInverse;
         });

@@ -140,12 +140,15 @@ def test_page_draws_the_body_and_a_mouse_drag_grabs_it(viewer):
         def followed(f):
             """The target moved, and the grabbed point followed it: most of
             the way, and closer than it started."""
+            if f["grab"] is None:
+                return False
             target, now = np.array(f["grab"]["target"]), np.array(f["grab"]["position"])
             pulled = np.linalg.norm(target - start)
             return (pulled > 0.02 and np.linalg.norm(now - start) > 0.6 * pulled
                     and np.linalg.norm(target - now) < 0.4 * pulled)
 
         held = state_when(viewer, followed)
+        assert held["grab"] is not None, "the grab ended during the drag"
         target, now = np.array(held["grab"]["target"]), np.array(held["grab"]["position"])
         pulled = np.linalg.norm(target - start)
         assert pulled > 0.02, f"the drag moved the target only {pulled} m"

@@ -83,6 +83,11 @@ impl ConjugateResidual {
                 x[i] += alpha * p[i];
                 r[i] -= alpha * map[i];
             }
+            out = CrSolve { iterations: it, rel_residual: dot(r, r).sqrt() / scale };
+            // The next direction's product, unless this was the last iteration.
+            if it == max_iterations || out.rel_residual <= rel_tolerance {
+                break;
+            }
             apply(r, ar);
             let next = dot(r, ar);
             let beta = next / rar;
@@ -91,7 +96,6 @@ impl ConjugateResidual {
                 p[i] = r[i] + beta * p[i];
                 ap[i] = ar[i] + beta * ap[i];
             }
-            out = CrSolve { iterations: it, rel_residual: dot(r, r).sqrt() / scale };
         }
         out
     }
@@ -128,6 +132,22 @@ mod tests {
         let mut y = vec![0.0; n];
         let t = ConjugateResidual::default().solve(matvec(&a, n), &inv, &b, &mut y, 2, 0.0);
         assert!(t.rel_residual > s.rel_residual && t.rel_residual < 1.0, "{t:?}");
+    }
+
+    #[test]
+    fn takes_one_product_per_iteration_from_a_zero_start() {
+        // The last iteration's product would only serve a next direction.
+        let a = [4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 5.0];
+        let (b, inv) = ([1.0, -2.0, 0.5], [0.25, 1.0 / 3.0, 0.2]);
+        for k in 1..=3 {
+            let (mut x, mut products) = ([0.0; 3], 0);
+            let mut counted = |v: &[f64], out: &mut [f64]| {
+                products += 1;
+                matvec(&a, 3)(v, out)
+            };
+            let s = ConjugateResidual::default().solve(&mut counted, &inv, &b, &mut x, k, 0.0);
+            assert_eq!((s.iterations, products), (k, k));
+        }
     }
 
     #[test]

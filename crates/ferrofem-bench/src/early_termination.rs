@@ -127,6 +127,7 @@ fn fig3(name: &str, caps: &[usize], out: &mut Vec<EarlyTerminationRecord>) -> Re
                     iterations: Some(k),
                     kinetic_energy: result.as_ref().map_or(f64::NAN, |r| r.0),
                     converged_kinetic_energy: converged,
+                    steps: None,
                     step_ms_median: None,
                     solve_ms_median: None,
                     cg_iterations_mean: None,
@@ -158,21 +159,23 @@ pub(crate) fn table1(
         .filter(|(k, _)| *k == PreconditionerKind::Jacobi || ldlt && *k == PreconditionerKind::Ldlt);
     for (guess, guess_name) in GUESSES {
         for (kind, kind_name) in table_preconditioners.clone() {
-            let run = |cap: Option<usize>| -> Result<(World, Summary), BenchError> {
-                let mut w = world(name, resize, settings(guess, kind, cap))?;
-                let steps = (seconds / w.model.time_step).round() as usize;
-                let records: Vec<_> = (0..steps).map(|_| w.step()).collect::<Result<_, _>>()?;
-                Ok((w, Summary::of(&records)))
+            let run = |cap| timed_run(name, resize, settings(guess, kind, cap), seconds);
+            let (converged, converged_summary) = match run(None)? {
+                (w, s, None) => (w, s),
+                (_, _, Some(stop)) => return Err(BenchError::Other(format!("{name}, converged: {stop}"))),
             };
-            let (converged, converged_summary) = run(None)?;
             let size = crate::accuracy::body_size(&converged);
             for cap in caps.iter().map(|&k| Some(k)).chain([None]) {
-                let result =
-                    if cap.is_some() { run(cap) } else { Ok((run(None)?.0, converged_summary.clone())) };
-                let measured = result.as_ref().ok().map(|(w, s)| {
-                    let error = crate::accuracy::position_errors(w, &converged).0;
-                    (kinetic(w), s, 100.0 * error / size)
-                });
+                let result = match cap {
+                    Some(_) => run(cap),
+                    None => run(None).map(|(w, _, stop)| (w, converged_summary.clone(), stop)),
+                };
+                // A run that stopped keeps the figures of the steps before the stop.
+                let (summary, ran_through) = match &result {
+                    Ok((w, s, None)) => (Some(s).filter(|s| s.steps > 0), Some(w)),
+                    Ok((_, s, Some(_))) => (Some(s).filter(|s| s.steps > 0), None),
+                    Err(_) => (None, None),
+                };
                 out.push(EarlyTerminationRecord {
                     experiment: "table1",
                     scene: name.into(),
@@ -180,19 +183,46 @@ pub(crate) fn table1(
                     initial_guess: guess_name,
                     preconditioner: kind_name,
                     iterations: cap,
-                    kinetic_energy: measured.map_or(f64::NAN, |m| m.0),
+                    kinetic_energy: ran_through.map_or(f64::NAN, kinetic),
                     converged_kinetic_energy: kinetic(&converged),
-                    step_ms_median: measured.map(|m| m.1.step_ms_median),
-                    solve_ms_median: measured.map(|m| m.1.stage_ms_median.get(Stage::FreeMotion)),
-                    cg_iterations_mean: measured.map(|m| m.1.cg_iterations_mean),
-                    position_error_max_pct: measured.map(|m| m.2),
-                    failed: result.err().map(|e| e.to_string()),
+                    steps: summary.map(|s| s.steps),
+                    step_ms_median: summary.map(|s| s.step_ms_median),
+                    solve_ms_median: summary.map(|s| s.stage_ms_median.get(Stage::FreeMotion)),
+                    cg_iterations_mean: summary.map(|s| s.cg_iterations_mean),
+                    position_error_max_pct: ran_through
+                        .map(|w| 100.0 * crate::accuracy::position_errors(w, &converged).0 / size),
+                    failed: match result {
+                        Err(e) => Some(e.to_string()),
+                        Ok((_, _, stop)) => stop,
+                    },
                     context: Context::now(),
                 });
             }
         }
     }
     Ok(())
+}
+
+/// `seconds` of scene `name` (resized by `resize`) under `settings`: the
+/// world, the summary of its steps and, where a step failed, why (the
+/// summary then covers the steps before it, as dahl2019 times its runs
+/// that go unstable).
+fn timed_run(
+    name: &str,
+    resize: Resize,
+    settings: ImplicitEulerSettings,
+    seconds: f64,
+) -> Result<(World, Summary, Option<String>), BenchError> {
+    let mut w = world(name, resize, settings)?;
+    let steps = (seconds / w.model.time_step).round() as usize;
+    let mut records = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        match w.step() {
+            Ok(r) => records.push(r),
+            Err(e) => return Ok((w, Summary::of(&records), Some(e.to_string()))),
+        }
+    }
+    Ok((w, Summary::of(&records), None))
 }
 
 /// Runs the study on the bowling and spinning scenes.

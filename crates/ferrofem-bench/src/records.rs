@@ -158,7 +158,11 @@ pub struct EarlyTerminationRecord {
     pub kinetic_energy: f64,
     /// The same with PCG converged (J).
     pub converged_kinetic_energy: f64,
-    /// table1: median step time (ms) over the compared run.
+    /// table1: steps timed (fewer than the run's when it stopped; `None`
+    /// in fig3).
+    pub steps: Option<usize>,
+    /// table1: median step time (ms) over the compared run (over the steps
+    /// before the stop, when it stopped).
     pub step_ms_median: Option<f64>,
     /// table1: median PCG solve per step (ms; the free-motion stage, dahl2019's timed column).
     pub solve_ms_median: Option<f64>,

@@ -120,7 +120,7 @@ pub(crate) fn rows(a: &PapersArgs) -> Result<Vec<PaperRow>, BenchError> {
                         let unstable = guess == "explicit"
                             && cap.is_some_and(|k| ex.explicit_stable_from.is_none_or(|s| k < s));
                         let paper = match unstable {
-                            true => "the paper's run goes unstable too (§5)",
+                            true => "the paper's run goes unstable too, its §5",
                             false => "the paper's run is stable",
                         };
                         // Timed over the steps before the stop, as the paper times its unstable runs.

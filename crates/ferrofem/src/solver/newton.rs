@@ -236,11 +236,12 @@ impl NewtonSettings {
     /// on `‖Φ‖²` (min-map's plain Newton cycles without it), the iterate
     /// projected on the cones. The planned steps test each halving against
     /// the last trial (non-monotone, see [`GROWTH`]); the extra steps of an
-    /// [`Extension`] against the step's starting merit (monotone Armijo):
-    /// non-monotone steps can cycle, and an extension runs only when the
-    /// solve is far from the laws (the 15.3k-vertex cloth on knives: `‖Φ‖∞`
-    /// alternated between 1.9 and 2.4 mm for 20 extra steps, then the run
-    /// stopped on the violation).
+    /// [`Extension`] against the step's starting merit (monotone Armijo),
+    /// and the extension ends, λ unmoved, where no halving descends:
+    /// non-monotone steps can cycle (the 15.3k-vertex cloth on knives:
+    /// `‖Φ‖∞` alternated between 1.9 and 2.4 mm for 20 extra steps, then
+    /// the run stopped on the violation), and a step taken anyway can
+    /// climb.
     pub fn solve(
         &self,
         w: &mut impl NewtonDelassus,
@@ -288,19 +289,28 @@ impl NewtonSettings {
             out.linear_iterations += self.newton_direction(w, s);
             s.base.clear();
             s.base.extend_from_slice(lambda);
-            let (mut alpha, start, mut last) = (1.0, merit, merit);
+            let (mut alpha, start, mut last, mut accepted) = (1.0, merit, merit, false);
+            let extra = it > planned;
             for _ in 0..LINE_SEARCH_HALVINGS {
                 for ((l, b), d) in lambda.iter_mut().zip(&s.base).zip(&s.dlambda) {
                     *l = b + alpha * d;
                 }
                 project_on_cones(laws, lambda);
                 merit = self.evaluate(w, free, laws, r, lambda, s);
-                let reference = if it > planned { start } else { last };
+                let reference = if extra { start } else { last };
                 if merit <= (1.0 - 1e-4 * alpha) * reference && merit <= GROWTH * start {
+                    accepted = true;
                     break;
                 }
                 last = merit;
                 alpha *= 0.5;
+            }
+            if extra && !accepted {
+                // No halving descends: the extension ends where it was.
+                lambda.copy_from_slice(&s.base);
+                self.evaluate(w, free, laws, r, lambda, s);
+                out.residual = s.phi.iter().fold(0.0, |m, p| m.max(p.abs()));
+                break;
             }
             let change = lambda.iter().zip(&s.base).fold(0.0f64, |m, (l, b)| m.max((l - b).abs()));
             let size = lambda.iter().fold(0.0f64, |m, l| m.max(l.abs()));

@@ -68,6 +68,26 @@ fn the_schedule_extends_the_final_iteration_only() {
     }
 }
 
+/// A `c × c` SPD `W` coupling every row: `B Bᵀ + reg I`, `B`'s entries
+/// in [−0.5, 0.5) from `seed`.
+fn coupled(c: usize, seed: usize, reg: f64) -> Vec<f64> {
+    let b: Vec<f64> = (0..c * c).map(|k| ((k * seed) % 97) as f64 / 97.0 - 0.5).collect();
+    (0..c * c)
+        .map(|k| {
+            (0..c).map(|q| b[k / c * c + q] * b[k % c * c + q]).sum::<f64>()
+                + if k / c == k % c { reg } else { 0.0 }
+        })
+        .collect()
+}
+
+/// `δ_free` of `c / 3` contacts: each normal row penetrating (deeper down
+/// the rows), the tangents sliding by up to `slip` × 3.
+fn penetrating(c: usize, slip: f64) -> Vec<f64> {
+    (0..c)
+        .map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { slip * ((i * 5 % 7) as f64 - 3.0) })
+        .collect()
+}
+
 /// A solve whose planned steps fall short (one Newton step of two
 /// CR iterations on coupled, penetrating contacts) takes extra steps
 /// under an [`Extension`] until its normal rows' residual reaches the
@@ -76,13 +96,7 @@ fn the_schedule_extends_the_final_iteration_only() {
 fn an_extension_takes_steps_until_the_gaps_close() {
     let n = 4;
     let c = 3 * n;
-    let b: Vec<f64> = (0..c * c).map(|k| ((k * 7919) % 97) as f64 / 97.0 - 0.5).collect();
-    let w: Vec<f64> = (0..c * c)
-        .map(|k| {
-            (0..c).map(|q| b[k / c * c + q] * b[k % c * c + q]).sum::<f64>()
-                + if k / c == k % c { 0.1 } else { 0.0 }
-        })
-        .collect();
+    let w = coupled(c, 7919, 0.1);
     let free: Vec<f64> = (0..c).map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { 0.1 }).collect();
     let laws = vec![ConstraintGroup::Contact { mu: 0.5 }; n];
     let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
@@ -116,16 +130,8 @@ fn an_extension_takes_steps_until_the_gaps_close() {
 fn an_extension_never_raises_the_merit() {
     let n = 4;
     let c = 3 * n;
-    let b: Vec<f64> = (0..c * c).map(|k| ((k * 104729) % 97) as f64 / 97.0 - 0.5).collect();
-    let w: Vec<f64> = (0..c * c)
-        .map(|k| {
-            (0..c).map(|q| b[k / c * c + q] * b[k % c * c + q]).sum::<f64>()
-                + if k / c == k % c { 0.01 } else { 0.0 }
-        })
-        .collect();
-    let free: Vec<f64> = (0..c)
-        .map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { 0.3 * ((i * 5 % 7) as f64 - 3.0) })
-        .collect();
+    let w = coupled(c, 104729, 0.01);
+    let free = penetrating(c, 0.3);
     let r: Vec<f64> = (0..c).map(|j| w[j * c + j]).collect();
     let mut w32 = Vec::new();
     for mu in [0.6, 1.5] {
@@ -157,17 +163,8 @@ fn coupled_contacts_reach_the_contact_laws() {
     use crate::solver::{Pgs, PgsSettings};
     let n = 4;
     let c = 3 * n;
-    let b: Vec<f64> = (0..c * c).map(|k| ((k * 7919) % 97) as f64 / 97.0 - 0.5).collect();
-    let mut w = vec![0.0; c * c];
-    for i in 0..c {
-        for j in 0..c {
-            w[i * c + j] =
-                (0..c).map(|k| b[i * c + k] * b[j * c + k]).sum::<f64>() + if i == j { 0.1 } else { 0.0 };
-        }
-    }
-    let free: Vec<f64> = (0..c)
-        .map(|i| if i % 3 == 0 { -0.3 - 0.1 * i as f64 } else { 0.2 * ((i * 5 % 7) as f64 - 3.0) })
-        .collect();
+    let w = coupled(c, 7919, 0.1);
+    let free = penetrating(c, 0.2);
     for mu in [0.1, 0.5, 2.0] {
         let laws = vec![ConstraintGroup::Contact { mu }; n];
         let mut reference = vec![0.0; c];

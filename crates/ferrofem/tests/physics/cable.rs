@@ -13,9 +13,10 @@ use crate::common;
 /// integrators (local-global without damping: 0.4 %).
 #[test]
 fn a_hanging_cube_rides_its_cable_and_the_tension_carries_its_weight() {
-    for (integrator, damping) in [("implicit_euler", "damping = { mass = 4.0 }"), ("local_global", "")] {
-        let mut w = common::world(&format!(
-            r#"
+    common::one_worker(|| {
+        for (integrator, damping) in [("implicit_euler", "damping = { mass = 4.0 }"), ("local_global", "")] {
+            let mut w = common::world(&format!(
+                r#"
             [simulation]
             name = "cable"
             time_step = 0.01
@@ -36,26 +37,27 @@ fn a_hanging_cube_rides_its_cable_and_the_tension_carries_its_weight() {
             points = [[0.0, 0.0, 0.04], [0.03, 0.0, 0.04]]
             displacement = [[0.0, 0.0], [0.5, 0.02]]
             "#
-        ));
-        let weight = w.model.bodies[0].total_mass() * 9.81;
-        let rest = w.model.cables[0].rest_length;
-        assert!((rest - 0.09).abs() < 1e-12, "{rest}");
-        let mut tensions = Vec::new();
-        for step in 0..150 {
-            let s = w.step().unwrap_or_else(|e| panic!("{integrator}: {e}"));
-            let c = &s.cables[0];
-            // Second order in the step's motion: 4e-6 m in the first step.
-            assert!((c.length - c.target).abs() < 1e-4 * rest, "{integrator} step {step}: {c:?}");
-            if step >= 130 {
-                tensions.push(c.tension);
+            ));
+            let weight = w.model.bodies[0].total_mass() * 9.81;
+            let rest = w.model.cables[0].rest_length;
+            assert!((rest - 0.09).abs() < 1e-12, "{rest}");
+            let mut tensions = Vec::new();
+            for step in 0..150 {
+                let s = w.step().unwrap_or_else(|e| panic!("{integrator}: {e}"));
+                let c = &s.cables[0];
+                // Second order in the step's motion: 4e-6 m in the first step.
+                assert!((c.length - c.target).abs() < 1e-4 * rest, "{integrator} step {step}: {c:?}");
+                if step >= 130 {
+                    tensions.push(c.tension);
+                }
             }
+            let (lo, hi) = tensions.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
+            assert!(
+                (lo - weight).abs() < 0.01 * weight && (hi - weight).abs() < 0.01 * weight,
+                "{integrator}: tension {lo}..{hi} N, weight {weight} N"
+            );
         }
-        let (lo, hi) = tensions.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
-        assert!(
-            (lo - weight).abs() < 0.01 * weight && (hi - weight).abs() < 0.01 * weight,
-            "{integrator}: tension {lo}..{hi} N, weight {weight} N"
-        );
-    }
+    })
 }
 
 /// A cable point outside its body, a pull point on its first point,
@@ -63,9 +65,10 @@ fn a_hanging_cube_rides_its_cable_and_the_tension_carries_its_weight() {
 /// each naming its key.
 #[test]
 fn a_cable_off_its_body_or_out_of_order_is_refused_by_name() {
-    let scene = |cable: &str| {
-        let text = format!(
-            r#"
+    common::one_worker(|| {
+        let scene = |cable: &str| {
+            let text = format!(
+                r#"
             [simulation]
             name = "cable"
             time_step = 0.01
@@ -81,26 +84,29 @@ fn a_cable_off_its_body_or_out_of_order_is_refused_by_name() {
             body = "cube"
             {cable}
             "#
-        );
-        let built =
-            ferrofem::scene::Scene::from_toml(&text, ".".into(), "test").and_then(|s| s.build().map(|_| ()));
-        built.expect_err("refused").to_string()
-    };
-    let e = scene("points = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.2]]\ndisplacement = [[0.0, 0.0]]");
-    assert!(e.contains("cable[0].points[1]") && e.contains("outside body \"cube\""), "{e}");
-    let e = scene("pull_point = [0.0, 0.0, 0.0]\npoints = [[0.0, 0.0, 0.0]]\ndisplacement = [[0.0, 0.0]]");
-    assert!(e.contains("cable[0].points") && e.contains("zero length"), "{e}");
-    let e = scene("points = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01]]\ndisplacement = [[0.5, 0.0], [0.5, 0.01]]");
-    assert!(e.contains("cable[0].displacement") && e.contains("increase"), "{e}");
-    let gpu = ferrofem::scene::Scene::from_toml(
-        "[simulation]\nname = \"c\"\ntime_step = 0.01\nsteps = 1\ndevice = \"gpu\"\n\
+            );
+            let built = ferrofem::scene::Scene::from_toml(&text, ".".into(), "test")
+                .and_then(|s| s.build().map(|_| ()));
+            built.expect_err("refused").to_string()
+        };
+        let e = scene("points = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.2]]\ndisplacement = [[0.0, 0.0]]");
+        assert!(e.contains("cable[0].points[1]") && e.contains("outside body \"cube\""), "{e}");
+        let e =
+            scene("pull_point = [0.0, 0.0, 0.0]\npoints = [[0.0, 0.0, 0.0]]\ndisplacement = [[0.0, 0.0]]");
+        assert!(e.contains("cable[0].points") && e.contains("zero length"), "{e}");
+        let e =
+            scene("points = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01]]\ndisplacement = [[0.5, 0.0], [0.5, 0.01]]");
+        assert!(e.contains("cable[0].displacement") && e.contains("increase"), "{e}");
+        let gpu = ferrofem::scene::Scene::from_toml(
+            "[simulation]\nname = \"c\"\ntime_step = 0.01\nsteps = 1\ndevice = \"gpu\"\n\
          [[body]]\nname = \"cube\"\nmesh = { box = { size = [0.1, 0.1, 0.1], cells = [2, 2, 2] } }\n\
          material = { young = 1e5, poisson = 0.3, density = 1000.0 }\n\
          [[cable]]\nname = \"c\"\nbody = \"cube\"\npoints = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01]]\n\
          displacement = [[0.0, 0.0]]\n",
-        ".".into(),
-        "test",
-    );
-    let e = gpu.expect_err("refused before any device is looked for").to_string();
-    assert!(e.contains("simulation.device") && e.contains("a cable is solved by the CPU"), "{e}");
+            ".".into(),
+            "test",
+        );
+        let e = gpu.expect_err("refused before any device is looked for").to_string();
+        assert!(e.contains("simulation.device") && e.contains("a cable is solved by the CPU"), "{e}");
+    })
 }

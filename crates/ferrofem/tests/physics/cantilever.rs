@@ -1,5 +1,6 @@
 //! Cantilever under its own weight against Euler–Bernoulli beam theory.
 
+use crate::common;
 use ferrofem::scene::{BodySpec, MeshSpec, SceneBuilder};
 
 /// Tip deflection of a clamped beam `L × h × h` under gravity, settled by
@@ -42,12 +43,14 @@ fn tip_deflection(cells: [usize; 3]) -> (f64, f64) {
 
 #[test]
 fn cantilever_tip_deflection_matches_beam_theory_and_converges() {
-    let (coarse, reference) = tip_deflection([60, 6, 6]);
-    let (fine, _) = tip_deflection([120, 12, 12]);
-    let (e_coarse, e_fine) = ((coarse / reference - 1.0).abs(), (fine / reference - 1.0).abs());
-    eprintln!(
-        "reference {reference:.6e} m; coarse {coarse:.6e} ({e_coarse:.3}), fine {fine:.6e} ({e_fine:.3})"
-    );
-    assert!(e_fine < 0.05, "fine mesh error {e_fine}");
-    assert!(e_fine < e_coarse, "refinement did not reduce the error");
+    common::one_worker(|| {
+        let (coarse, reference) = tip_deflection([60, 6, 6]);
+        let (fine, _) = tip_deflection([120, 12, 12]);
+        let (e_coarse, e_fine) = ((coarse / reference - 1.0).abs(), (fine / reference - 1.0).abs());
+        eprintln!(
+            "reference {reference:.6e} m; coarse {coarse:.6e} ({e_coarse:.3}), fine {fine:.6e} ({e_fine:.3})"
+        );
+        assert!(e_fine < 0.05, "fine mesh error {e_fine}");
+        assert!(e_fine < e_coarse, "refinement did not reduce the error");
+    })
 }

@@ -52,26 +52,28 @@ fn assert_carries(s: &StepStats, weight: f64, step: usize) {
 
 #[test]
 fn block_resting_on_a_plane_carries_its_weight() {
-    let mut w = block_scene(vec![floor()]);
-    let body = w.model.bodies[0].clone();
-    let weight = body.total_mass() * 9.81;
-    let mut last = None;
-    let mut c_settled = [0.0; 3];
-    for step in 1..=500 {
-        let s = w.step().unwrap();
-        if step == 100 {
-            c_settled = w.state.bodies[0].center_of_mass(&body);
+    common::one_worker(|| {
+        let mut w = block_scene(vec![floor()]);
+        let body = w.model.bodies[0].clone();
+        let weight = body.total_mass() * 9.81;
+        let mut last = None;
+        let mut c_settled = [0.0; 3];
+        for step in 1..=500 {
+            let s = w.step().unwrap();
+            if step == 100 {
+                c_settled = w.state.bodies[0].center_of_mass(&body);
+            }
+            if step >= 100 {
+                assert_carries(&s, weight, step);
+            }
+            last = Some(s);
         }
-        if step >= 100 {
-            assert_carries(&s, weight, step);
-        }
-        last = Some(s);
-    }
-    let c = w.state.bodies[0].center_of_mass(&body);
-    let drift = (0..3).map(|d| (c[d] - c_settled[d]).abs()).fold(0.0, f64::max);
-    assert!(drift < 1e-6, "drift {drift:e} over 400 steps");
-    let s = last.unwrap();
-    assert!(s.contacts >= 25, "contacts {}", s.contacts);
+        let c = w.state.bodies[0].center_of_mass(&body);
+        let drift = (0..3).map(|d| (c[d] - c_settled[d]).abs()).fold(0.0, f64::max);
+        assert!(drift < 1e-6, "drift {drift:e} over 400 steps");
+        let s = last.unwrap();
+        assert!(s.contacts >= 25, "contacts {}", s.contacts);
+    })
 }
 
 /// The tests' tight tolerances on PCG and PGS.
@@ -131,19 +133,23 @@ fn slope_with(mu: f64, solver: fn(SceneBuilder) -> SceneBuilder) -> (f64, f64, f
 
 #[test]
 fn block_on_slope_sticks_above_tan_theta() {
-    let mu = 10f64.to_radians().tan() + 0.02;
-    let (_, _, moved) = slope(mu);
-    assert!(moved < 1e-4, "moved {moved:e} m in 2 s");
+    common::one_worker(|| {
+        let mu = 10f64.to_radians().tan() + 0.02;
+        let (_, _, moved) = slope(mu);
+        assert!(moved < 1e-4, "moved {moved:e} m in 2 s");
+    })
 }
 
 #[test]
 fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
-    let theta = 10f64.to_radians();
-    let mu = theta.tan() - 0.02;
-    let (v05, v15, _) = slope(mu);
-    let a = v15 - v05;
-    let expected = 9.81 * (theta.sin() - mu * theta.cos());
-    assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
+    common::one_worker(|| {
+        let theta = 10f64.to_radians();
+        let mu = theta.tan() - 0.02;
+        let (v05, v15, _) = slope(mu);
+        let a = v15 - v05;
+        let expected = 9.81 * (theta.sin() - mu * theta.cos());
+        assert!((a / expected - 1.0).abs() < 0.05, "a = {a}, expected {expected}");
+    })
 }
 
 /// The real-time preset (`[simulation] preset = "real-time"`: 2 PCG
@@ -152,17 +158,19 @@ fn block_on_slope_slides_below_tan_theta_with_coulomb_acceleration() {
 /// at tan θ − 0.02 with the Coulomb acceleration within 10 %.
 #[test]
 fn real_time_preset_keeps_the_slope_threshold() {
-    let theta = 10f64.to_radians();
-    let (_, _, moved) = slope_with(theta.tan() + 0.02, real_time);
-    assert!(moved < 1e-3, "moved {moved:e} m in 2 s above the threshold");
-    let mu = theta.tan() - 0.02;
-    let (v05, v15, _) = slope_with(mu, real_time);
-    let expected = 9.81 * (theta.sin() - mu * theta.cos());
-    println!(
-        "real-time slope: stuck block moved {moved:.2e} m; sliding a = {:.4} vs {expected:.4}",
-        v15 - v05
-    );
-    assert!(((v15 - v05) / expected - 1.0).abs() < 0.1, "a = {}, expected {expected}", v15 - v05);
+    common::one_worker(|| {
+        let theta = 10f64.to_radians();
+        let (_, _, moved) = slope_with(theta.tan() + 0.02, real_time);
+        assert!(moved < 1e-3, "moved {moved:e} m in 2 s above the threshold");
+        let mu = theta.tan() - 0.02;
+        let (v05, v15, _) = slope_with(mu, real_time);
+        let expected = 9.81 * (theta.sin() - mu * theta.cos());
+        println!(
+            "real-time slope: stuck block moved {moved:.2e} m; sliding a = {:.4} vs {expected:.4}",
+            v15 - v05
+        );
+        assert!(((v15 - v05) / expected - 1.0).abs() < 0.1, "a = {}, expected {expected}", v15 - v05);
+    })
 }
 
 /// The real-time preset carries a resting block's weight within 2 % (the
@@ -170,45 +178,57 @@ fn real_time_preset_keeps_the_slope_threshold() {
 /// it with PGS reading `W` in bfloat16 (`delassus_precision`).
 #[test]
 fn real_time_preset_carries_the_resting_weight() {
-    for precision in [Precision::Single, Precision::Bfloat16] {
-        let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
-        let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
-        let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
-        let scene = scene.constraint_solver(|c| match &mut c.solver {
-            Some(ConstraintSolver::Pgs(p)) => p.precision = precision,
-            _ => panic!("the preset's PGS"),
-        });
-        let mut w = scene.world().unwrap();
-        let weight = w.model.bodies[0].total_mass() * 9.81;
-        for step in 1..=300 {
-            let s = w.step().unwrap();
-            if step >= 100 {
-                let rel = (s.total_normal_force - weight).abs() / weight;
-                let force = s.total_normal_force;
-                assert!(rel < 0.02, "{precision:?}, step {step}: normal force {force} vs weight {weight}");
-                assert!(
-                    s.max_penetration < 1e-4,
-                    "{precision:?}, step {step}: penetration {}",
-                    s.max_penetration
-                );
+    common::one_worker(|| {
+        for precision in [Precision::Single, Precision::Bfloat16] {
+            let block = BodySpec::new("block", MeshSpec::cube(0.2, 4), 1e5, 0.3, 1000.0).at([0.0, 0.0, 0.1]);
+            let scene = SceneBuilder::new(0.01).contact(|c| c.alarm_distance = 0.01);
+            let scene = real_time(scene).body(block.damping(2.0, 0.01)).obstacle(floor());
+            let scene = scene.constraint_solver(|c| match &mut c.solver {
+                Some(ConstraintSolver::Pgs(p)) => p.precision = precision,
+                _ => panic!("the preset's PGS"),
+            });
+            let mut w = scene.world().unwrap();
+            let weight = w.model.bodies[0].total_mass() * 9.81;
+            for step in 1..=300 {
+                let s = w.step().unwrap();
+                if step >= 100 {
+                    let rel = (s.total_normal_force - weight).abs() / weight;
+                    let force = s.total_normal_force;
+                    assert!(
+                        rel < 0.02,
+                        "{precision:?}, step {step}: normal force {force} vs weight {weight}"
+                    );
+                    assert!(
+                        s.max_penetration < 1e-4,
+                        "{precision:?}, step {step}: penetration {}",
+                        s.max_penetration
+                    );
+                }
             }
         }
-    }
+    })
 }
 
 #[test]
 fn bilateral_attachment_holds_a_hanging_body() {
-    let hanging =
-        BodySpec::new("hanging", MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] }, 1e5, 0.3, 1e3)
-            .damping(2.0, 0.01)
-            .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
-    let scene = SceneBuilder::new(0.01).pcg(500, 1e-10).pgs(500, 1e-12).body(hanging);
-    let w = assert_attachments_hold(scene.world().unwrap(), 300, 0.01);
-    let body = &w.model.bodies[0];
-    assert_eq!(body.attachments.len(), 9);
-    // The body hangs: its bottom sagged below the rest position.
-    let bottom = (0..body.vertex_count()).find(|&i| body.rest_vertices()[i][2] < -0.149).unwrap();
-    assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.rest_vertices()[bottom][2] - 1e-4);
+    common::one_worker(|| {
+        let hanging = BodySpec::new(
+            "hanging",
+            MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] },
+            1e5,
+            0.3,
+            1e3,
+        )
+        .damping(2.0, 0.01)
+        .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
+        let scene = SceneBuilder::new(0.01).pcg(500, 1e-10).pgs(500, 1e-12).body(hanging);
+        let w = assert_attachments_hold(scene.world().unwrap(), 300, 0.01);
+        let body = &w.model.bodies[0];
+        assert_eq!(body.attachments.len(), 9);
+        // The body hangs: its bottom sagged below the rest position.
+        let bottom = (0..body.vertex_count()).find(|&i| body.rest_vertices()[i][2] < -0.149).unwrap();
+        assert!(w.state.bodies[0].positions[3 * bottom + 2] < body.rest_vertices()[bottom][2] - 1e-4);
+    })
 }
 
 /// A cube of edge `size` and `cells`³ hexahedra centred at height `z`,
@@ -221,14 +241,16 @@ pub(crate) fn cube(name: &str, size: f64, cells: usize, z: f64, young: f64, vz: 
 
 #[test]
 fn two_bodies_pressed_together_conserve_momentum() {
-    let scene = SceneBuilder::new(0.005)
-        .gravity([0.0; 3])
-        .pcg(1000, 1e-13)
-        .pgs(2000, 1e-12)
-        .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.4))
-        .body(cube("low", 0.2, 3, 0.0, 1e5, 0.5))
-        .body(cube("high", 0.2, 4, 0.205, 3e5, -0.5));
-    assert_thrown_bodies_conserve_momentum(scene.world().unwrap());
+    common::one_worker(|| {
+        let scene = SceneBuilder::new(0.005)
+            .gravity([0.0; 3])
+            .pcg(1000, 1e-13)
+            .pgs(2000, 1e-12)
+            .contact(|c| (c.alarm_distance, c.body_friction) = (0.02, 0.4))
+            .body(cube("low", 0.2, 3, 0.0, 1e5, 0.5))
+            .body(cube("high", 0.2, 4, 0.205, 3e5, -0.5));
+        assert_thrown_bodies_conserve_momentum(scene.world().unwrap());
+    })
 }
 
 /// Two bodies thrown at each other (no gravity), 60 steps: the total
@@ -258,36 +280,38 @@ pub(crate) fn assert_thrown_bodies_conserve_momentum(mut w: World) {
 
 #[test]
 fn stack_of_three_carries_the_weight_above_each_interface() {
-    let scene = SceneBuilder::new(0.01)
-        .pcg(1000, 1e-12)
-        .pgs(3000, 1e-10)
-        .contact(|c| (c.alarm_distance, c.body_friction) = (0.01, 0.5))
-        .body(cube("bottom", 0.3, 3, 0.15, 2e5, 0.0).damping(3.0, 0.01))
-        .body(cube("middle", 0.2, 3, 0.4, 1e5, 0.0).damping(3.0, 0.01))
-        .body(cube("top", 0.1, 2, 0.55, 5e4, 0.0).damping(3.0, 0.01))
-        .obstacle(floor());
-    let mut w = scene.world().unwrap();
-    let m: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
-    for _ in 0..300 {
-        w.step().unwrap();
-    }
-    let space = w.constraints();
-    let mut floor = 0.0;
-    let mut interface = [0.0; 2];
-    for (k, g) in space.problem.groups.iter().enumerate() {
-        let ln = space.problem.impulses[3 * k];
-        let bodies: Vec<usize> = g.parts().iter().map(|p| p.0).collect();
-        match bodies.as_slice() {
-            [0] => floor += ln,
-            [x, y] if x.min(y) == &0 && x.max(y) == &1 => interface[0] += ln,
-            [x, y] if x.min(y) == &1 && x.max(y) == &2 => interface[1] += ln,
-            other => panic!("unexpected contact between {other:?}"),
+    common::one_worker(|| {
+        let scene = SceneBuilder::new(0.01)
+            .pcg(1000, 1e-12)
+            .pgs(3000, 1e-10)
+            .contact(|c| (c.alarm_distance, c.body_friction) = (0.01, 0.5))
+            .body(cube("bottom", 0.3, 3, 0.15, 2e5, 0.0).damping(3.0, 0.01))
+            .body(cube("middle", 0.2, 3, 0.4, 1e5, 0.0).damping(3.0, 0.01))
+            .body(cube("top", 0.1, 2, 0.55, 5e4, 0.0).damping(3.0, 0.01))
+            .obstacle(floor());
+        let mut w = scene.world().unwrap();
+        let m: Vec<f64> = w.model.bodies.iter().map(|b| b.total_mass() * 9.81).collect();
+        for _ in 0..300 {
+            w.step().unwrap();
         }
-    }
-    let checks = [(floor, m[0] + m[1] + m[2]), (interface[0], m[1] + m[2]), (interface[1], m[2])];
-    for (i, (f, expected)) in checks.iter().enumerate() {
-        assert!((f / expected - 1.0).abs() < 0.02, "interface {i}: {f} N vs {expected} N");
-    }
+        let space = w.constraints();
+        let mut floor = 0.0;
+        let mut interface = [0.0; 2];
+        for (k, g) in space.problem.groups.iter().enumerate() {
+            let ln = space.problem.impulses[3 * k];
+            let bodies: Vec<usize> = g.parts().iter().map(|p| p.0).collect();
+            match bodies.as_slice() {
+                [0] => floor += ln,
+                [x, y] if x.min(y) == &0 && x.max(y) == &1 => interface[0] += ln,
+                [x, y] if x.min(y) == &1 && x.max(y) == &2 => interface[1] += ln,
+                other => panic!("unexpected contact between {other:?}"),
+            }
+        }
+        let checks = [(floor, m[0] + m[1] + m[2]), (interface[0], m[1] + m[2]), (interface[1], m[2])];
+        for (i, (f, expected)) in checks.iter().enumerate() {
+            assert!((f / expected - 1.0).abs() < 0.02, "interface {i}: {f} N vs {expected} N");
+        }
+    })
 }
 
 /// One body made of two separate cubes 1 cm apart along x, thrown at each other.
@@ -322,73 +346,84 @@ fn two_part_body(self_collision: bool) -> (World, Vec<bool>) {
 
 #[test]
 fn self_collision_keeps_parts_of_one_body_apart() {
-    for enabled in [true, false] {
-        let (mut w, left) = two_part_body(enabled);
-        let body = w.model.bodies[0].clone();
-        let mut touched = 0;
-        for _ in 0..30 {
-            touched += usize::from(w.step().unwrap().contacts > 0);
-            let p = w.state.bodies[0].momentum(&body);
-            assert!(p.iter().all(|x| x.abs() < 1e-9), "momentum {p:?}");
+    common::one_worker(|| {
+        for enabled in [true, false] {
+            let (mut w, left) = two_part_body(enabled);
+            let body = w.model.bodies[0].clone();
+            let mut touched = 0;
+            for _ in 0..30 {
+                touched += usize::from(w.step().unwrap().contacts > 0);
+                let p = w.state.bodies[0].momentum(&body);
+                assert!(p.iter().all(|x| x.abs() < 1e-9), "momentum {p:?}");
+            }
+            let x = &w.state.bodies[0].positions;
+            let right_min =
+                (0..left.len()).filter(|&i| !left[i]).map(|i| x[3 * i]).fold(f64::INFINITY, f64::min);
+            let left_max =
+                (0..left.len()).filter(|&i| left[i]).map(|i| x[3 * i]).fold(f64::NEG_INFINITY, f64::max);
+            if enabled {
+                assert!(
+                    touched > 5 && right_min - left_max > -1e-3,
+                    "parts overlap by {}",
+                    left_max - right_min
+                );
+            } else {
+                assert!(
+                    touched == 0 && left_max - right_min > 0.05,
+                    "without self-collision the parts pass through"
+                );
+            }
         }
-        let x = &w.state.bodies[0].positions;
-        let right_min = (0..left.len()).filter(|&i| !left[i]).map(|i| x[3 * i]).fold(f64::INFINITY, f64::min);
-        let left_max =
-            (0..left.len()).filter(|&i| left[i]).map(|i| x[3 * i]).fold(f64::NEG_INFINITY, f64::max);
-        if enabled {
-            assert!(touched > 5 && right_min - left_max > -1e-3, "parts overlap by {}", left_max - right_min);
-        } else {
-            assert!(
-                touched == 0 && left_max - right_min > 0.05,
-                "without self-collision the parts pass through"
-            );
-        }
-    }
+    })
 }
 
 #[test]
 fn an_attachment_driven_into_the_floor_stops_with_a_clear_error() {
-    // The block rests on the floor while its bottom vertices are dragged down
-    // into it at 1 m/s: the attachment and contact rows cannot both hold.
-    let dragged = Some(Motion::Velocity([0.0, 0.0, -1.0]));
-    let mut w = block_scene_with(
-        4,
-        1e5,
-        |b| b.attached([-1.0, -1.0, -0.001], [1.0, 1.0, 0.001], dragged),
-        vec![floor()],
-    );
-    let mut stopped = None;
-    for step in 1..=50 {
-        match w.step() {
-            Ok(s) => assert!(s.constraint_violation <= 0.01, "step {step}: violation reported"),
-            Err(e) => {
-                stopped = Some((step, e.to_string()));
-                break;
+    common::one_worker(|| {
+        // The block rests on the floor while its bottom vertices are dragged down
+        // into it at 1 m/s: the attachment and contact rows cannot both hold.
+        let dragged = Some(Motion::Velocity([0.0, 0.0, -1.0]));
+        let mut w = block_scene_with(
+            4,
+            1e5,
+            |b| b.attached([-1.0, -1.0, -0.001], [1.0, 1.0, 0.001], dragged),
+            vec![floor()],
+        );
+        let mut stopped = None;
+        for step in 1..=50 {
+            match w.step() {
+                Ok(s) => assert!(s.constraint_violation <= 0.01, "step {step}: violation reported"),
+                Err(e) => {
+                    stopped = Some((step, e.to_string()));
+                    break;
+                }
             }
         }
-    }
-    let (step, message) = stopped.expect("the run stops");
-    assert!(step <= 5, "it stops at once (step {step})");
-    assert!(
-        message.contains(&format!("step {step}")) && message.contains("constraints are violated"),
-        "{message}"
-    );
+        let (step, message) = stopped.expect("the run stops");
+        assert!(step <= 5, "it stops at once (step {step})");
+        assert!(
+            message.contains(&format!("step {step}")) && message.contains("constraints are violated"),
+            "{message}"
+        );
+    })
 }
 
 /// A floor given as a closed triangle mesh (a generated slab whose vertices
 /// all lie outside the block's footprint) acts as the half-space does.
 #[test]
 fn block_on_a_mesh_floor_carries_its_weight() {
-    let slab = MeshSpec::Box { size: [1.0, 1.0, 0.2], cells: [3, 3, 1] };
-    let mut w = block_scene(vec![ObstacleSpec::mesh("slab", slab).at([0.0, 0.0, -0.1]).friction(0.5)]);
-    let weight = w.model.bodies[0].total_mass() * 9.81;
-    for step in 1..=150 {
-        let s = w.step().unwrap();
-        if step >= 100 {
-            assert_carries(&s, weight, step);
-            assert!(s.contacts >= 25, "contacts {}", s.contacts);
+    common::one_worker(|| {
+        let slab = MeshSpec::Box { size: [1.0, 1.0, 0.2], cells: [3, 3, 1] };
+        let mut w = block_scene(vec![ObstacleSpec::mesh("slab", slab).at([0.0, 0.0, -0.1]).friction(0.5)]);
+        let weight = w.model.bodies[0].total_mass() * 9.81;
+        for step in 1..=150 {
+            let s = w.step().unwrap();
+            if step >= 100 {
+                assert_carries(&s, weight, step);
+                assert!(s.contacts >= 25, "contacts {}", s.contacts);
+            }
         }
-    }
+    })
 }
 
 /// Contact points spaced 6 cm apart on a block of 2.5 cm cells (E = 1 MPa):
@@ -398,29 +433,31 @@ fn block_on_a_mesh_floor_carries_its_weight() {
 /// soft face: 1e5 Pa sags 8.7 mm).
 #[test]
 fn spaced_contact_points_carry_the_weight_with_fewer_contacts() {
-    let spaced = |mut b: BodySpec| {
-        b.contact_spacing = Some(0.06);
-        b
-    };
-    let mut w = block_scene_with(8, 1e6, spaced, vec![floor()]);
-    let weight = w.model.bodies[0].total_mass() * 9.81;
-    let every = block_scene_with(8, 1e6, |b| b, vec![floor()]).step().unwrap().contacts;
-    assert_eq!(every, 81);
-    for step in 1..=150 {
-        let s = w.step().unwrap();
-        if step >= 100 {
-            let rel = (s.total_normal_force - weight).abs() / weight;
-            assert!(rel < 0.01, "step {step}: normal force {} against {weight}", s.total_normal_force);
-            assert!(s.max_penetration < 2e-3, "step {step}: {}", s.max_penetration);
-            assert!((4..=16).contains(&s.contacts), "{} contacts (every vertex: {every})", s.contacts);
-            if step == 150 {
-                eprintln!(
-                    "{} contacts, sag {} m, force {} N of {weight}",
-                    s.contacts, s.max_penetration, s.total_normal_force
-                );
+    common::one_worker(|| {
+        let spaced = |mut b: BodySpec| {
+            b.contact_spacing = Some(0.06);
+            b
+        };
+        let mut w = block_scene_with(8, 1e6, spaced, vec![floor()]);
+        let weight = w.model.bodies[0].total_mass() * 9.81;
+        let every = block_scene_with(8, 1e6, |b| b, vec![floor()]).step().unwrap().contacts;
+        assert_eq!(every, 81);
+        for step in 1..=150 {
+            let s = w.step().unwrap();
+            if step >= 100 {
+                let rel = (s.total_normal_force - weight).abs() / weight;
+                assert!(rel < 0.01, "step {step}: normal force {} against {weight}", s.total_normal_force);
+                assert!(s.max_penetration < 2e-3, "step {step}: {}", s.max_penetration);
+                assert!((4..=16).contains(&s.contacts), "{} contacts (every vertex: {every})", s.contacts);
+                if step == 150 {
+                    eprintln!(
+                        "{} contacts, sag {} m, force {} N of {weight}",
+                        s.contacts, s.max_penetration, s.total_normal_force
+                    );
+                }
             }
         }
-    }
+    })
 }
 
 /// A coarse soft block set on a thin rigid pillar whose top lies inside
@@ -429,25 +466,27 @@ fn spaced_contact_points_carry_the_weight_with_fewer_contacts() {
 /// weight without letting the pillar in.
 #[test]
 fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
-    let pillar = MeshSpec::Box { size: [0.03, 0.03, 0.2], cells: [1, 1, 2] };
-    let obstacles = vec![
-        ObstacleSpec::mesh("pillar", pillar).at([0.0, 0.0, -0.1]).friction(0.5),
-        ObstacleSpec::new("floor", Shape::HalfSpace).at([0.0, 0.0, -0.3]),
-    ];
-    let mut w = block_scene_with(3, 1e6, |b| b, obstacles);
-    let body = w.model.bodies[0].clone();
-    let weight = body.total_mass() * 9.81;
-    for step in 1..=100 {
-        let s = w.step().unwrap();
-        if step >= 60 {
-            assert_carries(&s, weight, step);
+    common::one_worker(|| {
+        let pillar = MeshSpec::Box { size: [0.03, 0.03, 0.2], cells: [1, 1, 2] };
+        let obstacles = vec![
+            ObstacleSpec::mesh("pillar", pillar).at([0.0, 0.0, -0.1]).friction(0.5),
+            ObstacleSpec::new("floor", Shape::HalfSpace).at([0.0, 0.0, -0.3]),
+        ];
+        let mut w = block_scene_with(3, 1e6, |b| b, obstacles);
+        let body = w.model.bodies[0].clone();
+        let weight = body.total_mass() * 9.81;
+        for step in 1..=100 {
+            let s = w.step().unwrap();
+            if step >= 60 {
+                assert_carries(&s, weight, step);
+            }
         }
-    }
-    let held = &w.contacts().obstacle[0];
-    assert_eq!(held.len(), 4, "the pillar's four top corners hold the block");
-    assert!(held.iter().all(|c| c.obstacle_vertex.is_some() && c.obstacle == 0));
-    let z = w.state.bodies[0].center_of_mass(&body)[2];
-    assert!(z > 0.09 && z < 0.1, "the block rests on the pillar: centre at z = {z}");
+        let held = &w.contacts().obstacle[0];
+        assert_eq!(held.len(), 4, "the pillar's four top corners hold the block");
+        assert!(held.iter().all(|c| c.obstacle_vertex.is_some() && c.obstacle == 0));
+        let z = w.state.bodies[0].center_of_mass(&body)[2];
+        assert!(z > 0.09 && z < 0.1, "the block rests on the pillar: centre at z = {z}");
+    })
 }
 
 // ---- Local-global with contact (zeng2025 §5): the same constraint stack,
@@ -499,26 +538,28 @@ fn thrown_cube(speed: f64, contact: impl FnOnce(&mut ContactSettings)) -> World 
 /// `speculative = false` tunnels, and the penetration figure says so.
 #[test]
 fn a_cube_thrown_at_the_floor_neither_tunnels_nor_sinks() {
-    for speed in [20.0, 50.0] {
-        let mut w = thrown_cube(speed, |_| ());
-        let weight = w.model.bodies[0].total_mass() * 9.81;
-        let mut deepest: f64 = 0.0;
-        let mut last = None;
-        for _ in 0..200 {
-            let s = w.step().unwrap();
-            assert!(s.violation.is_none() && s.inverted_elements == 0, "{:?}", s.violation);
-            deepest = deepest.max(s.max_penetration);
-            last = Some(s);
-        }
-        assert!(deepest < 1e-6, "{speed} m/s: a vertex went {deepest:e} m under the floor");
-        assert_carries(&last.unwrap(), weight, 200);
+    common::one_worker(|| {
+        for speed in [20.0, 50.0] {
+            let mut w = thrown_cube(speed, |_| ());
+            let weight = w.model.bodies[0].total_mass() * 9.81;
+            let mut deepest: f64 = 0.0;
+            let mut last = None;
+            for _ in 0..200 {
+                let s = w.step().unwrap();
+                assert!(s.violation.is_none() && s.inverted_elements == 0, "{:?}", s.violation);
+                deepest = deepest.max(s.max_penetration);
+                last = Some(s);
+            }
+            assert!(deepest < 1e-6, "{speed} m/s: a vertex went {deepest:e} m under the floor");
+            assert_carries(&last.unwrap(), weight, 200);
 
-        let mut tunnelling = thrown_cube(speed, |c| c.speculative = false);
-        let first = tunnelling.step().unwrap();
-        assert!(first.max_penetration > 0.1, "{speed} m/s: {}", first.max_penetration);
-        let v = first.violation.expect("a violation is reported");
-        assert!(v.contains("inside obstacle `floor`") && v.contains("vertex"), "{v}");
-    }
+            let mut tunnelling = thrown_cube(speed, |c| c.speculative = false);
+            let first = tunnelling.step().unwrap();
+            assert!(first.max_penetration > 0.1, "{speed} m/s: {}", first.max_penetration);
+            let v = first.violation.expect("a violation is reported");
+            assert!(v.contains("inside obstacle `floor`") && v.contains("vertex"), "{v}");
+        }
+    })
 }
 
 /// A 5 cm block whose top is dragged down at 3 m/s by an attachment onto a
@@ -548,25 +589,27 @@ fn dragged_through_a_plate(contact: impl FnOnce(&mut ContactSettings)) -> World 
 /// plate is seen in time and the conflict with the attachment stops the run.
 #[test]
 fn a_body_dragged_through_a_thin_plate_is_reported_at_the_step_it_enters() {
-    let mut stopped =
-        dragged_through_a_plate(|c| (c.speculative, c.on_violation) = (false, OnViolation::Stop));
-    let error = (1..=10).find_map(|_| stopped.step().err()).expect("the run stops");
-    let message = error.to_string();
-    assert!(message.starts_with("step 6: body `block`: vertex"), "{message}");
-    assert!(message.contains("inside obstacle `plate` (limit 1.000e-3 m"), "{message}");
+    common::one_worker(|| {
+        let mut stopped =
+            dragged_through_a_plate(|c| (c.speculative, c.on_violation) = (false, OnViolation::Stop));
+        let error = (1..=10).find_map(|_| stopped.step().err()).expect("the run stops");
+        let message = error.to_string();
+        assert!(message.starts_with("step 6: body `block`: vertex"), "{message}");
+        assert!(message.contains("inside obstacle `plate` (limit 1.000e-3 m"), "{message}");
 
-    let mut warned = dragged_through_a_plate(|c| c.speculative = false);
-    // It goes on until the vertices inside the plate meet its contacts and
-    // the attachment (the conflict error of the last test).
-    let steps: Vec<StepStats> = (0..10).map_while(|_| warned.step().ok()).collect();
-    assert!(steps.len() > 6, "warned steps go on ({} steps)", steps.len());
-    let first = steps.iter().position(|s| s.violation.is_some()).map(|k| k + 1);
-    assert_eq!(first, Some(6), "first violation");
-    assert!(steps[4].max_penetration == 0.0 && steps[5].max_penetration > 0.001);
+        let mut warned = dragged_through_a_plate(|c| c.speculative = false);
+        // It goes on until the vertices inside the plate meet its contacts and
+        // the attachment (the conflict error of the last test).
+        let steps: Vec<StepStats> = (0..10).map_while(|_| warned.step().ok()).collect();
+        assert!(steps.len() > 6, "warned steps go on ({} steps)", steps.len());
+        let first = steps.iter().position(|s| s.violation.is_some()).map(|k| k + 1);
+        assert_eq!(first, Some(6), "first violation");
+        assert!(steps[4].max_penetration == 0.0 && steps[5].max_penetration > 0.001);
 
-    let mut speculative = dragged_through_a_plate(|_| ());
-    let error = (1..=10).find_map(|_| speculative.step().err()).expect("the conflict stops the run");
-    assert!(error.to_string().contains("constraints are violated"), "{error}");
+        let mut speculative = dragged_through_a_plate(|_| ());
+        let error = (1..=10).find_map(|_| speculative.step().err()).expect("the conflict stops the run");
+        assert!(error.to_string().contains("constraints are violated"), "{error}");
+    })
 }
 
 /// The built-in drop with its PGS capped at `sweeps`, `on_violation` as given.
@@ -589,29 +632,31 @@ fn capped_drop(sweeps: usize, on_violation: &str) -> World {
 /// with settled impulses is the early stop the presets are tuned for.
 #[test]
 fn a_constraint_solve_stopped_with_unsettled_impulses_is_a_violation() {
-    let mut sound = capped_drop(200, "warn");
-    let steps: Vec<StepStats> = (0..60).map(|_| sound.step().unwrap()).collect();
-    let contact: Vec<&StepStats> = steps.iter().filter(|s| s.contacts > 0).collect();
-    assert!(contact.len() > 20, "the ball lands");
-    assert!(contact.iter().all(|s| s.constraint_converged == Some(true) && s.violation.is_none()));
-    assert!(steps.iter().filter(|s| s.contacts == 0).all(|s| s.constraint_converged.is_none()));
+    common::one_worker(|| {
+        let mut sound = capped_drop(200, "warn");
+        let steps: Vec<StepStats> = (0..60).map(|_| sound.step().unwrap()).collect();
+        let contact: Vec<&StepStats> = steps.iter().filter(|s| s.contacts > 0).collect();
+        assert!(contact.len() > 20, "the ball lands");
+        assert!(contact.iter().all(|s| s.constraint_converged == Some(true) && s.violation.is_none()));
+        assert!(steps.iter().filter(|s| s.contacts == 0).all(|s| s.constraint_converged.is_none()));
 
-    let mut capped = capped_drop(2, "warn");
-    let steps: Vec<StepStats> = (0..60).map(|_| capped.step().unwrap()).collect();
-    let stalled: Vec<&StepStats> = steps.iter().filter(|s| s.violation.is_some()).collect();
-    assert!(!stalled.is_empty(), "two sweeps leave an impact unsettled");
-    for s in &stalled {
-        let v = s.violation.as_deref().unwrap();
-        assert!(
-            v.starts_with("body `ball`, stage solve_constraints") && v.contains("after 2 PGS sweeps"),
-            "{v}"
-        );
-        assert_eq!(s.constraint_converged, Some(false));
-    }
-    let settled = steps.iter().filter(|s| s.constraint_converged == Some(false) && s.violation.is_none());
-    assert!(settled.count() > 10, "most capped solves are early stops, not violations");
+        let mut capped = capped_drop(2, "warn");
+        let steps: Vec<StepStats> = (0..60).map(|_| capped.step().unwrap()).collect();
+        let stalled: Vec<&StepStats> = steps.iter().filter(|s| s.violation.is_some()).collect();
+        assert!(!stalled.is_empty(), "two sweeps leave an impact unsettled");
+        for s in &stalled {
+            let v = s.violation.as_deref().unwrap();
+            assert!(
+                v.starts_with("body `ball`, stage solve_constraints") && v.contains("after 2 PGS sweeps"),
+                "{v}"
+            );
+            assert_eq!(s.constraint_converged, Some(false));
+        }
+        let settled = steps.iter().filter(|s| s.constraint_converged == Some(false) && s.violation.is_none());
+        assert!(settled.count() > 10, "most capped solves are early stops, not violations");
 
-    let mut stopped = capped_drop(2, "stop");
-    let error = (0..60).find_map(|_| stopped.step().err()).expect("the stall stops the run");
-    assert!(error.to_string().contains(&format!("step {}", stalled[0].step)), "{error}");
+        let mut stopped = capped_drop(2, "stop");
+        let error = (0..60).find_map(|_| stopped.step().err()).expect("the stall stops the run");
+        assert!(error.to_string().contains(&format!("step {}", stalled[0].step)), "{error}");
+    })
 }

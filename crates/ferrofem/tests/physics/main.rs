@@ -6,7 +6,10 @@
 //! out of the library's unit tests, whose build would otherwise compile
 //! the world and the parser a second time. `cargo test -p ferrofem --test
 //! physics NAME` runs one; `tests/allocations.rs` is apart because it
-//! installs a counting global allocator.
+//! installs a counting global allocator. Each test runs on a pool of its
+//! own with one worker (`common::one_worker`), the tests side by side,
+//! except the batches' (which spread worlds over the global pool's
+//! workers) and those that give a world several workers on purpose.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -158,67 +158,74 @@ const HASH_STEPS: usize = 6;
 
 /// Every built-in scene runs, stays finite and, with the asynchronous
 /// refresh made synchronous (a background factorization finishes at a
-/// time the run does not control), reproduces its recorded trajectory.
+/// time the run does not control), reproduces its recorded trajectory, on
+/// two workers: every scene's parallel paths (sums by chunks, pipelined
+/// sweeps, isodof ranges) give the trajectories that one worker gives
+/// (the hashes were recorded on two, and one gave every one of them).
 #[test]
 fn every_builtin_scene_runs() {
-    let mut seen = Vec::new();
-    for entry in std::fs::read_dir(scenes_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            let text = std::fs::read_to_string(&path)
-                .unwrap()
-                .replace("asynchronous = true", "asynchronous = false");
-            let label = path.display().to_string();
-            let scene = Scene::from_toml(&text, scenes_dir(), &label).unwrap_or_else(|e| panic!("{e}"));
-            let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
-            for _ in 0..HASH_STEPS {
-                let s = w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert!(s.kinetic_energy.is_finite() && s.elastic_energy.is_finite());
-                let unconverged = s.violation.as_ref().filter(|v| {
-                    v.contains("stage free_motion")
-                        || v.contains("stage local_step")
-                        || v.contains("stage solve_constraints")
-                });
-                assert!(unconverged.is_none(), "{}: {unconverged:?}", path.display());
+    common::workers(2, || {
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(scenes_dir()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&path)
+                    .unwrap()
+                    .replace("asynchronous = true", "asynchronous = false");
+                let label = path.display().to_string();
+                let scene = Scene::from_toml(&text, scenes_dir(), &label).unwrap_or_else(|e| panic!("{e}"));
+                let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+                for _ in 0..HASH_STEPS {
+                    let s = w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    assert!(s.kinetic_energy.is_finite() && s.elastic_energy.is_finite());
+                    let unconverged = s.violation.as_ref().filter(|v| {
+                        v.contains("stage free_motion")
+                            || v.contains("stage local_step")
+                            || v.contains("stage solve_constraints")
+                    });
+                    assert!(unconverged.is_none(), "{}: {unconverged:?}", path.display());
+                }
+                seen.push((scene.name(), state_hash(&w.state)));
             }
-            seen.push((scene.name(), state_hash(&w.state)));
         }
-    }
-    seen.sort();
-    assert!(seen.len() >= 3);
-    let table: String = seen.iter().map(|(n, h)| format!("    ({n:?}, {h:#018x}),\n")).collect();
-    for (name, hash) in &seen {
-        let recorded = TRAJECTORIES.iter().find(|(n, _)| n == name).map(|(_, h)| *h);
-        assert_eq!(recorded, Some(*hash), "{name}: trajectory changed; this run's table:\n{table}");
-    }
+        seen.sort();
+        assert!(seen.len() >= 3);
+        let table: String = seen.iter().map(|(n, h)| format!("    ({n:?}, {h:#018x}),\n")).collect();
+        for (name, hash) in &seen {
+            let recorded = TRAJECTORIES.iter().find(|(n, _)| n == name).map(|(_, h)| *h);
+            assert_eq!(recorded, Some(*hash), "{name}: trajectory changed; this run's table:\n{table}");
+        }
+    })
 }
 
 #[test]
 fn heterogeneous_beam_sags_between_its_two_materials() {
-    let text = std::fs::read_to_string(scenes_dir().join("heterogeneous-beam.toml")).unwrap();
-    let tip = |text: &str| {
-        // Weight scaled down 100× to stay in the small-deflection (linear) regime.
-        let text = text
-            .replace("-9.81", "-0.0981")
-            .replace("time_step = 0.01", "time_step = 1.0")
-            .replace("max_iterations = 150", "max_iterations = 20000")
-            .replace("rel_tolerance = 1e-6", "rel_tolerance = 1e-10");
-        let mut w = common::world(&text);
-        for _ in 0..6 {
-            w.step().unwrap();
-        }
-        let b = &w.model.bodies[0];
-        (0..b.vertex_count())
-            .filter(|&i| b.rest_vertices()[i][0] > 0.999)
-            .map(|i| b.rest_vertices()[i][2] - w.state.bodies[0].positions[3 * i + 2])
-            .sum::<f64>()
-    };
-    let mixed = tip(&text);
-    let stiff = tip(&text.replace("young = 1.0e6", "young = 1.0e7"));
-    let soft = tip(&text.replace("young = 1.0e7", "young = 1.0e6"));
-    assert!(stiff < mixed && mixed < soft, "{stiff} {mixed} {soft}");
-    // Soft everywhere is exactly 10× the stiff deflection (linear regime).
-    assert!((soft / stiff - 10.0).abs() < 0.2, "{}", soft / stiff);
+    common::one_worker(|| {
+        let text = std::fs::read_to_string(scenes_dir().join("heterogeneous-beam.toml")).unwrap();
+        let tip = |text: &str| {
+            // Weight scaled down 100× to stay in the small-deflection (linear) regime.
+            let text = text
+                .replace("-9.81", "-0.0981")
+                .replace("time_step = 0.01", "time_step = 1.0")
+                .replace("max_iterations = 150", "max_iterations = 20000")
+                .replace("rel_tolerance = 1e-6", "rel_tolerance = 1e-10");
+            let mut w = common::world(&text);
+            for _ in 0..6 {
+                w.step().unwrap();
+            }
+            let b = &w.model.bodies[0];
+            (0..b.vertex_count())
+                .filter(|&i| b.rest_vertices()[i][0] > 0.999)
+                .map(|i| b.rest_vertices()[i][2] - w.state.bodies[0].positions[3 * i + 2])
+                .sum::<f64>()
+        };
+        let mixed = tip(&text);
+        let stiff = tip(&text.replace("young = 1.0e6", "young = 1.0e7"));
+        let soft = tip(&text.replace("young = 1.0e7", "young = 1.0e6"));
+        assert!(stiff < mixed && mixed < soft, "{stiff} {mixed} {soft}");
+        // Soft everywhere is exactly 10× the stiff deflection (linear regime).
+        assert!((soft / stiff - 10.0).abs() < 0.2, "{}", soft / stiff);
+    })
 }
 
 fn scene_error(text: &str) -> String {
@@ -241,64 +248,71 @@ material = { young = 1e5, poisson = 0.3, density = 1000.0 }
 
 #[test]
 fn misspelled_key_is_named() {
-    assert!(Scene::from_toml(GOOD, ".".into(), "good").is_ok());
-    let msg = scene_error(&GOOD.replace("young", "youngs"));
-    assert!(msg.contains("body[0].material") && msg.contains("youngs"), "{msg}");
-    let msg = scene_error(&GOOD.replace("time_step", "timestep"));
-    assert!(msg.contains("timestep"), "{msg}");
-    let msg = scene_error(&GOOD.replace("box = {", "boxx = {"));
-    assert!(msg.contains("boxx") && msg.contains("body[0].mesh"), "{msg}");
-    // A file named without its table is shown the right form, in the file's words.
-    let shorthand = GOOD.replace(
-        "mesh = { box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
-        "mesh = { file = \"b.msh\" }",
-    );
-    let msg = scene_error(&shorthand);
-    assert!(msg.contains("body[0].mesh.file") && msg.contains("mesh = { file = { path = "), "{msg}");
-    assert!(!msg.contains("MeshSpec"), "{msg}");
+    common::one_worker(|| {
+        assert!(Scene::from_toml(GOOD, ".".into(), "good").is_ok());
+        let msg = scene_error(&GOOD.replace("young", "youngs"));
+        assert!(msg.contains("body[0].material") && msg.contains("youngs"), "{msg}");
+        let msg = scene_error(&GOOD.replace("time_step", "timestep"));
+        assert!(msg.contains("timestep"), "{msg}");
+        let msg = scene_error(&GOOD.replace("box = {", "boxx = {"));
+        assert!(msg.contains("boxx") && msg.contains("body[0].mesh"), "{msg}");
+        // A file named without its table is shown the right form, in the file's words.
+        let shorthand = GOOD.replace(
+            "mesh = { box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+            "mesh = { file = \"b.msh\" }",
+        );
+        let msg = scene_error(&shorthand);
+        assert!(msg.contains("body[0].mesh.file") && msg.contains("mesh = { file = { path = "), "{msg}");
+        assert!(!msg.contains("MeshSpec"), "{msg}");
+    })
 }
 
 #[test]
 fn invalid_values_are_named() {
-    let msg = scene_error(&GOOD.replace("poisson = 0.3", "poisson = 0.5"));
-    assert!(msg.contains("body[0].material") && msg.contains("poisson"), "{msg}");
-    let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = -1.0"));
-    assert!(msg.contains("simulation.time_step"), "{msg}");
-    let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = nan"));
-    assert!(msg.contains("simulation.time_step"), "{msg}");
-    let msg = scene_error(&format!(
-        "{GOOD}[[body.fixed]]\nvertices = [1]\nbox = {{ min = [0.0,0.0,0.0], max = [1.0,1.0,1.0] }}\n"
-    ));
-    assert!(msg.contains("body[0].fixed[0]"), "{msg}");
-    let prescribed =
-        |path: &str| format!("{GOOD}[[body.prescribed]]\nvertices = [1]\nmotion = {{ path = {path} }}\n");
-    let msg = scene_error(&prescribed("[[0.5, 0.0, 0.0, 0.0], [0.5, 0.1, 0.0, 0.0]]"));
-    assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("increasing times"), "{msg}");
-    let msg = scene_error(&prescribed("[]"));
-    assert!(msg.contains("body[0].prescribed[0].motion"), "{msg}");
-    let msg = scene_error(&prescribed("[[0.0, 0.0, 0.0, 0.0], [1.0, inf, 0.0, 0.0]]"));
-    assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("finite"), "{msg}");
-    for spacing in ["0.0", "-0.01", "nan"] {
-        let msg = scene_error(
-            &GOOD.replace("density = 1000.0 }", &format!("density = 1000.0 }}\ncontact_spacing = {spacing}")),
-        );
-        assert!(msg.contains("body[0].contact_spacing") && msg.contains("positive"), "{spacing}: {msg}");
-    }
-    let needle = |body: &str, extra: &str| {
-        format!(
+    common::one_worker(|| {
+        let msg = scene_error(&GOOD.replace("poisson = 0.3", "poisson = 0.5"));
+        assert!(msg.contains("body[0].material") && msg.contains("poisson"), "{msg}");
+        let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = -1.0"));
+        assert!(msg.contains("simulation.time_step"), "{msg}");
+        let msg = scene_error(&GOOD.replace("time_step = 0.01", "time_step = nan"));
+        assert!(msg.contains("simulation.time_step"), "{msg}");
+        let msg = scene_error(&format!(
+            "{GOOD}[[body.fixed]]\nvertices = [1]\nbox = {{ min = [0.0,0.0,0.0], max = [1.0,1.0,1.0] }}\n"
+        ));
+        assert!(msg.contains("body[0].fixed[0]"), "{msg}");
+        let prescribed =
+            |path: &str| format!("{GOOD}[[body.prescribed]]\nvertices = [1]\nmotion = {{ path = {path} }}\n");
+        let msg = scene_error(&prescribed("[[0.5, 0.0, 0.0, 0.0], [0.5, 0.1, 0.0, 0.0]]"));
+        assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("increasing times"), "{msg}");
+        let msg = scene_error(&prescribed("[]"));
+        assert!(msg.contains("body[0].prescribed[0].motion"), "{msg}");
+        let msg = scene_error(&prescribed("[[0.0, 0.0, 0.0, 0.0], [1.0, inf, 0.0, 0.0]]"));
+        assert!(msg.contains("body[0].prescribed[0].motion") && msg.contains("finite"), "{msg}");
+        for spacing in ["0.0", "-0.01", "nan"] {
+            let msg =
+                scene_error(&GOOD.replace(
+                    "density = 1000.0 }",
+                    &format!("density = 1000.0 }}\ncontact_spacing = {spacing}"),
+                ));
+            assert!(msg.contains("body[0].contact_spacing") && msg.contains("positive"), "{spacing}: {msg}");
+        }
+        let needle = |body: &str, extra: &str| {
+            format!(
             "{GOOD}[[needle]]\nname = \"n\"\nbody = \"{body}\"\ntip = [0.0, 0.0, 1.0]\ndirection = [0.0, 0.0, -1.0]\n\
              length = 0.1\npuncture_force = 1.0\nfriction = 10.0\nspacing = 0.01\n{extra}"
         )
-    };
-    let msg = scene_error(&needle("liver", ""));
-    assert!(msg.contains("needle[0].body") && msg.contains("liver"), "{msg}");
-    let msg = scene_error(&needle("b", "motion = { angular_velocity = [0.0, 0.0, 1.0] }\n"));
-    assert!(msg.contains("needle[0].motion") && msg.contains("translates"), "{msg}");
-    let msg = scene_error(&needle("b", "").replace("spacing = 0.01", "spacing = 0.0"));
-    assert!(msg.contains("needle[0].spacing") && msg.contains("positive"), "{msg}");
-    let msg =
-        scene_error(&needle("b", "").replace("direction = [0.0, 0.0, -1.0]", "direction = [0.0, 0.0, 0.0]"));
-    assert!(msg.contains("needle[0].direction"), "{msg}");
+        };
+        let msg = scene_error(&needle("liver", ""));
+        assert!(msg.contains("needle[0].body") && msg.contains("liver"), "{msg}");
+        let msg = scene_error(&needle("b", "motion = { angular_velocity = [0.0, 0.0, 1.0] }\n"));
+        assert!(msg.contains("needle[0].motion") && msg.contains("translates"), "{msg}");
+        let msg = scene_error(&needle("b", "").replace("spacing = 0.01", "spacing = 0.0"));
+        assert!(msg.contains("needle[0].spacing") && msg.contains("positive"), "{msg}");
+        let msg = scene_error(
+            &needle("b", "").replace("direction = [0.0, 0.0, -1.0]", "direction = [0.0, 0.0, 0.0]"),
+        );
+        assert!(msg.contains("needle[0].direction"), "{msg}");
+    })
 }
 
 /// A needle without `spacing` leaves a point of tissue every mean tet edge
@@ -306,106 +320,122 @@ fn invalid_values_are_named() {
 /// edges of 0.5 m, 0.71 m and 0.87 m).
 #[test]
 fn needle_spacing_defaults_to_the_mean_tet_edge() {
-    let text = format!(
+    common::one_worker(|| {
+        let text = format!(
         "{GOOD}[[needle]]\nname = \"n\"\nbody = \"b\"\ntip = [0.0, 0.0, 1.0]\ndirection = [0.0, 0.0, -1.0]\n\
          length = 0.1\npuncture_force = 1.0\nfriction = 10.0\n"
     );
-    let w = Scene::from_toml(&text, ".".into(), "needle").unwrap().build().unwrap();
-    let mean = w.model.bodies[0].tet_mesh().unwrap().quality().mean_edge;
-    assert!((0.5..0.87).contains(&mean) && w.model.needles[0].spacing == mean, "{mean}");
+        let w = Scene::from_toml(&text, ".".into(), "needle").unwrap().build().unwrap();
+        let mean = w.model.bodies[0].tet_mesh().unwrap().quality().mean_edge;
+        assert!((0.5..0.87).contains(&mean) && w.model.needles[0].spacing == mean, "{mean}");
+    })
 }
 
 /// Implicit Euler runs co-rotational and stable Neo-Hookean bodies; the
 /// local-global-only models are refused with their key and the way out.
 #[test]
 fn models_implicit_euler_cannot_run_are_named() {
-    let with = |model: &str| {
-        GOOD.replace("density = 1000.0 }", &format!("density = 1000.0 }}\nconstitutive = \"{model}\""))
-    };
-    for model in ["neo-hookean", "arap"] {
-        let msg = scene_error(&with(model));
-        assert!(
-            msg.contains("body[0].constitutive") && msg.contains("integrator = \"local-global\""),
-            "{msg}"
-        );
-    }
-    for model in ["corotational", "stable-neo-hookean"] {
-        common::world(&with(model)).step().unwrap();
-    }
+    common::one_worker(|| {
+        let with = |model: &str| {
+            GOOD.replace("density = 1000.0 }", &format!("density = 1000.0 }}\nconstitutive = \"{model}\""))
+        };
+        for model in ["neo-hookean", "arap"] {
+            let msg = scene_error(&with(model));
+            assert!(
+                msg.contains("body[0].constitutive") && msg.contains("integrator = \"local-global\""),
+                "{msg}"
+            );
+        }
+        for model in ["corotational", "stable-neo-hookean"] {
+            common::world(&with(model)).step().unwrap();
+        }
+    })
 }
 
 #[test]
 fn empty_selection_and_missing_mesh_are_errors() {
-    let text = format!("{GOOD}[[body.fixed]]\nbox = {{ min = [5.0,5.0,5.0], max = [6.0,6.0,6.0] }}\n");
-    let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
-    assert!(err.contains("body[0].fixed[0]") && err.contains("selects no vertex"), "{err}");
-    let text = GOOD.replace(
-        "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
-        "{ file = { path = \"nope.msh\" } }",
-    );
-    let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
-    assert!(err.contains("body b") && err.contains("nope.msh"), "{err}");
+    common::one_worker(|| {
+        let text = format!("{GOOD}[[body.fixed]]\nbox = {{ min = [5.0,5.0,5.0], max = [6.0,6.0,6.0] }}\n");
+        let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
+        assert!(err.contains("body[0].fixed[0]") && err.contains("selects no vertex"), "{err}");
+        let text = GOOD.replace(
+            "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+            "{ file = { path = \"nope.msh\" } }",
+        );
+        let err = Scene::from_toml(&text, ".".into(), "s").unwrap().build().unwrap_err().to_string();
+        assert!(err.contains("body b") && err.contains("nope.msh"), "{err}");
+    })
 }
 
 #[test]
 fn external_raptor_mesh_builds_when_present() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes/generated/raptor_tet_5k.msh");
-    if !path.exists() {
-        eprintln!("skipping: {} is absent", path.display());
-        return;
-    }
-    let text = GOOD.replace(
-        "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
-        &format!("{{ file = {{ path = {:?} }} }}", path.display().to_string()),
-    );
-    let mut w = common::world(&text);
-    assert!(w.model.bodies[0].vertex_count() > 4000);
-    w.step().unwrap();
+    common::one_worker(|| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes/generated/raptor_tet_5k.msh");
+        if !path.exists() {
+            eprintln!("skipping: {} is absent", path.display());
+            return;
+        }
+        let text = GOOD.replace(
+            "{ box = { size = [1.0, 1.0, 1.0], cells = [2, 2, 2] } }",
+            &format!("{{ file = {{ path = {:?} }} }}", path.display().to_string()),
+        );
+        let mut w = common::world(&text);
+        assert!(w.model.bodies[0].vertex_count() > 4000);
+        w.step().unwrap();
+    })
 }
 
 #[test]
 fn external_scenes_run_when_meshes_are_present() {
-    let dir = scenes_dir().join("external");
-    if !Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes").exists() {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    }
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
-        for _ in 0..3 {
-            w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    common::one_worker(|| {
+        let dir = scenes_dir().join("external");
+        if !Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes").exists() {
+            eprintln!("skipping: ../shared/meshes is absent");
+            return;
         }
-    }
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let scene = Scene::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            let mut w = scene.build().unwrap_or_else(|e| panic!("{e}"));
+            for _ in 0..3 {
+                w.step().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+        }
+    })
 }
 
 #[test]
 fn solver_keys_under_contact_say_where_they_moved() {
-    let with = |keys: &str| format!("{GOOD}[contact]\nalarm_distance = 0.01\n{keys}\n");
-    let msg = scene_error(&with("pgs = { max_iterations = 10, tolerance = 1e-8 }"));
-    assert!(msg.contains("contact") && msg.contains("[constraint_solver]"), "{msg}");
-    let msg = scene_error(&with("delassus = \"dense\""));
-    assert!(msg.contains("[constraint_solver]"), "{msg}");
-    let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmax_iterations = 0\n"));
-    assert!(msg.contains("constraint_solver") && msg.contains("max_iterations"), "{msg}");
-    let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmethod = \"newton\"\n"));
-    assert!(msg.contains("constraint_solver") && msg.contains("newton"), "{msg}");
+    common::one_worker(|| {
+        let with = |keys: &str| format!("{GOOD}[contact]\nalarm_distance = 0.01\n{keys}\n");
+        let msg = scene_error(&with("pgs = { max_iterations = 10, tolerance = 1e-8 }"));
+        assert!(msg.contains("contact") && msg.contains("[constraint_solver]"), "{msg}");
+        let msg = scene_error(&with("delassus = \"dense\""));
+        assert!(msg.contains("[constraint_solver]"), "{msg}");
+        let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmax_iterations = 0\n"));
+        assert!(msg.contains("constraint_solver") && msg.contains("max_iterations"), "{msg}");
+        let msg = scene_error(&format!("{GOOD}[constraint_solver]\nmethod = \"newton\"\n"));
+        assert!(msg.contains("constraint_solver") && msg.contains("newton"), "{msg}");
+    })
 }
 
 #[test]
 fn a_handover_needs_an_asynchronous_refresh_and_ends_before_the_next() {
-    let with =
-        |refresh: &str| format!("{GOOD}[implicit_euler]\npreconditioner = \"ldlt\"\nrefresh = {refresh}\n");
-    for bad in ["{ every = 10, asynchronous = true, handover = 10 }", "{ every = 10, handover = 3 }"] {
-        let msg = scene_error(&with(bad));
-        assert!(
-            msg.contains("implicit_euler.refresh.handover") && msg.contains("every = 10"),
-            "{bad}: {msg}"
-        );
-    }
-    Scene::from_toml(&with("{ every = 10, asynchronous = true, handover = 9 }"), scenes_dir(), "ok").unwrap();
+    common::one_worker(|| {
+        let with = |refresh: &str| {
+            format!("{GOOD}[implicit_euler]\npreconditioner = \"ldlt\"\nrefresh = {refresh}\n")
+        };
+        for bad in ["{ every = 10, asynchronous = true, handover = 10 }", "{ every = 10, handover = 3 }"] {
+            let msg = scene_error(&with(bad));
+            assert!(
+                msg.contains("implicit_euler.refresh.handover") && msg.contains("every = 10"),
+                "{bad}: {msg}"
+            );
+        }
+        Scene::from_toml(&with("{ every = 10, asynchronous = true, handover = 9 }"), scenes_dir(), "ok")
+            .unwrap();
+    })
 }
 
 /// A state cloned into a world built afresh from the same scene continues
@@ -414,44 +444,48 @@ fn a_handover_needs_an_asynchronous_refresh_and_ends_before_the_next() {
 /// depend on a cache's history.
 #[test]
 fn a_cloned_state_reproduces_the_run() {
-    let text = std::fs::read_to_string(scenes_dir().join("stack.toml")).unwrap();
-    let text = text.replace("[constraint_solver]", "[constraint_solver]\ndelassus = \"dense\"");
-    let build = || Scene::from_toml(&text, scenes_dir(), "stack").unwrap().build().unwrap();
-    let mut a = build();
-    for _ in 0..4 {
-        a.step().unwrap();
-    }
-    let mut b = build();
-    b.state = a.state.clone();
-    for _ in 0..3 {
-        let (sa, sb) = (a.step().unwrap(), b.step().unwrap());
-        assert!(sa.contacts > 0 && sa.contacts == sb.contacts);
-        assert_eq!(a.state, b.state, "step {}", sa.step);
-    }
+    common::one_worker(|| {
+        let text = std::fs::read_to_string(scenes_dir().join("stack.toml")).unwrap();
+        let text = text.replace("[constraint_solver]", "[constraint_solver]\ndelassus = \"dense\"");
+        let build = || Scene::from_toml(&text, scenes_dir(), "stack").unwrap().build().unwrap();
+        let mut a = build();
+        for _ in 0..4 {
+            a.step().unwrap();
+        }
+        let mut b = build();
+        b.state = a.state.clone();
+        for _ in 0..3 {
+            let (sa, sb) = (a.step().unwrap(), b.step().unwrap());
+            assert!(sa.contacts > 0 && sa.contacts == sb.contacts);
+            assert_eq!(a.state, b.state, "step {}", sa.step);
+        }
+    })
 }
 
 #[test]
 fn constraint_solver_mistakes_are_named() {
-    let with = |table: &str| format!("{GOOD}[constraint_solver]\n{table}\n");
-    let msg = scene_error(&with("method = \"pgs\"\ncr_iterations = 10"));
-    assert!(msg.contains("constraint_solver") && msg.contains("cr_iterations"), "{msg}");
-    let msg = scene_error(&with("method = \"non-smooth-newton\"\nmax_iterations = 10"));
-    assert!(msg.contains("max_iterations") && msg.contains("newton_iterations"), "{msg}");
-    let msg = scene_error(&with("method = \"non-smooth-newton\"\nnewton_iterations = 0"));
-    assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
-    let msg = scene_error(&with("method = \"non-smooth-newton\"\ndelassus = \"unbuilt\""));
-    assert!(msg.contains("constraint_solver.delassus") && msg.contains("assembled"), "{msg}");
-    let msg = scene_error(&with("delassus = \"sparse-inverse\""));
-    assert!(msg.contains("constraint_solver.delassus") && msg.contains("stored S"), "{msg}");
-    let msg = scene_error(&with("method = \"non-smooth-newton\"\nncp_tolerance = -1.0"));
-    assert!(msg.contains("ncp_tolerance"), "{msg}");
-    // GOOD runs implicit Euler: one constraint solve per step, no schedule.
-    let msg = scene_error(&with("method = \"non-smooth-newton\"\nnewton_schedule = \"every\""));
-    assert!(msg.contains("constraint_solver.newton_schedule") && msg.contains("once per step"), "{msg}");
-    let msg = scene_error(&with("method = \"pgs\"\nnewton_schedule = \"final\""));
-    assert!(msg.contains("`newton_schedule` belongs to method = \"non-smooth-newton\""), "{msg}");
-    let msg = scene_error(&with("newton_schedule = \"sometimes\""));
-    assert!(msg.contains("unknown variant `sometimes`") && msg.contains("`final`"), "{msg}");
+    common::one_worker(|| {
+        let with = |table: &str| format!("{GOOD}[constraint_solver]\n{table}\n");
+        let msg = scene_error(&with("method = \"pgs\"\ncr_iterations = 10"));
+        assert!(msg.contains("constraint_solver") && msg.contains("cr_iterations"), "{msg}");
+        let msg = scene_error(&with("method = \"non-smooth-newton\"\nmax_iterations = 10"));
+        assert!(msg.contains("max_iterations") && msg.contains("newton_iterations"), "{msg}");
+        let msg = scene_error(&with("method = \"non-smooth-newton\"\nnewton_iterations = 0"));
+        assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
+        let msg = scene_error(&with("method = \"non-smooth-newton\"\ndelassus = \"unbuilt\""));
+        assert!(msg.contains("constraint_solver.delassus") && msg.contains("assembled"), "{msg}");
+        let msg = scene_error(&with("delassus = \"sparse-inverse\""));
+        assert!(msg.contains("constraint_solver.delassus") && msg.contains("stored S"), "{msg}");
+        let msg = scene_error(&with("method = \"non-smooth-newton\"\nncp_tolerance = -1.0"));
+        assert!(msg.contains("ncp_tolerance"), "{msg}");
+        // GOOD runs implicit Euler: one constraint solve per step, no schedule.
+        let msg = scene_error(&with("method = \"non-smooth-newton\"\nnewton_schedule = \"every\""));
+        assert!(msg.contains("constraint_solver.newton_schedule") && msg.contains("once per step"), "{msg}");
+        let msg = scene_error(&with("method = \"pgs\"\nnewton_schedule = \"final\""));
+        assert!(msg.contains("`newton_schedule` belongs to method = \"non-smooth-newton\""), "{msg}");
+        let msg = scene_error(&with("newton_schedule = \"sometimes\""));
+        assert!(msg.contains("unknown variant `sometimes`") && msg.contains("`final`"), "{msg}");
+    })
 }
 
 /// The built-in cantilever under `preset = "real-time"` (its own solver
@@ -466,40 +500,44 @@ fn constraint_solver_mistakes_are_named() {
 /// 8-bit iterations without the recycled direction.
 #[test]
 fn real_time_preset_follows_the_accurate_cantilever() {
-    let text = std::fs::read_to_string(scenes_dir().join("cantilever.toml")).unwrap();
-    let start = text.find("[implicit_euler]").unwrap();
-    let end = text.find("[[body]]").unwrap();
-    let with = |preset: &str| {
-        let solver = if preset == "real-time" {
-            "[implicit_euler]\nrefresh = { every = 1, asynchronous = true, deterministic = true }\n"
-        } else {
-            ""
+    common::one_worker(|| {
+        let text = std::fs::read_to_string(scenes_dir().join("cantilever.toml")).unwrap();
+        let start = text.find("[implicit_euler]").unwrap();
+        let end = text.find("[[body]]").unwrap();
+        let with = |preset: &str| {
+            let solver = if preset == "real-time" {
+                "[implicit_euler]\nrefresh = { every = 1, asynchronous = true, deterministic = true }\n"
+            } else {
+                ""
+            };
+            let edited = format!(
+                "{}{solver}\n{}",
+                text[..start]
+                    .replace("output_every = 2", &format!("output_every = 2\npreset = \"{preset}\"")),
+                &text[end..]
+            );
+            let mut w = common::world(&edited);
+            let b = &w.model.bodies[0];
+            let tip: Vec<usize> =
+                (0..b.vertex_count()).filter(|&i| b.rest_vertices()[i][0] > 0.999).collect();
+            (0..150)
+                .map(|_| {
+                    w.step().unwrap();
+                    let z = &w.state.bodies[0].positions;
+                    tip.iter().map(|&i| z[3 * i + 2]).sum::<f64>() / tip.len() as f64
+                })
+                .collect::<Vec<f64>>()
         };
-        let edited = format!(
-            "{}{solver}\n{}",
-            text[..start].replace("output_every = 2", &format!("output_every = 2\npreset = \"{preset}\"")),
-            &text[end..]
+        let (fast, accurate) = (with("real-time"), with("accurate"));
+        let largest = accurate.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+        let worst = fast.iter().zip(&accurate).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        println!(
+            "real-time cantilever: worst deviation {:.3} % of the largest sag {largest:.4} m",
+            100.0 * worst / largest
         );
-        let mut w = common::world(&edited);
-        let b = &w.model.bodies[0];
-        let tip: Vec<usize> = (0..b.vertex_count()).filter(|&i| b.rest_vertices()[i][0] > 0.999).collect();
-        (0..150)
-            .map(|_| {
-                w.step().unwrap();
-                let z = &w.state.bodies[0].positions;
-                tip.iter().map(|&i| z[3 * i + 2]).sum::<f64>() / tip.len() as f64
-            })
-            .collect::<Vec<f64>>()
-    };
-    let (fast, accurate) = (with("real-time"), with("accurate"));
-    let largest = accurate.iter().fold(0.0f64, |m, z| m.max(z.abs()));
-    let worst = fast.iter().zip(&accurate).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    println!(
-        "real-time cantilever: worst deviation {:.3} % of the largest sag {largest:.4} m",
-        100.0 * worst / largest
-    );
-    assert!(largest > 0.1, "the beam sags ({largest} m)");
-    assert!(worst / largest < 0.01, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
+        assert!(largest > 0.1, "the beam sags ({largest} m)");
+        assert!(worst / largest < 0.01, "real-time deviates by {:.2} % of the sag", 100.0 * worst / largest);
+    })
 }
 
 /// The stacked tori (`multi-body`, a torus squeezed between a pillar and
@@ -510,30 +548,35 @@ fn real_time_preset_follows_the_accurate_cantilever() {
 /// file stops.
 #[test]
 fn real_time_preset_runs_the_stacked_tori() {
-    let text = std::fs::read_to_string(scenes_dir().join("multi-body.toml")).unwrap();
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        if line.starts_with('[') {
-            skipping = line == "[implicit_euler]" || line == "[constraint_solver]";
+    common::one_worker(|| {
+        let text = std::fs::read_to_string(scenes_dir().join("multi-body.toml")).unwrap();
+        let mut kept = Vec::new();
+        let mut skipping = false;
+        for line in text.lines() {
+            if line.starts_with('[') {
+                skipping = line == "[implicit_euler]" || line == "[constraint_solver]";
+            }
+            if !skipping {
+                kept.push(line);
+            }
         }
-        if !skipping {
-            kept.push(line);
+        let preset = kept.join("\n").replace("[simulation]\n", "[simulation]\npreset = \"real-time\"\n");
+        let run = |text: &str| {
+            let mut w = common::world(text);
+            (0..150).try_for_each(|_| w.step().map(|_| ())).map(|_| w.state.time)
+        };
+        let time = run(&preset).expect("the preset runs the stacked tori");
+        assert!((time - 1.5).abs() < 1e-9, "150 steps of 10 ms: {time}");
+        let without = format!("{preset}\n[implicit_euler]\nresidual_ceiling = 1e9\n");
+        assert!(run(&without).is_err(), "one iteration throughout lets the free motion run away");
+        for bad in ["0", "-0.1", "inf"] {
+            let msg = scene_error(&format!("{GOOD}[implicit_euler]\nresidual_ceiling = {bad}\n"));
+            assert!(
+                msg.contains("implicit_euler.residual_ceiling") && msg.contains("positive"),
+                "{bad}: {msg}"
+            );
         }
-    }
-    let preset = kept.join("\n").replace("[simulation]\n", "[simulation]\npreset = \"real-time\"\n");
-    let run = |text: &str| {
-        let mut w = common::world(text);
-        (0..150).try_for_each(|_| w.step().map(|_| ())).map(|_| w.state.time)
-    };
-    let time = run(&preset).expect("the preset runs the stacked tori");
-    assert!((time - 1.5).abs() < 1e-9, "150 steps of 10 ms: {time}");
-    let without = format!("{preset}\n[implicit_euler]\nresidual_ceiling = 1e9\n");
-    assert!(run(&without).is_err(), "one iteration throughout lets the free motion run away");
-    for bad in ["0", "-0.1", "inf"] {
-        let msg = scene_error(&format!("{GOOD}[implicit_euler]\nresidual_ceiling = {bad}\n"));
-        assert!(msg.contains("implicit_euler.residual_ceiling") && msg.contains("positive"), "{bad}: {msg}");
-    }
+    })
 }
 
 /// The implicit resolution's and PGS precision's keys, misused, are named
@@ -541,26 +584,29 @@ fn real_time_preset_runs_the_stacked_tori() {
 /// factor to turn.
 #[test]
 fn misused_resolution_and_precision_keys_are_named() {
-    let with = |table: &str| format!("{GOOD}{table}");
-    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nviolation_tolerance = -1.0\n"));
-    assert!(msg.contains("violation_tolerance = -1: must be finite and ≥ 0"), "{msg}");
-    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nnewton_iterations = 0\n"));
-    assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
-    let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nupdate = \"quick\"\n"));
-    assert!(msg.contains("unknown variant `quick`") && msg.contains("`standard`"), "{msg}");
-    let msg = scene_error(&with("[contact]\nresolution = \"sometimes\"\n"));
-    assert!(msg.contains("unknown variant `sometimes`"), "{msg}");
-    let msg = scene_error(&with(
-        "[constraint_solver]\nmethod = \"non-smooth-newton\"\ndelassus_precision = \"single\"\n",
-    ));
-    assert!(msg.contains("`delassus_precision` is PGS's"), "{msg}");
-    let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"half\"\n"));
-    assert!(msg.contains("unknown variant `half`"), "{msg}");
-    let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"int8\"\n"));
-    assert!(msg.contains("delassus_precision = \"int8\"") && msg.contains("preconditioner"), "{msg}");
-    let msg =
-        scene_error(&with("[implicit_euler]\npreconditioner = \"ldlt\"\npreconditioner_warp = \"vertex\"\n"));
-    assert!(msg.contains("implicit_euler.preconditioner_warp") && msg.contains("warp = true"), "{msg}");
+    common::one_worker(|| {
+        let with = |table: &str| format!("{GOOD}{table}");
+        let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nviolation_tolerance = -1.0\n"));
+        assert!(msg.contains("violation_tolerance = -1: must be finite and ≥ 0"), "{msg}");
+        let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nnewton_iterations = 0\n"));
+        assert!(msg.contains("newton_iterations must be at least 1"), "{msg}");
+        let msg = scene_error(&with("[contact]\nresolution = \"implicit\"\nupdate = \"quick\"\n"));
+        assert!(msg.contains("unknown variant `quick`") && msg.contains("`standard`"), "{msg}");
+        let msg = scene_error(&with("[contact]\nresolution = \"sometimes\"\n"));
+        assert!(msg.contains("unknown variant `sometimes`"), "{msg}");
+        let msg = scene_error(&with(
+            "[constraint_solver]\nmethod = \"non-smooth-newton\"\ndelassus_precision = \"single\"\n",
+        ));
+        assert!(msg.contains("`delassus_precision` is PGS's"), "{msg}");
+        let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"half\"\n"));
+        assert!(msg.contains("unknown variant `half`"), "{msg}");
+        let msg = scene_error(&with("[constraint_solver]\ndelassus_precision = \"int8\"\n"));
+        assert!(msg.contains("delassus_precision = \"int8\"") && msg.contains("preconditioner"), "{msg}");
+        let msg = scene_error(&with(
+            "[implicit_euler]\npreconditioner = \"ldlt\"\npreconditioner_warp = \"vertex\"\n",
+        ));
+        assert!(msg.contains("implicit_euler.preconditioner_warp") && msg.contains("warp = true"), "{msg}");
+    })
 }
 
 /// Surfaces filled with tets as the scene is built (`tetrahedralize`: the
@@ -571,22 +617,24 @@ fn misused_resolution_and_precision_keys_are_named() {
 /// free fall).
 #[test]
 fn tetrahedralized_surfaces_drop_without_inverting() {
-    let path = scenes_dir().join("external/surfaces-drop.toml");
-    if common::shared_meshes().is_none() {
-        eprintln!("skipping: ../shared/meshes is absent");
-        return;
-    }
-    let mut w = Scene::from_file(&path).unwrap().build().unwrap();
-    assert_eq!(w.model.bodies.len(), 3);
-    let height = |x: &[f64]| x.chunks_exact(3).map(|p| p[2]).sum::<f64>() / (x.len() / 3) as f64;
-    let start: Vec<f64> = w.state.bodies.iter().map(|s| height(&s.positions)).collect();
-    for _ in 0..30 {
-        let s = w.step().unwrap();
-        assert_eq!(s.inverted_elements, 0, "step {}", s.step);
-        assert!(s.max_penetration < 2e-3, "step {}: {} m", s.step, s.max_penetration);
-    }
-    for ((b, s), z0) in w.model.bodies.iter().zip(&w.state.bodies).zip(start) {
-        let z = height(&s.positions);
-        assert!(z > 0.0 && z0 - z < 0.1, "{}: centre of mass from {z0} to {z} m", b.name);
-    }
+    common::one_worker(|| {
+        let path = scenes_dir().join("external/surfaces-drop.toml");
+        if common::shared_meshes().is_none() {
+            eprintln!("skipping: ../shared/meshes is absent");
+            return;
+        }
+        let mut w = Scene::from_file(&path).unwrap().build().unwrap();
+        assert_eq!(w.model.bodies.len(), 3);
+        let height = |x: &[f64]| x.chunks_exact(3).map(|p| p[2]).sum::<f64>() / (x.len() / 3) as f64;
+        let start: Vec<f64> = w.state.bodies.iter().map(|s| height(&s.positions)).collect();
+        for _ in 0..30 {
+            let s = w.step().unwrap();
+            assert_eq!(s.inverted_elements, 0, "step {}", s.step);
+            assert!(s.max_penetration < 2e-3, "step {}: {} m", s.step, s.max_penetration);
+        }
+        for ((b, s), z0) in w.model.bodies.iter().zip(&w.state.bodies).zip(start) {
+            let z = height(&s.positions);
+            assert!(z > 0.0 && z0 - z < 0.1, "{}: centre of mass from {z0} to {z} m", b.name);
+        }
+    })
 }

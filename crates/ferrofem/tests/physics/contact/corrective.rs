@@ -58,40 +58,44 @@ fn one_step(name: &str, warmup: usize, resolution: Resolution) -> (Vec<f64>, fer
 
 #[test]
 fn fast_and_standard_updates_agree_after_each_newton_iteration() {
-    for (name, warmup) in [("drop", 21), ("stack", 3), ("grasp-rotate", 3)] {
-        let mut previous: Option<Vec<f64>> = None;
-        let mut moved = 0.0f64;
-        for k in 1..=3 {
-            let (fast, s) = one_step(name, warmup, implicit(k, Update::Fast));
-            let (standard, _) = one_step(name, warmup, implicit(k, Update::Standard));
-            assert!(s.contacts > 0, "{name}: no contact to resolve");
-            assert_eq!(s.corrective.unwrap().iterations, k);
-            let rel = max_diff(&fast, &standard) / max_abs(&standard);
-            assert!(rel < 1e-10, "{name}, iteration {k}: fast and standard differ by {rel:e}");
-            if let Some(p) = &previous {
-                moved = moved.max(max_diff(p, &standard));
+    common::one_worker(|| {
+        for (name, warmup) in [("drop", 21), ("stack", 3), ("grasp-rotate", 3)] {
+            let mut previous: Option<Vec<f64>> = None;
+            let mut moved = 0.0f64;
+            for k in 1..=3 {
+                let (fast, s) = one_step(name, warmup, implicit(k, Update::Fast));
+                let (standard, _) = one_step(name, warmup, implicit(k, Update::Standard));
+                assert!(s.contacts > 0, "{name}: no contact to resolve");
+                assert_eq!(s.corrective.unwrap().iterations, k);
+                let rel = max_diff(&fast, &standard) / max_abs(&standard);
+                assert!(rel < 1e-10, "{name}, iteration {k}: fast and standard differ by {rel:e}");
+                if let Some(p) = &previous {
+                    moved = moved.max(max_diff(p, &standard));
+                }
+                previous = Some(standard);
             }
-            previous = Some(standard);
+            // On the twisted cube the re-linearization moves the result (the
+            // comparison is not between two copies of the explicit step).
+            if name == "grasp-rotate" {
+                assert!(moved > 1e-5, "{name}: iterations 2–3 moved the body by only {moved:e} m");
+            }
         }
-        // On the twisted cube the re-linearization moves the result (the
-        // comparison is not between two copies of the explicit step).
-        if name == "grasp-rotate" {
-            assert!(moved > 1e-5, "{name}: iterations 2–3 moved the body by only {moved:e} m");
-        }
-    }
+    })
 }
 
 #[test]
 fn one_newton_iteration_is_the_explicit_scheme() {
-    let (explicit, _) = one_step("grasp-rotate", 3, Resolution::Explicit);
-    for update in [Update::Standard, Update::Fast] {
-        let (one, s) = one_step("grasp-rotate", 3, implicit(1, update));
-        let rel = max_diff(&one, &explicit) / max_abs(&explicit);
-        assert!(rel < 1e-12, "{update:?}: {rel:e}");
-        let c = s.corrective.unwrap();
-        assert_eq!(c.violation_before, c.violation_after);
-        assert!((c.violation_after - s.end_violation).abs() < 1e-12, "{c:?} vs {}", s.end_violation);
-    }
+    common::one_worker(|| {
+        let (explicit, _) = one_step("grasp-rotate", 3, Resolution::Explicit);
+        for update in [Update::Standard, Update::Fast] {
+            let (one, s) = one_step("grasp-rotate", 3, implicit(1, update));
+            let rel = max_diff(&one, &explicit) / max_abs(&explicit);
+            assert!(rel < 1e-12, "{update:?}: {rel:e}");
+            let c = s.corrective.unwrap();
+            assert_eq!(c.violation_before, c.violation_after);
+            assert!((c.violation_after - s.end_violation).abs() < 1e-12, "{c:?} vs {}", s.end_violation);
+        }
+    })
 }
 
 /// The cube of `grasp-rotate` after 2 s with `resolution`: the largest
@@ -125,13 +129,15 @@ fn twisted_cube(resolution: Resolution) -> (f64, f64, f64) {
 
 #[test]
 fn implicit_resolution_holds_the_twisted_cube_on_the_jaws() {
-    let (explicit, off_e, lag_e) = twisted_cube(Resolution::Explicit);
-    let (implicit, off_i, lag_i) = twisted_cube(Resolution::Implicit(ImplicitResolution::default()));
-    eprintln!("explicit: violation {explicit:e} m, centroid off {off_e:e} m, lag {lag_e:e} rad");
-    eprintln!("implicit: violation {implicit:e} m, centroid off {off_i:e} m, lag {lag_i:e} rad");
-    assert!(implicit * 10.0 < explicit, "implicit {implicit:e} m vs explicit {explicit:e} m");
-    assert!(off_i < 2e-3, "the cube slipped: its centroid is {off_i:e} m from the grasp");
-    assert!(lag_i.abs() < 0.02, "the cube does not turn with the jaws: lag {lag_i} rad");
+    common::one_worker(|| {
+        let (explicit, off_e, lag_e) = twisted_cube(Resolution::Explicit);
+        let (implicit, off_i, lag_i) = twisted_cube(Resolution::Implicit(ImplicitResolution::default()));
+        eprintln!("explicit: violation {explicit:e} m, centroid off {off_e:e} m, lag {lag_e:e} rad");
+        eprintln!("implicit: violation {implicit:e} m, centroid off {off_i:e} m, lag {lag_i:e} rad");
+        assert!(implicit * 10.0 < explicit, "implicit {implicit:e} m vs explicit {explicit:e} m");
+        assert!(off_i < 2e-3, "the cube slipped: its centroid is {off_i:e} m from the grasp");
+        assert!(lag_i.abs() < 0.02, "the cube does not turn with the jaws: lag {lag_i} rad");
+    })
 }
 
 /// A soft block on a turning pillar given as a triangle mesh: the pillar's
@@ -162,26 +168,29 @@ fn block_on_turning_pillar() -> World {
 
 #[test]
 fn mesh_obstacle_contacts_relinearize_the_same_way_in_both_updates() {
-    let run = |resolution: Resolution| {
-        let mut w = block_on_turning_pillar();
-        for _ in 0..4 {
-            w.step().unwrap();
+    common::one_worker(|| {
+        let run = |resolution: Resolution| {
+            let mut w = block_on_turning_pillar();
+            for _ in 0..4 {
+                w.step().unwrap();
+            }
+            w.model.contact.resolution = resolution;
+            let s = w.step().unwrap();
+            let kinds =
+                w.contacts().obstacle[0].iter().map(|c| c.obstacle_vertex.is_some()).collect::<Vec<_>>();
+            (positions(&w), s, kinds)
+        };
+        let (explicit, _, kinds) = run(Resolution::Explicit);
+        assert!(kinds.iter().any(|&v| v), "no pillar vertex holds a block triangle");
+        let (one, _, _) = run(implicit(1, Update::Fast));
+        assert!(max_diff(&one, &explicit) / max_abs(&explicit) < 1e-12);
+        for k in 2..=3 {
+            let (fast, s, _) = run(implicit(k, Update::Fast));
+            let (standard, _, _) = run(implicit(k, Update::Standard));
+            let rel = max_diff(&fast, &standard) / max_abs(&standard);
+            assert!(rel < 1e-10, "iteration {k}: {rel:e}");
+            let c = s.corrective.unwrap();
+            assert!(c.direction_change.is_finite() && c.violation_after <= c.violation_before, "{c:?}");
         }
-        w.model.contact.resolution = resolution;
-        let s = w.step().unwrap();
-        let kinds = w.contacts().obstacle[0].iter().map(|c| c.obstacle_vertex.is_some()).collect::<Vec<_>>();
-        (positions(&w), s, kinds)
-    };
-    let (explicit, _, kinds) = run(Resolution::Explicit);
-    assert!(kinds.iter().any(|&v| v), "no pillar vertex holds a block triangle");
-    let (one, _, _) = run(implicit(1, Update::Fast));
-    assert!(max_diff(&one, &explicit) / max_abs(&explicit) < 1e-12);
-    for k in 2..=3 {
-        let (fast, s, _) = run(implicit(k, Update::Fast));
-        let (standard, _, _) = run(implicit(k, Update::Standard));
-        let rel = max_diff(&fast, &standard) / max_abs(&standard);
-        assert!(rel < 1e-10, "iteration {k}: {rel:e}");
-        let c = s.corrective.unwrap();
-        assert!(c.direction_change.is_finite() && c.violation_after <= c.violation_before, "{c:?}");
-    }
+    })
 }

@@ -212,15 +212,7 @@ fn real_time_preset_carries_the_resting_weight() {
 #[test]
 fn bilateral_attachment_holds_a_hanging_body() {
     common::one_worker(|| {
-        let hanging = BodySpec::new(
-            "hanging",
-            MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] },
-            1e5,
-            0.3,
-            1e3,
-        )
-        .damping(2.0, 0.01)
-        .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
+        let hanging = hanging_box().damping(2.0, 0.01);
         let scene = SceneBuilder::new(0.01).pcg(500, 1e-10).pgs(500, 1e-12).body(hanging);
         let w = assert_attachments_hold(scene.world().unwrap(), 300, 0.01);
         let body = &w.model.bodies[0];
@@ -491,6 +483,13 @@ fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
 
 // ---- Local-global with contact (zeng2025 §5): the same constraint stack,
 // solved inside the local-global iterations by non-smooth Newton or PGS.
+
+/// A 0.1 × 0.1 × 0.3 m box (2 × 2 × 6 cells, E = 1e5, ν = 0.3) whose top
+/// face (z = 0.15) is attached where it is.
+pub(crate) fn hanging_box() -> BodySpec {
+    BodySpec::new("hanging", MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] }, 1e5, 0.3, 1e3)
+        .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None)
+}
 
 /// Runs the one-body world `w` for `steps` steps: every attached vertex
 /// stays within 1e-6 m of its (fixed) target on every step, and the

@@ -273,15 +273,7 @@ fn lg_cloth_draped_on_a_sphere_comes_to_rest_outside_it() {
 #[test]
 fn lg_attachment_holds_a_hanging_body() {
     common::one_worker(|| {
-        let hanging = BodySpec::new(
-            "hanging",
-            MeshSpec::Box { size: [0.1, 0.1, 0.3], cells: [2, 2, 6] },
-            1e5,
-            0.3,
-            1e3,
-        )
-        .attached([-1.0, -1.0, 0.149], [1.0, 1.0, 0.151], None);
-        let scene = SceneBuilder::new(0.01).local_global_settings(|s| s.iterations = 5).body(hanging);
+        let scene = SceneBuilder::new(0.01).local_global_settings(|s| s.iterations = 5).body(hanging_box());
         assert_attachments_hold(scene.world().unwrap(), 200, 0.02);
     })
 }

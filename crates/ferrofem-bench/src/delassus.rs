@@ -51,7 +51,8 @@ pub struct DelassusArgs {
     /// Timed repetitions per method (medians are reported).
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
-    /// Also build W by CHOLMOD's route (benchmarks/peers/cholmod_delassus.py).
+    /// Also build W by CHOLMOD's route (benchmarks/peers/cholmod_delassus.py)
+    /// and by PARDISO's Schur complement (benchmarks/peers/pardiso_step.py).
     #[arg(long)]
     pub peers: bool,
     /// Run one experiment only: fig9, fig10, table1 or table2.
@@ -182,10 +183,15 @@ fn measure(
         out.extend(device_rows(case, &h, &previous, repeats, &w_dense, &record));
     }
     if peers {
-        let probe: Vec<f64> = (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect();
+        let probe = probe(c);
+        let ours: Vec<f64> = (0..c).map(|i| dot_serial(&w_dense[i * c..(i + 1) * c], &probe)).collect();
         if let Some((ms, wp)) = crate::peers::cholmod_delassus(&case.matrix, &h, &probe) {
-            let ours: Vec<f64> = (0..c).map(|i| dot_serial(&w_dense[i * c..(i + 1) * c], &probe)).collect();
             out.push(record("cholmod", ms, 0, rel_max_diff(&wp, &ours), f64::NAN, None));
+        }
+        let threads = rayon::current_num_threads();
+        if let Some(p) = crate::peers::pardiso_step(&case.matrix, &h, &probe, threads) {
+            let ms = (p.factor_schur_ms - p.factor_a_ms).max(0.0);
+            out.push(record("pardiso", ms, 0, rel_max_diff(&p.w_times_probe, &ours), f64::NAN, None));
         }
     }
     out
@@ -331,12 +337,20 @@ pub fn bench_delassus(a: DelassusArgs) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// PARDISO's step on zeng2022 Table 1's case and the largest relative
+/// difference of its `W p` to ours.
+pub(crate) type PardisoCheck = (crate::peers::PardisoStep, f64);
+
 /// zeng2022 Table 1's case alone (2,250 constraints on the raptor of 59k
-/// DOFs when its mesh is present, else on a ball of its size).
+/// DOFs when its mesh is present, else on a ball of its size), with, when
+/// `pardiso`, the paper's direct-solver row on the same `A` and `H` by
+/// Intel MKL PARDISO ([`crate::peers::pardiso_step`], on the pool's
+/// threads) and its `W`'s largest difference to ours.
 pub(crate) fn table1_paper_case(
     meshes: &std::path::Path,
     repeats: usize,
-) -> Result<Vec<DelassusBenchRecord>, BenchError> {
+    pardiso: bool,
+) -> Result<(Vec<DelassusBenchRecord>, Option<PardisoCheck>), BenchError> {
     let raptor = raptor_cases(meshes).into_iter().find(|(name, _)| name.ends_with("20k"));
     let (name, mesh, up) = match raptor {
         Some((name, mesh)) => (name, mesh, Y_UP),
@@ -345,9 +359,36 @@ pub(crate) fn table1_paper_case(
             (name, mesh, Z_UP)
         }
     };
-    let records = measure("table1", &case(&name, &mesh, up)?, 2250 / 3, 0.1, repeats, false, false);
+    let case = case(&name, &mesh, up)?;
+    let records = measure("table1", &case, TABLE1_CONTACTS, 0.1, repeats, false, false);
     print(&records);
-    Ok(records)
+    let peer = match pardiso {
+        true => pardiso_row(&case),
+        false => None,
+    };
+    Ok((records, peer))
+}
+
+/// A fixed probe vector of `c` entries for checking a peer's `W`.
+fn probe(c: usize) -> Vec<f64> {
+    (0..c).map(|i| ((i * 7919) % 101) as f64 / 101.0 - 0.3).collect()
+}
+
+/// Contacts of zeng2022 Table 1 (2,250 constraints).
+const TABLE1_CONTACTS: usize = 2250 / 3;
+
+/// PARDISO's step on `case`'s Table 1 patch, and the largest difference of
+/// its `W p` to ours (isodof) for a fixed probe `p`.
+fn pardiso_row(case: &Case) -> Option<PardisoCheck> {
+    let h = case.patch(TABLE1_CONTACTS, 0);
+    let c = h.nrows();
+    let probe = probe(c);
+    let step = crate::peers::pardiso_step(&case.matrix, &h, &probe, rayon::current_num_threads())?;
+    let mut buf = DelassusBuffers::default();
+    delassus::isodof(&case.factor, &h, &mut buf, 1.0);
+    let ours: Vec<f64> = (0..c).map(|i| dot_serial(&buf.w()[i * c..(i + 1) * c], &probe)).collect();
+    let diff = rel_max_diff(&step.w_times_probe, &ours);
+    Some((step, diff))
 }
 
 /// The experiments `a` asks for, each record printed as it is measured.

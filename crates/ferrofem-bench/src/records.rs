@@ -105,7 +105,8 @@ pub struct DelassusBenchRecord {
     pub experiment: &'static str,
     /// Mesh of the case.
     pub case: String,
-    /// `dense`, `isodof`, `isodof-reuse`, `unbuilt` or `cholmod` (the peer).
+    /// `dense`, `isodof`, `isodof-reuse`, `unbuilt`, `isodof-gpu`,
+    /// `isodof-reuse-gpu`, or the peers `cholmod` and `pardiso`.
     pub method: &'static str,
     /// Scalar DOFs of the body.
     pub dofs: usize,
@@ -120,7 +121,7 @@ pub struct DelassusBenchRecord {
     /// Dense `build_ms` over this one.
     pub speedup_vs_dense: f64,
     /// `max |W − W_dense| / max |W_dense|` (unbuilt: over `W λ` and the
-    /// diagonal blocks; cholmod: over `W p` for a probe `p`).
+    /// diagonal blocks; the peers: over `W p` for a probe `p`).
     pub max_rel_diff_vs_dense: f64,
     /// What the `auto` cost model predicted (ms).
     pub predicted_ms: f64,

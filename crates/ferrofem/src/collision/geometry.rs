@@ -14,6 +14,14 @@ pub enum BodyPoint {
         /// Weights, summing to 1.
         weights: [f64; 3],
     },
+    /// A point of a surface edge (volume numbering), by its two weights
+    /// (an edge–edge contact with a mesh obstacle's sharp edge).
+    Edge {
+        /// Edge vertices.
+        vertices: [usize; 2],
+        /// Weights, summing to 1.
+        weights: [f64; 2],
+    },
 }
 
 /// Up to four `(vertex, weight)` pairs, a point `Σ wᵢ xᵢ` of a body,
@@ -60,14 +68,18 @@ impl BodyPoint {
                 (vertices[1], weights[1]),
                 (vertices[2], weights[2]),
             ]),
+            BodyPoint::Edge { vertices, weights } => {
+                Weights::new(&[(vertices[0], weights[0]), (vertices[1], weights[1])])
+            }
         }
     }
 
-    /// The vertex, or the triangle's first vertex.
+    /// The vertex, or the triangle's or the edge's first vertex.
     pub fn first_vertex(&self) -> usize {
         match *self {
             BodyPoint::Vertex(v) => v,
             BodyPoint::Triangle { vertices, .. } => vertices[0],
+            BodyPoint::Edge { vertices, .. } => vertices[0],
         }
     }
 
@@ -132,9 +144,72 @@ pub fn closest_on_triangle(
     [1.0 - v - w, v, w]
 }
 
+/// The closest points `p₀ + s (p₁ − p₀)` and `q₀ + t (q₁ − q₀)` of two
+/// segments as `(s, t) ∈ [0, 1]²` (Ericson, Real-Time Collision Detection
+/// §5.1.9; parallel segments take `s` from the first's end that the
+/// clamping leaves).
+pub fn closest_between_segments(
+    p0: &Vector3<f64>,
+    p1: &Vector3<f64>,
+    q0: &Vector3<f64>,
+    q1: &Vector3<f64>,
+) -> (f64, f64) {
+    let (d1, d2, r) = (p1 - p0, q1 - q0, p0 - q0);
+    let (a, e, f) = (d1.dot(&d1), d2.dot(&d2), d2.dot(&r));
+    let tiny = 1e-30;
+    if a <= tiny && e <= tiny {
+        return (0.0, 0.0);
+    }
+    if a <= tiny {
+        return (0.0, (f / e).clamp(0.0, 1.0));
+    }
+    let c = d1.dot(&r);
+    if e <= tiny {
+        return ((-c / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d1.dot(&d2);
+    let denom = a * e - b * b;
+    let mut s = if denom > 1e-14 * a * e { ((b * f - c * e) / denom).clamp(0.0, 1.0) } else { 0.0 };
+    let mut t = (b * s + f) / e;
+    if t < 0.0 {
+        (s, t) = ((-c / a).clamp(0.0, 1.0), 0.0);
+    } else if t > 1.0 {
+        (s, t) = (((b - c) / a).clamp(0.0, 1.0), 1.0);
+    }
+    (s, t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Segment pairs in every relative position: the parameters found give
+    /// the least distance of a dense grid of parameter pairs, to within the
+    /// grid's resolution.
+    #[test]
+    fn closest_between_segments_is_the_least_distance() {
+        let point = |k: f64| Vector3::new((1.7 * k).sin(), (0.9 * k).cos(), (2.3 * k).sin());
+        let mut cases: Vec<[Vector3<f64>; 4]> =
+            (0..60).map(|i| [0.0, 1.0, 2.0, 3.0].map(|o| point(4.0 * i as f64 + o))).collect();
+        // Parallel, collinear and crossing pairs, and a point-like segment.
+        let (o, x) = (Vector3::zeros(), Vector3::x());
+        cases.push([o, x, Vector3::new(0.2, 0.3, 0.0), Vector3::new(0.9, 0.3, 0.0)]);
+        cases.push([o, x, Vector3::new(1.5, 0.0, 0.0), Vector3::new(2.0, 0.0, 0.0)]);
+        cases.push([o, x, Vector3::new(0.5, -1.0, 0.1), Vector3::new(0.5, 1.0, 0.1)]);
+        cases.push([o, o, Vector3::new(0.5, -1.0, 0.1), Vector3::new(0.5, 1.0, 0.1)]);
+        let n = 400;
+        for [p0, p1, q0, q1] in cases {
+            let at = |s: f64, t: f64| ((p0 + (p1 - p0) * s) - (q0 + (q1 - q0) * t)).norm();
+            let (s, t) = closest_between_segments(&p0, &p1, &q0, &q1);
+            assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t));
+            let grid = (0..=n)
+                .flat_map(|i| (0..=n).map(move |j| (i as f64 / n as f64, j as f64 / n as f64)))
+                .map(|(a, b)| at(a, b))
+                .fold(f64::INFINITY, f64::min);
+            assert!(at(s, t) <= grid + 1e-12, "{} > {grid}", at(s, t));
+            assert!(at(s, t) >= grid - 2.0 * (p1 - p0).norm().max((q1 - q0).norm()) / n as f64);
+        }
+    }
 
     #[test]
     fn closest_point_regions() {

@@ -7,12 +7,15 @@
 //! interior too instead of driving it through the body's own surface,
 //! inverting the tets between, and under the obstacle), and every vertex of
 //! a mesh obstacle closer to a body's surface triangle (found through the
-//! body's [`SurfaceTree`]). The search distance
+//! body's [`SurfaceTree`]), and, with `edge_edge`, every surface edge that
+//! passes a mesh obstacle's sharp edge within the search distance
+//! (`edges.rs`). The search distance
 //! is the alarm distance plus, when `speculative` (the default), how far the
 //! pair can close within the step ([`Reach`]): a fast vertex gets its
 //! contact before it could tunnel, and the contact's gap keeps it inactive
 //! (λ = 0) unless the step would close it.
 
+mod edges;
 mod geometry;
 mod pairs;
 pub mod penetration;
@@ -21,7 +24,7 @@ mod settings;
 mod tree;
 
 pub(crate) use geometry::point;
-pub use geometry::{closest_on_triangle, tangents, BodyPoint, Weights};
+pub use geometry::{closest_between_segments, closest_on_triangle, tangents, BodyPoint, Weights};
 pub use pairs::{detect_pair_contacts, PairContact};
 pub use penetration::{Penetrated, Penetration};
 pub use reach::Reach;
@@ -105,8 +108,8 @@ pub struct Contact {
     pub point: BodyPoint,
     /// Obstacle index.
     pub obstacle: usize,
-    /// The obstacle's vertex, for a vertex-against-triangle contact.
-    pub obstacle_vertex: Option<usize>,
+    /// What of the obstacle the body point meets.
+    pub feature: ObstacleFeature,
     /// Frame rows: the normal along which the body point moves away from
     /// the obstacle (the obstacle's outward normal, or minus the body
     /// triangle's), then two tangents.
@@ -115,6 +118,18 @@ pub struct Contact {
     pub gap: f64,
     /// Coulomb coefficient.
     pub mu: f64,
+}
+
+/// What of an obstacle a contact's body point meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObstacleFeature {
+    /// Its surface, at the closest point (an analytic shape, or a mesh's
+    /// signed distance).
+    Surface,
+    /// Vertex `k` of a mesh obstacle (against a body triangle).
+    Vertex(usize),
+    /// Sharp edge `k` of a mesh obstacle (against a body edge).
+    Edge(usize),
 }
 
 fn contact(
@@ -129,7 +144,7 @@ fn contact(
     Contact {
         point,
         obstacle,
-        obstacle_vertex: None,
+        feature: ObstacleFeature::Surface,
         frame: [n.into(), t1.into(), t2.into()],
         gap: distance - s.contact_distance,
         mu,
@@ -144,9 +159,11 @@ fn contact(
 /// (vertex, obstacle) (surface vertices only where they are contact points,
 /// [`Body::space_contact_points`]), then mesh obstacles' vertices near a surface
 /// triangle of `tree` (the body's surface at
-/// `positions`, leaves grown by the body's reach), by (obstacle, vertex).
-/// Kinematic vertices, and triangles whose vertices are all kinematic, are
-/// skipped (they are driven).
+/// `positions`, leaves grown by the body's reach), by (obstacle, vertex),
+/// each obstacle's followed, with `edge_edge`, by its sharp edges' contacts
+/// with the surface's edges (`edges.rs`). Kinematic vertices, and
+/// triangles whose vertices are all kinematic, are skipped (they are
+/// driven).
 pub fn obstacle_contacts(
     body: &Body,
     positions: &[f64],
@@ -192,11 +209,14 @@ pub fn obstacle_contacts(
                 let m = hit.facing_normal(positions, p, body.is_membrane());
                 let held = BodyPoint::Triangle { vertices: hit.triangle, weights: hit.weights };
                 let mut found = contact(held, o, -m, m.dot(&(p - hit.point)), settings, obs.friction);
-                found.obstacle_vertex = Some(k);
+                found.feature = ObstacleFeature::Vertex(k);
                 Some(found)
             })
             .collect();
         contacts.extend(found);
+        if settings.edge_edge {
+            contacts.extend(edges::edge_contacts(body, positions, reach, tree, obs, o, t, settings));
+        }
     }
     contacts
 }

@@ -20,6 +20,10 @@ pub struct ContactSettings {
     /// Grow each vertex's search distance by how far it can move within
     /// the step (speculative contacts), so that fast impacts do not tunnel.
     pub speculative: bool,
+    /// Also hold the bodies' surface edges against mesh obstacles' sharp
+    /// edges where they pass each other (edge–edge contacts): thin blades
+    /// and wires whose vertices lie farther apart than the body's.
+    pub edge_edge: bool,
     /// Penetration (m) beyond which a step is a violation; also a step
     /// that inverts an element. `None`: the alarm distance.
     pub max_penetration: Option<f64>,
@@ -50,6 +54,7 @@ impl Default for ContactSettings {
             contact_distance: 0.0,
             body_friction: 0.3,
             speculative: true,
+            edge_edge: false,
             max_penetration: None,
             on_violation: OnViolation::Warn,
             resolution: Resolution::Explicit,
@@ -87,6 +92,9 @@ struct ContactSpec {
     /// Grow each vertex's search by how far it can move in the step, so that fast impacts do not tunnel.
     #[schemars(extend("default" = true))]
     speculative: Option<bool>,
+    /// Also hold surface edges against mesh obstacles' sharp edges (faces more than 30° apart) where they pass each other: blades and wires whose vertices lie farther apart than the body's.
+    #[schemars(extend("default" = false))]
+    edge_edge: Option<bool>,
     /// Penetration (m) beyond which a step is a violation (also an inverted tet); default: the alarm distance.
     #[schemars(range(min = 0.0))]
     max_penetration: Option<f64>,
@@ -149,6 +157,7 @@ impl TryFrom<ContactSpec> for ContactSettings {
             contact_distance: s.contact_distance.unwrap_or(d.contact_distance),
             body_friction: s.body_friction.unwrap_or(d.body_friction),
             speculative: s.speculative.unwrap_or(d.speculative),
+            edge_edge: s.edge_edge.unwrap_or(d.edge_edge),
             max_penetration: s.max_penetration,
             on_violation: s.on_violation.unwrap_or(d.on_violation),
             resolution,

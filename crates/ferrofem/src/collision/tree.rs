@@ -107,13 +107,9 @@ impl SurfaceTree {
         extra: f64,
         skip: impl Fn(&[usize; 3]) -> bool,
     ) -> Option<SurfaceHit> {
-        let query = Aabb::new(to_parry(&p.add_scalar(-extra)), to_parry(&p.add_scalar(extra)));
         let radius = self.margin + extra;
-        let mut leaves: Vec<u32> = self.bvh.intersect_aabb(&query).collect();
-        leaves.sort_unstable();
         let mut best: Option<SurfaceHit> = None;
-        for k in leaves {
-            let t = &self.triangles[k as usize];
+        for t in self.triangles_near(&p.add_scalar(-extra), &p.add_scalar(extra)) {
             if skip(t) {
                 continue;
             }
@@ -126,6 +122,14 @@ impl SurfaceTree {
             }
         }
         best
+    }
+
+    /// The triangles whose leaf boxes (grown by the margin) meet the box
+    /// `lo..hi`, in index order.
+    pub fn triangles_near(&self, lo: &Vector3<f64>, hi: &Vector3<f64>) -> impl Iterator<Item = &[usize; 3]> {
+        let mut leaves: Vec<u32> = self.bvh.intersect_aabb(&Aabb::new(to_parry(lo), to_parry(hi))).collect();
+        leaves.sort_unstable();
+        leaves.into_iter().map(|k| &self.triangles[k as usize])
     }
 }
 

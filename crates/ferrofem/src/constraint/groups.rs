@@ -7,7 +7,7 @@ use nalgebra::Vector3;
 
 use super::key::{GroupKey, Partner};
 use super::ConstraintGroup;
-use crate::collision::{Contacts, Weights};
+use crate::collision::{BodyPoint, Contacts, ObstacleFeature, Weights};
 use crate::{Model, State};
 
 /// Rows of an attachment: the world axes.
@@ -119,9 +119,14 @@ pub fn gather_groups(model: &Model, contacts: &Contacts, state: &State, groups: 
         let x = &state.bodies[b].positions;
         for c in &contacts.obstacle[b] {
             let obstacle = &obstacles[c.obstacle];
-            let (at, key) = match c.obstacle_vertex {
-                None => (c.point.position(x), (b, c.point.first_vertex(), Partner::Obstacle(c.obstacle))),
-                Some(k) => (obstacle.vertex_at(k, t), (b, k, Partner::ObstacleVertex(c.obstacle))),
+            let (at, key) = match (c.feature, c.point) {
+                (ObstacleFeature::Vertex(k), _) => {
+                    (obstacle.vertex_at(k, t), (b, k, Partner::ObstacleVertex(c.obstacle)))
+                }
+                (ObstacleFeature::Edge(k), BodyPoint::Edge { vertices: [u, v], .. }) => {
+                    (c.point.position(x), (b, u, Partner::ObstacleEdge(c.obstacle, k, v)))
+                }
+                _ => (c.point.position(x), (b, c.point.first_vertex(), Partner::Obstacle(c.obstacle))),
             };
             let shift = h * obstacle.velocity_at(&at, t);
             groups.push(Group::on_body(

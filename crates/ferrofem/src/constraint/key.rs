@@ -10,6 +10,9 @@ pub enum Partner {
     Obstacle(usize),
     /// A vertex of a mesh obstacle (the key's vertex is the obstacle's).
     ObstacleVertex(usize),
+    /// Sharp edge `.1` of mesh obstacle `.0`, against the body edge from
+    /// the key's vertex to vertex `.2`.
+    ObstacleEdge(usize, usize, usize),
     /// Its attachment target.
     Target,
     /// A triangle of another body.

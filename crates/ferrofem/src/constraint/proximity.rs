@@ -179,6 +179,17 @@ pub fn linearize(
                 shift: s - obstacle.vertex_at(g.key.1, t),
             }
         }
+        Partner::ObstacleEdge(o, k, _) => {
+            // Along the offset from the edge's closest point to the held
+            // point while it stays on the side it came from; across it,
+            // the last normal (the gap then negative).
+            let obstacle = &model.obstacles[o];
+            let [a, b] = obstacle.sharp_edge_at(k, t + h)?;
+            let r = ((p - a).dot(&(b - a)) / (b - a).norm_squared()).clamp(0.0, 1.0);
+            let (q, n) = (a + (b - a) * r, previous);
+            let n = if (p - q).dot(&n) > 0.0 { (p - q).try_normalize(1e-15).unwrap_or(n) } else { n };
+            Linearization { normal: n, gap: n.dot(&(p - q)) - skin, shift: q - obstacle.carry(&q, t + h, t) }
+        }
         Partner::Body(_) => {
             let n = facing(triangle_normal(g.parts()[1], proximity, x), &previous);
             Linearization { normal: n, gap: n.dot(&p) - skin, shift: Vector3::zeros() }

@@ -13,6 +13,42 @@ use ferrofem_mesh::TriMesh;
 #[derive(Clone)]
 pub struct MeshGeometry {
     mesh: ParryMesh,
+    /// The sharp edges ([`SHARP_EDGE_COS`]): vertices and their two
+    /// faces' outward normals.
+    sharp_edges: Vec<SharpEdge>,
+}
+
+/// An edge is sharp where its two faces' normals are more than 30° apart
+/// (their dot product under this): the edges that edge–edge contacts
+/// meet; the flat and gently curved ones between facets of a smooth
+/// surface are left to its vertices and faces.
+pub const SHARP_EDGE_COS: f64 = 0.866_025_403_784_438_6;
+
+/// A sharp edge: its vertices and its two faces' outward normals.
+pub type SharpEdge = ([usize; 2], [Vector3<f64>; 2]);
+
+/// The sharp edges of an oriented closed surface, each once (`a < b`),
+/// in order of their first triangle.
+fn sharp_edges(mesh: &ParryMesh) -> Vec<SharpEdge> {
+    let normal = |t: usize| from_parry(mesh.triangle(t as u32).normal().unwrap_or(Vector::Z));
+    let mut faces: std::collections::HashMap<(u32, u32), usize> = std::collections::HashMap::new();
+    for (t, tri) in mesh.indices().iter().enumerate() {
+        for k in 0..3 {
+            faces.insert((tri[k], tri[(k + 1) % 3]), t);
+        }
+    }
+    let mut out = Vec::new();
+    for (t, tri) in mesh.indices().iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            let Some(&twin) = faces.get(&(b, a)).filter(|_| a < b) else { continue };
+            let (n1, n2) = (normal(t), normal(twin));
+            if n1.dot(&n2) < SHARP_EDGE_COS {
+                out.push(([a as usize, b as usize], [n1, n2]));
+            }
+        }
+    }
+    out
 }
 
 impl std::fmt::Debug for MeshGeometry {
@@ -72,7 +108,8 @@ impl MeshGeometry {
         if let Some((a, b)) = unmatched_edge(mesh.indices()) {
             return Err(format!("{closed}: edge {a}–{b} is not shared by exactly two opposite triangles"));
         }
-        Ok(MeshGeometry { mesh })
+        let sharp_edges = sharp_edges(&mesh);
+        Ok(MeshGeometry { mesh, sharp_edges })
     }
 
     /// Vertices in the local frame (after merging duplicates).
@@ -88,6 +125,11 @@ impl MeshGeometry {
     /// Triangles, counter-clockwise seen from outside.
     pub fn triangles(&self) -> impl ExactSizeIterator<Item = [usize; 3]> + '_ {
         self.mesh.indices().iter().map(|t| t.map(|i| i as usize))
+    }
+
+    /// The sharp edges, each with its faces' outward normals (local frame).
+    pub fn sharp_edges(&self) -> &[SharpEdge] {
+        &self.sharp_edges
     }
 
     /// Whether local point `q` lies in the surface's bounding box (a point
@@ -136,6 +178,32 @@ mod tests {
             let (d, _) = g.signed_distance(&Vector3::new(1.3, 0.9, 0.0), 1.0).unwrap();
             assert!((d - 0.5).abs() < 1e-12, "corner region {d}");
             assert!(g.signed_distance(&Vector3::new(0.0, 0.0, 3.0), 1.0).is_none());
+        }
+    }
+
+    /// A box's sharp edges are its twelve, whatever its faces' grid: the
+    /// diagonals and the grid lines inside a face are flat; each has the
+    /// normals of the two faces it joins.
+    #[test]
+    fn a_box_has_twelve_sharp_edges() {
+        let surface = generate::box_mesh([2.0, 1.0, 1.0], [4, 2, 2]).unwrap().boundary().mesh;
+        let g = MeshGeometry::new(&surface).unwrap();
+        // Each of the 12 box edges is cut into 4 (the long ones) or 2 pieces.
+        assert_eq!(g.sharp_edges().len(), 4 * 4 + 8 * 2);
+        for ([a, b], n) in g.sharp_edges() {
+            let (p, q) = (g.vertex(*a), g.vertex(*b));
+            let mid = (p + q) * 0.5;
+            // On two faces at once: two coordinates at their extremes.
+            let at_extreme = [mid.x.abs() - 1.0, mid.y.abs() - 0.5, mid.z.abs() - 0.5]
+                .iter()
+                .filter(|d| d.abs() < 1e-12)
+                .count();
+            assert_eq!(at_extreme, 2, "{mid:?}");
+            let outward = mid.map(f64::signum);
+            assert!(n
+                .iter()
+                .all(|n| (n.norm() - 1.0).abs() < 1e-12 && (n.dot(&outward) - 1.0).abs() < 1e-12));
+            assert!(n[0].dot(&n[1]).abs() < 1e-12, "the faces meet at a right angle");
         }
     }
 

@@ -4,7 +4,7 @@
 
 mod mesh;
 
-pub use mesh::MeshGeometry;
+pub use mesh::{MeshGeometry, SharpEdge, SHARP_EDGE_COS};
 
 use std::sync::Arc;
 
@@ -239,6 +239,26 @@ impl Obstacle {
             Geometry::Analytic(_) => c,
             Geometry::Mesh(mesh) => r * mesh.vertex(k) + c,
         }
+    }
+
+    /// A mesh obstacle's sharp edges (vertex pairs) and their faces'
+    /// outward normals in the world at time `t` (none for an analytic shape).
+    pub fn sharp_edges_at(&self, t: f64) -> Vec<SharpEdge> {
+        match &self.geometry {
+            Geometry::Analytic(_) => Vec::new(),
+            Geometry::Mesh(mesh) => {
+                let (r, _) = self.pose(t);
+                mesh.sharp_edges().iter().map(|&(e, n)| (e, n.map(|n| r * n))).collect()
+            }
+        }
+    }
+
+    /// The ends of a mesh obstacle's sharp edge `k` in the world at time `t`
+    /// (`None` for an analytic shape).
+    pub fn sharp_edge_at(&self, k: usize, t: f64) -> Option<[Vector3<f64>; 2]> {
+        let Geometry::Mesh(mesh) = &self.geometry else { return None };
+        let (r, c) = self.pose(t);
+        Some(mesh.sharp_edges()[k].0.map(|v| r * mesh.vertex(v) + c))
     }
 
     /// World positions of a mesh obstacle's vertices at time `t` (none for

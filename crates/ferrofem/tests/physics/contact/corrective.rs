@@ -176,8 +176,10 @@ fn mesh_obstacle_contacts_relinearize_the_same_way_in_both_updates() {
             }
             w.model.contact.resolution = resolution;
             let s = w.step().unwrap();
-            let kinds =
-                w.contacts().obstacle[0].iter().map(|c| c.obstacle_vertex.is_some()).collect::<Vec<_>>();
+            let kinds = w.contacts().obstacle[0]
+                .iter()
+                .map(|c| matches!(c.feature, ferrofem::collision::ObstacleFeature::Vertex(_)))
+                .collect::<Vec<_>>();
             (positions(&w), s, kinds)
         };
         let (explicit, _, kinds) = run(Resolution::Explicit);

@@ -5,6 +5,8 @@
 //! sheet's vertices: its vertices meet the sheet's triangles and the
 //! sheet's vertices its faces, and nothing holds the edge between.
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 
 use super::{
@@ -26,8 +28,9 @@ const INTERIOR: f64 = 1e-6;
 /// plus the obstacle's reach), inside both edges, and the offset faces out
 /// of both of the edge's faces; a body point inside the obstacle, with the
 /// offset into both faces and less than the alarm distance long, is a
-/// penetration (the normal reversed, the gap negative). Edges whose two
-/// vertices are kinematic are skipped.
+/// penetration (the normal reversed, the gap negative), kept for the
+/// nearest such edge only. Edges whose two vertices are kinematic are
+/// skipped.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn edge_contacts(
     body: &Body,
@@ -46,7 +49,7 @@ pub(super) fn edge_contacts(
     let vertices = obs.vertices_at(t);
     let driven = |e: &[usize; 2]| e.iter().all(|&i| body.is_kinematic[i]);
     let interior = |u: f64| u > INTERIOR && u < 1.0 - INTERIOR;
-    edges
+    let mut found: Vec<Contact> = edges
         .par_iter()
         .enumerate()
         .flat_map_iter(|(k, &([a, b], faces))| {
@@ -87,5 +90,29 @@ pub(super) fn edge_contacts(
                 Some(c)
             })
         })
-        .collect()
+        .collect();
+    nearest_inside(&mut found);
+    found
+}
+
+/// Keeps, of a body edge's contacts from inside the obstacle, the one
+/// with the nearest edge (the first on a tie): the edge it entered by,
+/// where a thin obstacle's opposite edge would push it out the far side.
+fn nearest_inside(found: &mut Vec<Contact>) {
+    let key = |c: &Contact| match c.point {
+        BodyPoint::Edge { vertices, .. } => vertices,
+        _ => [usize::MAX; 2],
+    };
+    let mut nearest: HashMap<[usize; 2], usize> = HashMap::new();
+    for (i, c) in found.iter().enumerate().filter(|(_, c)| c.gap < 0.0) {
+        let best = nearest.entry(key(c)).or_insert(i);
+        if c.gap > found[*best].gap {
+            *best = i;
+        }
+    }
+    let mut i = 0;
+    found.retain(|c| {
+        i += 1;
+        c.gap >= 0.0 || nearest[&key(c)] == i - 1
+    });
 }

@@ -91,20 +91,21 @@ pub(super) fn edge_contacts(
             })
         })
         .collect();
-    nearest_inside(&mut found);
+    nearest_inside(&mut found, settings.contact_distance);
     found
 }
 
-/// Keeps, of a body edge's contacts from inside the obstacle, the one
-/// with the nearest edge (the first on a tie): the edge it entered by,
-/// where a thin obstacle's opposite edge would push it out the far side.
-fn nearest_inside(found: &mut Vec<Contact>) {
+/// Keeps, of a body edge's contacts from inside the obstacle (gap under
+/// `−skin`, the contact distance), the one with the nearest edge (the
+/// first on a tie): the edge it entered by, where a thin obstacle's
+/// opposite edge would push it out the far side.
+fn nearest_inside(found: &mut Vec<Contact>, skin: f64) {
     let key = |c: &Contact| match c.point {
         BodyPoint::Edge { vertices, .. } => vertices,
         _ => [usize::MAX; 2],
     };
     let mut nearest: HashMap<[usize; 2], usize> = HashMap::new();
-    for (i, c) in found.iter().enumerate().filter(|(_, c)| c.gap < 0.0) {
+    for (i, c) in found.iter().enumerate().filter(|(_, c)| c.gap < -skin) {
         let best = nearest.entry(key(c)).or_insert(i);
         if c.gap > found[*best].gap {
             *best = i;
@@ -113,6 +114,6 @@ fn nearest_inside(found: &mut Vec<Contact>) {
     let mut i = 0;
     found.retain(|c| {
         i += 1;
-        c.gap >= 0.0 || nearest[&key(c)] == i - 1
+        c.gap >= -skin || nearest[&key(c)] == i - 1
     });
 }

@@ -7,7 +7,7 @@ use super::Scene;
 use crate::SimError;
 
 /// (name, file content).
-pub const SCENES: [(&str, &str); 27] = [
+pub const SCENES: [(&str, &str); 28] = [
     ("cantilever", include_str!("../../../../scenes/cantilever.toml")),
     ("twisting-bar", include_str!("../../../../scenes/twisting-bar.toml")),
     ("heterogeneous-beam", include_str!("../../../../scenes/heterogeneous-beam.toml")),
@@ -26,6 +26,7 @@ pub const SCENES: [(&str, &str); 27] = [
     ("drop-lg", include_str!("../../../../scenes/drop-lg.toml")),
     ("squeezing-ball", include_str!("../../../../scenes/squeezing-ball.toml")),
     ("cloth-on-knives", include_str!("../../../../scenes/cloth-on-knives.toml")),
+    ("cloth-on-blade", include_str!("../../../../scenes/cloth-on-blade.toml")),
     ("sharp-corner", include_str!("../../../../scenes/sharp-corner.toml")),
     ("grasp-rotate", include_str!("../../../../scenes/grasp-rotate.toml")),
     ("sliding-indenter", include_str!("../../../../scenes/sliding-indenter.toml")),

@@ -127,6 +127,7 @@ const TRAJECTORIES: &[(&str, u64)] = &[
     ("blade", 0x57986ee2c5e45460),
     ("cantilever", 0xc0360ed2ab63de8d),
     ("cloth-extension", 0xe34e46b2f99009a7),
+    ("cloth-on-blade", 0x09ad6922378c29cc),
     ("cloth-on-knives", 0xb28610a3fe78fcc3),
     ("drop", 0xd570fdf9b02ba42d),
     ("drop-lg", 0xb61eb57b9be9fabd),

@@ -46,14 +46,12 @@ pub(super) fn edge_contacts(
     if edges.is_empty() {
         return Vec::new();
     }
-    let vertices = obs.vertices_at(t);
     let driven = |e: &[usize; 2]| e.iter().all(|&i| body.is_kinematic[i]);
     let interior = |u: f64| u > INTERIOR && u < 1.0 - INTERIOR;
     let mut found: Vec<Contact> = edges
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(k, &([a, b], faces))| {
-            let (qa, qb) = (vertices[a], vertices[b]);
+        .flat_map_iter(|(k, &([qa, qb], faces))| {
             let extra = reach.of_obstacle(&obs.velocity_at(&((qa + qb) * 0.5), t));
             let radius = tree.margin() + extra;
             let mut near: Vec<[usize; 2]> = tree
@@ -67,7 +65,8 @@ pub(super) fn edge_contacts(
             near.into_iter().filter_map(move |e| {
                 let (p0, p1) = (point(positions, e[0]), point(positions, e[1]));
                 let (s, r) = closest_between_segments(&p0, &p1, &qa, &qb);
-                let offset = (p0 + (p1 - p0) * s) - (qa + (qb - qa) * r);
+                let held_at = p0 + (p1 - p0) * s;
+                let offset = held_at - (qa + (qb - qa) * r);
                 let distance = offset.norm();
                 if !(interior(s) && interior(r) && distance < radius && distance > 1e-12 * radius) {
                     return None;
@@ -77,7 +76,7 @@ pub(super) fn edge_contacts(
                 // less than the alarm distance deep: a penetration whose
                 // normal turns back out.
                 let facing = faces.map(|n| offset.dot(&n));
-                let inside = obs.penetration(&(p0 + (p1 - p0) * s), t).is_some();
+                let inside = obs.penetration(&held_at, t).is_some();
                 let side = match inside {
                     false if facing.iter().all(|&f| f >= 0.0) => 1.0,
                     true if facing.iter().all(|&f| f <= 0.0) && distance < settings.alarm_distance => -1.0,

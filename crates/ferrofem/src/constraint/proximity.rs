@@ -13,7 +13,7 @@ use nalgebra::Vector3;
 use super::jacobian::{clear_rows, path_terms, push_path, push_point};
 use super::ConstraintGroup;
 use super::{ConstraintJacobian, Group, Partner};
-use crate::collision::tangents;
+use crate::collision::{closest_between_segments, tangents};
 use crate::Model;
 
 /// World axes: the rows of a proximity vertex.
@@ -185,7 +185,7 @@ pub fn linearize(
             // the last normal (the gap then negative).
             let obstacle = &model.obstacles[o];
             let [a, b] = obstacle.sharp_edge_at(k, t + h)?;
-            let r = ((p - a).dot(&(b - a)) / (b - a).norm_squared()).clamp(0.0, 1.0);
+            let (_, r) = closest_between_segments(&p, &p, &a, &b);
             let (q, n) = (a + (b - a) * r, previous);
             let n = if (p - q).dot(&n) > 0.0 { (p - q).try_normalize(1e-15).unwrap_or(n) } else { n };
             Linearization { normal: n, gap: n.dot(&(p - q)) - skin, shift: q - obstacle.carry(&q, t + h, t) }

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::keyframe_offset;
 
+/// A sharp edge at a time: its two ends and its two faces' outward
+/// normals, in the world.
+pub type EdgeAt = ([Vector3<f64>; 2], [Vector3<f64>; 2]);
+
 /// An analytic shape in its local frame (centred at the origin).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -241,16 +245,13 @@ impl Obstacle {
         }
     }
 
-    /// A mesh obstacle's sharp edges (vertex pairs) and their faces'
-    /// outward normals in the world at time `t` (none for an analytic shape).
-    pub fn sharp_edges_at(&self, t: f64) -> Vec<SharpEdge> {
-        match &self.geometry {
-            Geometry::Analytic(_) => Vec::new(),
-            Geometry::Mesh(mesh) => {
-                let (r, _) = self.pose(t);
-                mesh.sharp_edges().iter().map(|&(e, n)| (e, n.map(|n| r * n))).collect()
-            }
-        }
+    /// A mesh obstacle's sharp edges in the world at time `t`: each one's
+    /// ends and its two faces' outward normals (none for an analytic shape).
+    pub fn sharp_edges_at(&self, t: f64) -> Vec<EdgeAt> {
+        let Geometry::Mesh(mesh) = &self.geometry else { return Vec::new() };
+        let (r, c) = self.pose(t);
+        let world = |&(e, n): &SharpEdge| (e.map(|v| r * mesh.vertex(v) + c), n.map(|n| r * n));
+        mesh.sharp_edges().iter().map(world).collect()
     }
 
     /// The ends of a mesh obstacle's sharp edge `k` in the world at time `t`

@@ -485,6 +485,15 @@ fn coarse_block_rests_on_a_thin_pillar_between_its_vertices() {
     })
 }
 
+/// A 1 cm blade (a square rod turned 45°) 60 cm long, its only vertices
+/// at its ends, its top edge along y at z = 0.5 √2 cm.
+const BLADE: &str = r#"[[obstacle]]
+name = "blade"
+mesh = { box = { size = [0.01, 0.6, 0.01], cells = [1, 1, 1] } }
+transform = { rotation_deg = [0.0, 45.0, 0.0] }
+friction = 0.3
+"#;
+
 /// A 40 cm cloth of 3.6 cm cells dropped centred across a 1 cm blade (a
 /// square rod turned 45°) whose only vertices lie beyond the cloth's
 /// sides, its top edge midway between two columns of the cloth's vertices: no vertex meets the
@@ -520,12 +529,7 @@ material = {{ young = 1.0e5, poisson = 0.4, density = 200.0 }}
 thickness = 0.001
 constitutive = "neo-hookean"
 bending = {{ model = "isometric", stiffness = 1.0e-5 }}
-[[obstacle]]
-name = "blade"
-mesh = {{ box = {{ size = [0.01, 0.6, 0.01], cells = [1, 1, 1] }} }}
-transform = {{ rotation_deg = [0.0, 45.0, 0.0] }}
-friction = 0.3
-"#
+{BLADE}"#
             );
             let mut w = Scene::from_toml(&text, common::scenes_dir(), "blade").unwrap().build().unwrap();
             let mut deepest = f64::NEG_INFINITY;
@@ -587,12 +591,7 @@ name = "slab"
 mesh = {{ box = {{ size = [0.4, 0.4, 0.02], cells = [11, 10, 1] }} }}
 transform = {{ translation = [0.0, 0.0, 0.03] }}
 material = {{ young = 1.0e5, poisson = 0.4, density = 200.0 }}
-[[obstacle]]
-name = "blade"
-mesh = {{ box = {{ size = [0.01, 0.6, 0.01], cells = [1, 1, 1] }} }}
-transform = {{ rotation_deg = [0.0, 45.0, 0.0] }}
-friction = 0.3
-"#
+{BLADE}"#
             );
             let mut w = Scene::from_toml(&text, common::scenes_dir(), "slab").unwrap().build().unwrap();
             (0..40).for_each(|_| {
